@@ -1,0 +1,29 @@
+# Two commands do all the set-up: `make run` and `make test`. Both create .venv when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	NICHESCOPE_COOKIE_SECURE=$${NICHESCOPE_COOKIE_SECURE:-0} $(BIN)/nichescope serve --demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check api engine scrapers store tests bench
+	$(BIN)/mypy api engine scrapers store
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) var build *.egg-info

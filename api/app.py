@@ -1,0 +1,74 @@
+"""The app factory: collaborators in, a Quart-Trio ASGI app out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Response
+from quart_schema import Info, QuartSchema
+from quart_trio import QuartTrio
+
+from engine import Engine
+from store import Store
+
+from . import accounts, auth, keys, system
+from .errors import JsonStrictRequest, register_error_handlers
+from .mail import Mailer
+from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
+from .ratelimit import SlidingWindowLimiter
+from .security import TokenHasher
+from .services import Services
+from .sessions import SessionCache
+from .settings import Settings
+
+
+def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio:
+    app = QuartTrio("nichescope")
+    app.request_class = JsonStrictRequest
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.config["JSON_SORT_KEYS"] = False
+    QuartSchema(
+        app,
+        info=Info(
+            title="Nichescope API",
+            version=INTERFACE_VERSION,
+            description="Find sales niches on a second-hand fashion marketplace.",
+        ),
+        openapi_provider_class=NichescopeOpenAPIProvider,
+        redoc_ui_path=None,
+        scalar_ui_path=None,
+    )
+    app.extensions["nichescope"] = Services(
+        store=store,
+        engine=engine,
+        settings=settings,
+        mailer=Mailer(settings.outbox_dir),
+        hasher=TokenHasher(settings.secret_key),
+        sessions=SessionCache(),
+        login_ip_limiter=SlidingWindowLimiter(
+            settings.login_attempts_per_ip, settings.login_window_seconds
+        ),
+        login_account_limiter=SlidingWindowLimiter(
+            settings.login_failures_per_account, settings.login_window_seconds
+        ),
+        mail_limiter=SlidingWindowLimiter(5, settings.login_window_seconds),
+    )
+    register_error_handlers(app)
+    auth.install(app)
+    for module in (system, accounts, keys):
+        app.register_blueprint(module.blueprint)
+
+    @app.after_request
+    async def _security_headers(response: Response) -> Response:
+        headers: dict[str, Any] = {
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "same-origin",
+            "X-Frame-Options": "DENY",
+        }
+        for name, value in headers.items():
+            response.headers.setdefault(name, value)
+        if response.content_type and response.content_type.startswith("application/"):
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    return app

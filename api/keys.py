@@ -1,0 +1,75 @@
+"""`/api/account/keys`: personal access tokens, managed from a browser session only."""
+
+from __future__ import annotations
+
+from quart import Blueprint
+from quart_schema import validate_request, validate_response
+
+from store import AccessTokenRecord
+
+from .auth import current_principal
+from .errors import NotFound
+from .openapi import operation
+from .schemas import CreatedKey, CreateKeyRequest, KeyList, KeyOut
+from .security import new_access_token, new_id
+from .services import services
+
+blueprint = Blueprint("keys", __name__, url_prefix="/api/account/keys")
+
+SHOWN_ONCE = "Copy this token now: it is shown once and cannot be recovered."
+
+
+def _key_out(record: AccessTokenRecord) -> dict[str, object]:
+    return {
+        "id": record.id,
+        "label": record.label,
+        "scopes": list(record.scopes),
+        "created_at": record.created_at,
+        "last_used_at": record.last_used_at,
+        "revoked_at": record.revoked_at,
+        "revoked": record.revoked_at is not None,
+    }
+
+
+@blueprint.post("")
+@operation("createAccessToken", access="browser")
+@validate_request(CreateKeyRequest)
+@validate_response(CreatedKey, 201)
+async def create_key(data: CreateKeyRequest) -> tuple[CreatedKey, int]:
+    """Create a personal access token; the plaintext `nsc_...` is in this answer only."""
+    principal = current_principal()
+    svc = services()
+    token = new_access_token()
+    record = await svc.store.add_access_token(
+        token_id=new_id("key"),
+        user_id=principal.user_id,
+        workspace_id=principal.workspace_id,
+        label=data.label,
+        scopes=tuple(data.scopes),
+        token_hash=svc.hasher.digest(token),
+    )
+    return CreatedKey.model_validate(
+        {**_key_out(record), "token": token, "warning": SHOWN_ONCE}
+    ), 201
+
+
+@blueprint.get("")
+@operation("listAccessTokens", access="browser")
+@validate_response(KeyList, 200)
+async def list_keys() -> KeyList:
+    """The caller's tokens, newest first: label, scopes, created, last used, revoked."""
+    principal = current_principal()
+    records = await services().store.list_access_tokens(principal.user_id)
+    return KeyList.model_validate({"keys": [_key_out(r) for r in records]})
+
+
+@blueprint.delete("/<key_id>")
+@operation("revokeAccessToken", access="browser")
+@validate_response(KeyOut, 200)
+async def revoke_key(key_id: str) -> KeyOut:
+    """Revoke a token at once (idempotent). Another user's token is a 404."""
+    principal = current_principal()
+    record = await services().store.revoke_access_token(user_id=principal.user_id, token_id=key_id)
+    if record is None:
+        raise NotFound("access token")
+    return KeyOut.model_validate(_key_out(record))

@@ -1,0 +1,187 @@
+"""OpenAPI 3.1 description: operation ids, access levels, the standard error responses.
+
+Routes declare themselves with `@operation("camelCaseId", access=...)`; the access level is
+both enforced (see `auth.py`) and documented here, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from quart_schema import OpenAPIProvider
+from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
+from werkzeug.routing import Rule
+
+Access = Literal["public", "user", "browser", "operator"]
+ACCESS_ATTRIBUTE = "_nichescope_access"
+F = TypeVar("F", bound=Callable[..., Any])
+
+INTERFACE_VERSION = "1.0.0"
+ERROR_STATUSES = {
+    "400": "Bad request",
+    "401": "Not authenticated",
+    "403": "Forbidden",
+    "404": "Not found",
+    "429": "Rate limit exceeded",
+    "500": "Internal server error",
+}
+
+ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "ApiErrorEnvelope",
+    "required": ["error"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "retry_after_seconds": {"type": "integer"},
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "docs_url", "suggest"],
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "docs_url": {"type": "string"},
+                "suggest": {"type": "array", "items": {"type": "string"}},
+            },
+            "additionalProperties": True,
+        },
+    },
+    "additionalProperties": True,
+}
+
+VALIDATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "HTTPValidationError",
+    "properties": {
+        "detail": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "title": "ValidationError",
+                "required": ["loc", "msg", "type"],
+                "properties": {
+                    "loc": {
+                        "type": "array",
+                        "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                    },
+                    "msg": {"type": "string"},
+                    "type": {"type": "string"},
+                },
+            },
+        }
+    },
+}
+
+SECURITY_SCHEMES: dict[str, Any] = {
+    "bearerAuth": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Personal access token (nsc_...) created at /account/keys",
+    },
+    "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "session_token"},
+}
+
+
+def operation(operation_id: str, *, access: Access = "user") -> Callable[[F], F]:
+    """Name a route for OpenAPI and set who may call it (enforced before the view runs)."""
+
+    def decorate(func: F) -> F:
+        setattr(func, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE, operation_id)
+        setattr(func, ACCESS_ATTRIBUTE, access)
+        return func
+
+    return decorate
+
+
+def access_of(view: Callable[..., Any]) -> Access:
+    return getattr(view, ACCESS_ATTRIBUTE, "user")  # type: ignore[no-any-return]
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+class NichescopeOpenAPIProvider(OpenAPIProvider):
+    def operation_id(self, method: str, path: str, func: Callable[..., Any]) -> str | None:
+        return getattr(func, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE, None) or func.__name__
+
+    def generate_rules(self) -> Any:
+        for rule in super().generate_rules():
+            if rule.endpoint != "static" and rule.rule not in {"/openapi.json"}:
+                view = self._app.view_functions[rule.endpoint]
+                if hasattr(view, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE):
+                    yield rule
+
+    def build_paths(self, rule: Rule) -> tuple[dict, dict]:
+        paths, components = super().build_paths(rule)
+        view = self._app.view_functions[rule.endpoint]
+        access = access_of(view)
+        for operations in paths.values():
+            for method, op in operations.items():
+                op = dict(op)
+                op["responses"] = {str(code): value for code, value in op["responses"].items()}
+                takes_input = bool(op.get("parameters")) or "requestBody" in op
+                op["parameters"] = list(op.get("parameters", []))
+                if access == "public":
+                    op["security"] = []
+                elif access == "browser":
+                    op["security"] = [{"cookieAuth": []}]
+                else:
+                    op["security"] = [{"bearerAuth": []}, {"cookieAuth": []}]
+                if access in {"user", "operator"}:
+                    op["parameters"].append(
+                        {
+                            "name": "session_token",
+                            "in": "cookie",
+                            "required": False,
+                            "schema": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                        }
+                    )
+                for status, description in ERROR_STATUSES.items():
+                    op["responses"].setdefault(
+                        status, _problem_response(description, "ApiErrorEnvelope")
+                    )
+                if takes_input:
+                    op["responses"].setdefault(
+                        "422",
+                        {
+                            "description": "Validation failed",
+                            "content": {
+                                "application/json": {"schema": _ref("HTTPValidationError")}
+                            },
+                        },
+                    )
+                if not any(code.startswith("2") for code in op["responses"]):
+                    op["responses"]["200"] = {
+                        "description": "Success",
+                        "content": {"application/json": {"schema": {}}},
+                    }
+                operations[method] = op
+        return paths, components
+
+    def schema(self) -> dict[str, Any]:
+        document = super().schema()
+        schemas = document["components"].setdefault("schemas", {})
+        schemas["ApiErrorEnvelope"] = ENVELOPE_SCHEMA
+        schemas["HTTPValidationError"] = VALIDATION_SCHEMA
+        document["components"]["securitySchemes"] = SECURITY_SCHEMES
+        # Health documents 422 and 503 with the envelope, as the interface declares.
+        health = document["paths"].get("/health", {}).get("get")
+        if health is not None:
+            health["responses"]["422"] = _problem_response("Validation failed", "ApiErrorEnvelope")
+            health["responses"]["503"] = _problem_response(
+                "Database unavailable", "ApiErrorEnvelope"
+            )
+        return document
+
+
+def _problem_response(description: str, schema: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {
+            "application/problem+json": {"schema": _ref(schema)},
+            "application/json": {"schema": _ref(schema)},
+        },
+    }

@@ -1,0 +1,88 @@
+"""`nichescope serve`: one nursery at the top composes everything.
+
+In order: the trio-asyncio loop (database drivers speak asyncio), the Store (an embedded
+SQLite migrates itself), the Engine (which owns every actor), then Hypercorn's Trio server.
+SIGINT/SIGTERM stop intake; Hypercorn lets in-flight requests finish within its graceful
+timeout; leaving the Engine's block cancels what is left.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from dataclasses import dataclass
+
+import trio
+import trio_asyncio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+from sqlalchemy.engine import make_url
+
+from engine import Engine
+from store import open_store
+
+from .app import create_app
+from .settings import Settings
+
+log = logging.getLogger("nichescope")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    graceful_seconds: float = 10.0
+
+
+def hypercorn_config(options: ServeOptions) -> HypercornConfig:
+    config = HypercornConfig()
+    config.bind = [f"{options.host}:{options.port}"]
+    config.graceful_timeout = options.graceful_seconds
+    config.accesslog = None
+    # Slow or idle clients must not hold connections forever (slowloris).
+    config.keep_alive_timeout = 15
+    config.read_timeout = 30
+    config.h11_max_incomplete_size = 64 * 1024
+    return config
+
+
+async def wait_for_stop_signal() -> None:
+    """Return at the first SIGINT or SIGTERM."""
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("received %s: shutting down", signal.Signals(signum).name)
+            return
+
+
+def migrates_itself(database_url: str) -> bool:
+    """Only the embedded SQLite migrates at start-up; shared databases use `nichescope migrate`."""
+    return make_url(database_url).get_backend_name() == "sqlite"
+
+
+async def serve(
+    settings: Settings,
+    options: ServeOptions,
+    *,
+    shutdown_trigger: trio.Event | None = None,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the service until a stop signal (or `shutdown_trigger`, for tests) arrives.
+
+    `task_status.started(binds)` is called once Hypercorn listens, with the bound addresses.
+    """
+    trigger = shutdown_trigger.wait if shutdown_trigger is not None else wait_for_stop_signal
+    async with trio_asyncio.open_loop(), open_store(
+        settings.database_url, run_migrations=migrates_itself(settings.database_url)
+    ) as store, Engine(store) as engine:
+        app = create_app(store=store, engine=engine, settings=settings)
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(
+                lambda task_status: hypercorn_serve(
+                    app,
+                    hypercorn_config(options),
+                    shutdown_trigger=trigger,
+                    task_status=task_status,
+                )
+            )
+            log.info("serving on %s", ", ".join(binds))
+            task_status.started(binds)

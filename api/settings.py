@@ -1,0 +1,91 @@
+"""Configuration: every knob is a `NICHESCOPE_*` environment variable, documented in README."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
+
+
+class ConfigError(Exception):
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(f"{name}: {problem}")
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(name, f"expected 1/0, true/false, yes/no or on/off, got {raw!r}")
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as err:
+        raise ConfigError(name, f"expected a number, got {raw!r}") from err
+    if value < 0:
+        raise ConfigError(name, "must not be negative")
+    return value
+
+
+def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str = DEFAULT_DATABASE_URL
+    # Signs nothing secret-bearing yet beyond HMACs of tokens; a random key per process is
+    # safe (hashes are of high-entropy secrets) but a fixed one keeps keys valid across restarts.
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
+    public_url: str = "http://127.0.0.1:8000"
+    cookie_secure: bool = True
+    outbox_dir: Path = Path("var/outbox")
+    operators: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
+    session_days: int = 30
+    reset_token_minutes: int = 60
+    login_attempts_per_ip: int = 20
+    login_failures_per_account: int = 5
+    login_window_seconds: float = 900.0
+    max_body_bytes: int = 1 << 20
+    node_id: str = field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        defaults = cls()
+        return cls(
+            database_url=env.get("NICHESCOPE_DATABASE_URL") or DEFAULT_DATABASE_URL,
+            secret_key=env.get("NICHESCOPE_SECRET_KEY") or defaults.secret_key,
+            public_url=(env.get("NICHESCOPE_PUBLIC_URL") or defaults.public_url).rstrip("/"),
+            cookie_secure=_flag(env, "NICHESCOPE_COOKIE_SECURE", True),
+            outbox_dir=Path(env.get("NICHESCOPE_OUTBOX_DIR") or defaults.outbox_dir),
+            operators=tuple(e.lower() for e in _list(env, "NICHESCOPE_OPERATORS")),
+            trusted_proxies=_list(env, "NICHESCOPE_TRUSTED_PROXIES"),
+            login_attempts_per_ip=int(
+                _number(env, "NICHESCOPE_LOGIN_ATTEMPTS_PER_IP", defaults.login_attempts_per_ip)
+            ),
+            login_failures_per_account=int(
+                _number(
+                    env,
+                    "NICHESCOPE_LOGIN_FAILURES_PER_ACCOUNT",
+                    defaults.login_failures_per_account,
+                )
+            ),
+            max_body_bytes=int(_number(env, "NICHESCOPE_MAX_BODY_BYTES", defaults.max_body_bytes)),
+            node_id=env.get("NICHESCOPE_NODE_ID") or defaults.node_id,
+        )

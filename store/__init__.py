@@ -1,0 +1,26 @@
+"""Persistence: SQLAlchemy models, Alembic migrations and the trio-facing `Store`.
+
+Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
+"""
+
+from ._errors import AlreadyExists, DatabaseUnavailable, StoreError
+from ._migrate import alembic_config
+from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._store import Clock, Store, migrate, open_store, utc_now
+
+__all__ = [
+    "AccessTokenRecord",
+    "AlreadyExists",
+    "Clock",
+    "Credentials",
+    "DatabaseUnavailable",
+    "SessionOwner",
+    "Store",
+    "StoreError",
+    "TokenOwner",
+    "UserRecord",
+    "alembic_config",
+    "migrate",
+    "open_store",
+    "utc_now",
+]

@@ -1,0 +1,22 @@
+"""Schema migrations through Alembic, configured in code (no alembic.ini to lose)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+_MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.attributes["database_url"] = database_url
+    return config
+
+
+def upgrade(database_url: str, revision: str = "head") -> None:
+    """Bring the database to `revision`. Blocking: call it from a worker thread under Trio."""
+    command.upgrade(alembic_config(database_url), revision)

@@ -1,0 +1,149 @@
+"""Shared fixtures: real databases (SQLite file and PostgreSQL) and the real service on a socket.
+
+PostgreSQL: one throwaway database per test session, created on the server named by
+`NICHESCOPE_TEST_PG_URL` (default: the local server's `test` database) and dropped afterwards.
+Unreachable PostgreSQL skips those tests, unless `NICHESCOPE_REQUIRE_PG=1` (CI) makes it fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+import trio_asyncio
+from sqlalchemy.engine import make_url
+
+from api.runtime import ServeOptions, serve
+from api.settings import Settings
+from store import Store, open_store
+from store._migrate import upgrade
+
+PG_ADMIN_URL = os.environ.get(
+    "NICHESCOPE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+REQUIRE_PG = os.environ.get("NICHESCOPE_REQUIRE_PG") == "1"
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
+
+
+async def _pg_admin(statement: str) -> None:
+    import asyncpg
+
+    url = make_url(PG_ADMIN_URL)
+    connection = await asyncpg.connect(
+        host=url.host,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        database=url.database,
+        timeout=5,
+    )
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    name = f"nichescope_test_{uuid.uuid4().hex[:12]}"
+    try:
+        asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
+    except (TimeoutError, OSError, ImportError) as err:
+        message = f"PostgreSQL unreachable at {PG_ADMIN_URL}: {err!r}"
+        if REQUIRE_PG:
+            pytest.fail(message + " (NICHESCOPE_REQUIRE_PG=1)")
+        pytest.skip(message)
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file; each test gets a copy (migrating per test would be slow)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.db"
+    upgrade(f"sqlite+aiosqlite:///{path}")
+    return path
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path) -> str:
+    if request.param == "sqlite":
+        path = tmp_path / "test.db"
+        shutil.copy(sqlite_template, path)
+        return f"sqlite+aiosqlite:///{path}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[Store]:
+    async with trio_asyncio.open_loop(), open_store(database_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return dataclasses.replace(
+        Settings(),
+        database_url=database_url,
+        cookie_secure=False,
+        outbox_dir=tmp_path / "outbox",
+        public_url="http://testserver.local",
+        operators=("ops@example.com",),
+    )
+
+
+@dataclasses.dataclass
+class RunningService:
+    url: str
+    settings: Settings
+
+    def client(self, **kwargs: object) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+    def outbox(self) -> list[str]:
+        folder = self.settings.outbox_dir
+        if not folder.exists():
+            return []
+        files = sorted(folder.glob("*.eml"), key=lambda p: p.stat().st_mtime_ns)
+        return [p.read_text() for p in files]
+
+
+async def start_service(
+    nursery: trio.Nursery, settings: Settings
+) -> tuple[RunningService, trio.Event]:
+    stop = trio.Event()
+    binds = await nursery.start(
+        lambda task_status: serve(
+            settings,
+            ServeOptions(port=0, graceful_seconds=1),
+            shutdown_trigger=stop,
+            task_status=task_status,
+        )
+    )
+    return RunningService(url=binds[0], settings=settings), stop
+
+
+@pytest.fixture
+async def service(settings: Settings, nursery: trio.Nursery) -> AsyncIterator[RunningService]:
+    running, stop = await start_service(nursery, settings)
+    yield running
+    stop.set()
+
+
+def unique_email(prefix: str = "user") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}@example.com"
