@@ -7,9 +7,9 @@ from datetime import timedelta
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request, validate_response
 
-from store import AlreadyExists
+from store import AlreadyExists, UserRecord
 
-from .auth import SESSION_COOKIE, client_ip, current_principal
+from .auth import SESSION_COOKIE, Principal, client_ip, current_principal
 from .errors import BadRequest, InvalidCredentials, NotFound, TooManyRequests
 from .openapi import operation
 from .schemas import (
@@ -19,6 +19,7 @@ from .schemas import (
     MessageResponse,
     RegisterRequest,
     ResetPasswordRequest,
+    UpdateMeRequest,
 )
 from .security import hash_password, new_id, new_secret, verify_password
 from .services import services
@@ -144,16 +145,7 @@ async def logout() -> Response:
     return response
 
 
-@blueprint.get("/me")
-@operation("getCurrentUser")
-@validate_response(MeResponse, 200)
-async def me() -> MeResponse:
-    """The signed-in user, their workspace and how this request authenticated."""
-    principal = current_principal()
-    svc = services()
-    user = await svc.store.get_user(principal.user_id)
-    if user is None:
-        raise NotFound("user")
+def _me(user: UserRecord, principal: Principal) -> MeResponse:
     return MeResponse.model_validate(
         {
             "user": {
@@ -168,9 +160,35 @@ async def me() -> MeResponse:
                 "scopes": sorted(principal.scopes),
                 "token_id": principal.token_id,
             },
-            "operator": user.email in svc.settings.operators,
+            "operator": user.email in services().settings.operators,
         }
     )
+
+
+@blueprint.get("/me")
+@operation("getCurrentUser")
+@validate_response(MeResponse, 200)
+async def me() -> MeResponse:
+    """The signed-in user, their workspace and how this request authenticated."""
+    principal = current_principal()
+    user = await services().store.get_user(principal.user_id)
+    if user is None:
+        raise NotFound("user")
+    return _me(user, principal)
+
+
+@blueprint.patch("/me")
+@operation("updateCurrentUser")
+@validate_request(UpdateMeRequest)
+@validate_response(MeResponse, 200)
+async def update_me(data: UpdateMeRequest) -> MeResponse:
+    """Change the display name (the only profile field a user edits; e-mail is the login)."""
+    principal = current_principal()
+    name = data.name.strip() if data.name and data.name.strip() else None
+    user = await services().store.set_user_name(principal.user_id, name)
+    if user is None:
+        raise NotFound("user")
+    return _me(user, principal)
 
 
 @blueprint.post("/forgot-password")

@@ -114,6 +114,18 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                 if hasattr(view, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE):
                     yield rule
 
+    def build_request_body(self, model: Any, source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        # Name request bodies as components (RegisterRequest, ...) like the interface does,
+        # so clients and generators get stable type names.
+        body, definitions = super().build_request_body(model, source)
+        name = getattr(model, "__name__", None)
+        if name:
+            for media in body["content"].values():
+                definitions[name] = media["schema"]
+                media["schema"] = _ref(name)
+            body["required"] = True
+        return body, definitions
+
     def build_paths(self, rule: Rule) -> tuple[dict, dict]:
         paths, components = super().build_paths(rule)
         view = self._app.view_functions[rule.endpoint]
@@ -122,7 +134,6 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
             for method, op in operations.items():
                 op = dict(op)
                 op["responses"] = {str(code): value for code, value in op["responses"].items()}
-                takes_input = bool(op.get("parameters")) or "requestBody" in op
                 op["parameters"] = list(op.get("parameters", []))
                 if access == "public":
                     op["security"] = []
@@ -139,6 +150,9 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                             "schema": {"anyOf": [{"type": "string"}, {"type": "null"}]},
                         }
                     )
+                # As in the interface: any declared input (the optional session cookie counts)
+                # can fail validation, so it documents 422.
+                takes_input = bool(op["parameters"]) or "requestBody" in op
                 for status, description in ERROR_STATUSES.items():
                     op["responses"].setdefault(
                         status, _problem_response(description, "ApiErrorEnvelope")

@@ -71,9 +71,13 @@ async def serve(
     `task_status.started(binds)` is called once Hypercorn listens, with the bound addresses.
     """
     trigger = shutdown_trigger.wait if shutdown_trigger is not None else wait_for_stop_signal
-    async with trio_asyncio.open_loop(), open_store(
-        settings.database_url, run_migrations=migrates_itself(settings.database_url)
-    ) as store, Engine(store) as engine:
+    async with (
+        trio_asyncio.open_loop(),
+        open_store(
+            settings.database_url, run_migrations=migrates_itself(settings.database_url)
+        ) as store,
+        Engine(store) as engine,
+    ):
         app = create_app(store=store, engine=engine, settings=settings)
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(

@@ -39,6 +39,10 @@ class ResetPasswordRequest(Strict):
     password: str = Password
 
 
+class UpdateMeRequest(Strict):
+    name: str | None = Field(default=None, max_length=200)
+
+
 class MessageResponse(BaseModel):
     message: str
 

@@ -45,11 +45,30 @@ def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
 
 
+def load_or_create_secret(path: Path) -> str:
+    """The key in `path`, created (mode 0600) on first use.
+
+    Token and session digests are keyed by it, so it must survive restarts: a fresh random
+    key per process would sign everybody out and break every access token.
+    """
+    try:
+        existing = path.read_text().strip()
+    except FileNotFoundError:
+        existing = ""
+    if existing:
+        return existing
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key + "\n")
+    return key
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
-    # Signs nothing secret-bearing yet beyond HMACs of tokens; a random key per process is
-    # safe (hashes are of high-entropy secrets) but a fixed one keeps keys valid across restarts.
+    # Keys the HMAC digests of session ids, reset tokens and access tokens.
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
     public_url: str = "http://127.0.0.1:8000"
     cookie_secure: bool = True
@@ -70,7 +89,10 @@ class Settings:
         defaults = cls()
         return cls(
             database_url=env.get("NICHESCOPE_DATABASE_URL") or DEFAULT_DATABASE_URL,
-            secret_key=env.get("NICHESCOPE_SECRET_KEY") or defaults.secret_key,
+            secret_key=env.get("NICHESCOPE_SECRET_KEY")
+            or load_or_create_secret(
+                Path(env.get("NICHESCOPE_SECRET_KEY_FILE") or "var/secret_key")
+            ),
             public_url=(env.get("NICHESCOPE_PUBLIC_URL") or defaults.public_url).rstrip("/"),
             cookie_secure=_flag(env, "NICHESCOPE_COOKIE_SECURE", True),
             outbox_dir=Path(env.get("NICHESCOPE_OUTBOX_DIR") or defaults.outbox_dir),

@@ -82,6 +82,15 @@ async def get_user(db: AsyncSession, user_id: str) -> UserRecord | None:
     return None if user is None else _user_record(user)
 
 
+async def set_name(db: AsyncSession, user_id: str, name: str | None) -> UserRecord | None:
+    user = await db.get(User, user_id)
+    if user is None:
+        return None
+    user.name = name
+    await db.flush()
+    return _user_record(user)
+
+
 async def set_password(db: AsyncSession, user_id: str, password_hash: str) -> None:
     await db.execute(update(User).where(User.id == user_id).values(password_hash=password_hash))
 

@@ -106,6 +106,9 @@ class Store:
     async def get_user(self, user_id: str) -> UserRecord | None:
         return await self._unit(lambda db: accounts.get_user(db, user_id))
 
+    async def set_user_name(self, user_id: str, name: str | None) -> UserRecord | None:
+        return await self._unit(lambda db: accounts.set_name(db, user_id, name))
+
     async def add_session(self, *, token_hash: str, user_id: str, expires_at: datetime) -> None:
         now = self.clock()
         await self._unit(

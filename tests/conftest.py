@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import email
+import email.policy
 import os
 import shutil
 import uuid
@@ -120,7 +122,13 @@ class RunningService:
         if not folder.exists():
             return []
         files = sorted(folder.glob("*.eml"), key=lambda p: p.stat().st_mtime_ns)
-        return [p.read_text() for p in files]
+        messages = [
+            email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in files
+        ]
+        return [
+            f"To: {m['To']}\nSubject: {m['Subject']}\n\n{m.get_content()}"  # type: ignore[attr-defined]
+            for m in messages
+        ]
 
 
 async def start_service(

@@ -1,0 +1,98 @@
+"""The `nichescope` command as an operator runs it: migrate, serve, stop on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(tmp_path: Path, database: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NICHESCOPE_")}
+    env.update(
+        NICHESCOPE_DATABASE_URL=f"sqlite+aiosqlite:///{database}",
+        NICHESCOPE_OUTBOX_DIR=str(tmp_path / "outbox"),
+        NICHESCOPE_COOKIE_SECURE="0",
+    )
+    return env
+
+
+def test_migrate_creates_the_schema(tmp_path: Path) -> None:
+    database = tmp_path / "db" / "migrated.db"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "api.cli",
+            "migrate",
+            "--database-url",
+            f"sqlite+aiosqlite:///{database}",
+        ],
+        cwd=ROOT,
+        env=_env(tmp_path, tmp_path / "unused.db"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    tables = {row[0] for row in sqlite3.connect(database).execute("SELECT name FROM sqlite_master")}
+    assert {"users", "workspaces", "sessions", "password_resets", "access_tokens"} <= tables
+
+
+def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
+    env = _env(tmp_path, tmp_path / "x.db") | {"NICHESCOPE_COOKIE_SECURE": "maybe"}
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli", "migrate"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "NICHESCOPE_COOKIE_SECURE" in result.stderr
+
+
+def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
+    port = _free_port()
+    database = tmp_path / "served.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=_env(tmp_path, database),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stdout.read() if process.stdout else ""
+                assert time.monotonic() < deadline, "service did not start within 60 s"
+                time.sleep(0.2)
+        assert response.status_code == 200
+        assert database.exists()  # the embedded SQLite migrated itself
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
