@@ -17,6 +17,10 @@ def alembic_config(database_url: str) -> Config:
     return config
 
 
-def upgrade(database_url: str, revision: str = "head") -> None:
-    """Bring the database to `revision`. Blocking: call it from a worker thread under Trio."""
+def upgrade(database_url: str, revision: str = "heads") -> None:
+    """Bring the database to `revision`; blocking, so call it from a worker thread under Trio.
+
+    The default is every branch head: features add migrations on their own branches (each
+    revising `0001`), and all of them apply.
+    """
     command.upgrade(alembic_config(database_url), revision)

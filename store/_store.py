@@ -39,7 +39,12 @@ def utc_now() -> datetime:
 
 
 class Store:
-    """Units of work over one SQLAlchemy async engine. Construct with `open_store`."""
+    """Units of work over one SQLAlchemy async engine. Construct with `open_store`.
+
+    Account methods live here; each later domain (billing, monitors, runs, ...) gets its own
+    facade class in its own module, built on `unit`, and attached as an attribute in
+    `__init__` (for example `store.billing`), so that no single file grows without bound.
+    """
 
     def __init__(self, engine: AsyncEngine, clock: Clock = utc_now) -> None:
         self._engine = engine
@@ -50,7 +55,7 @@ class Store:
     def dialect(self) -> str:
         return self._engine.dialect.name
 
-    async def _unit(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    async def unit(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """Run `work` in one transaction: committed if it returns, rolled back if it raises."""
 
         async def in_asyncio() -> T:
@@ -74,7 +79,7 @@ class Store:
         async def select_one(db: AsyncSession) -> Any:
             return await db.scalar(text("SELECT 1"))
 
-        await self._unit(select_one)
+        await self.unit(select_one)
 
     # -- accounts ----------------------------------------------------------------------------
 
@@ -88,7 +93,7 @@ class Store:
         password_hash: str | None,
     ) -> UserRecord:
         now = self.clock()
-        return await self._unit(
+        return await self.unit(
             lambda db: accounts.create_user(
                 db,
                 user_id=user_id,
@@ -101,17 +106,17 @@ class Store:
         )
 
     async def get_credentials(self, email: str) -> Credentials | None:
-        return await self._unit(lambda db: accounts.get_credentials(db, email))
+        return await self.unit(lambda db: accounts.get_credentials(db, email))
 
     async def get_user(self, user_id: str) -> UserRecord | None:
-        return await self._unit(lambda db: accounts.get_user(db, user_id))
+        return await self.unit(lambda db: accounts.get_user(db, user_id))
 
     async def set_user_name(self, user_id: str, name: str | None) -> UserRecord | None:
-        return await self._unit(lambda db: accounts.set_name(db, user_id, name))
+        return await self.unit(lambda db: accounts.set_name(db, user_id, name))
 
     async def add_session(self, *, token_hash: str, user_id: str, expires_at: datetime) -> None:
         now = self.clock()
-        await self._unit(
+        await self.unit(
             lambda db: accounts.add_session(
                 db, token_hash=token_hash, user_id=user_id, now=now, expires_at=expires_at
             )
@@ -119,20 +124,20 @@ class Store:
 
     async def find_session(self, token_hash: str) -> SessionOwner | None:
         now = self.clock()
-        return await self._unit(lambda db: accounts.find_session(db, token_hash, now))
+        return await self.unit(lambda db: accounts.find_session(db, token_hash, now))
 
     async def delete_session(self, token_hash: str) -> int:
-        return await self._unit(lambda db: accounts.delete_session(db, token_hash))
+        return await self.unit(lambda db: accounts.delete_session(db, token_hash))
 
     async def delete_expired_sessions(self) -> int:
         now = self.clock()
-        return await self._unit(lambda db: accounts.delete_expired_sessions(db, now))
+        return await self.unit(lambda db: accounts.delete_expired_sessions(db, now))
 
     async def add_password_reset(
         self, *, token_hash: str, user_id: str, expires_at: datetime
     ) -> None:
         now = self.clock()
-        await self._unit(
+        await self.unit(
             lambda db: accounts.add_password_reset(
                 db, token_hash=token_hash, user_id=user_id, now=now, expires_at=expires_at
             )
@@ -153,7 +158,7 @@ class Store:
             await accounts.set_password(db, user_id, password_hash)
             return await accounts.delete_user_sessions(db, user_id)
 
-        return await self._unit(work)
+        return await self.unit(work)
 
     async def add_access_token(
         self,
@@ -166,7 +171,7 @@ class Store:
         token_hash: str,
     ) -> AccessTokenRecord:
         now = self.clock()
-        return await self._unit(
+        return await self.unit(
             lambda db: accounts.add_access_token(
                 db,
                 token_id=token_id,
@@ -180,17 +185,17 @@ class Store:
         )
 
     async def list_access_tokens(self, user_id: str) -> list[AccessTokenRecord]:
-        return await self._unit(lambda db: accounts.list_access_tokens(db, user_id))
+        return await self.unit(lambda db: accounts.list_access_tokens(db, user_id))
 
     async def revoke_access_token(self, *, user_id: str, token_id: str) -> AccessTokenRecord | None:
         now = self.clock()
-        return await self._unit(
+        return await self.unit(
             lambda db: accounts.revoke_access_token(db, user_id=user_id, token_id=token_id, now=now)
         )
 
     async def use_access_token(self, token_hash: str) -> TokenOwner | None:
         now = self.clock()
-        return await self._unit(lambda db: accounts.use_access_token(db, token_hash, now))
+        return await self.unit(lambda db: accounts.use_access_token(db, token_hash, now))
 
 
 def _prepare_sqlite(engine: AsyncEngine) -> None:
