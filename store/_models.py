@@ -91,3 +91,6 @@ class AccessToken(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+
+
+from . import _monitor_models as _monitor_models  # noqa: E402  (registers the tables on Base)

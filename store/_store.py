@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import (
 from . import _accounts as accounts
 from ._errors import DatabaseUnavailable
 from ._migrate import upgrade
+from ._monitor_store import MonitorStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 
 T = TypeVar("T")
@@ -50,6 +51,7 @@ class Store:
         self._engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self.clock = clock
+        self.monitors = MonitorStore(self)
 
     @property
     def dialect(self) -> str:

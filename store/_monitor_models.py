@@ -1,0 +1,111 @@
+"""Tables of monitors: the monitor, every listing it has seen, every event, every poll."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ._models import Base, UtcDateTime
+
+
+class Monitor(Base):
+    __tablename__ = "monitors"
+    __table_args__ = (Index("ix_monitors_workspace", "workspace_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    label: Mapped[str | None] = mapped_column(String(200))
+    url: Mapped[str] = mapped_column(Text)
+    source_analysis_id: Mapped[str | None] = mapped_column(String(40))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    interval_seconds: Mapped[int] = mapped_column(Integer)
+    page_cap: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    bootstrapped_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    last_poll_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    next_poll_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    consecutive_errors: Mapped[int] = mapped_column(Integer, default=0)
+    total_errors: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    polls: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Listing(Base):
+    """What is known of one marketplace listing, as seen by one monitor."""
+
+    __tablename__ = "listings"
+    __table_args__ = (Index("ix_listings_monitor_state", "monitor_id", "state", "item_id"),)
+
+    monitor_id: Mapped[str] = mapped_column(
+        ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
+    )
+    item_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    title: Mapped[str | None] = mapped_column(Text)
+    brand: Mapped[str | None] = mapped_column(String(200))
+    size: Mapped[str | None] = mapped_column(String(100))
+    condition: Mapped[str | None] = mapped_column(String(100))
+    category_id: Mapped[int | None] = mapped_column(Integer)
+    price: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    currency: Mapped[str | None] = mapped_column(String(8))
+    favourites: Mapped[int | None] = mapped_column(Integer)
+    views: Mapped[int | None] = mapped_column(Integer)
+    seller_id: Mapped[int | None] = mapped_column(BigInteger)
+    url: Mapped[str | None] = mapped_column(Text)
+    photo_url: Mapped[str | None] = mapped_column(Text)
+    listed_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    state: Mapped[str] = mapped_column(String(16))
+    state_changed_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    in_feed: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class ListingEvent(Base):
+    """One change of a listing: first seen, state change, price change, counts change."""
+
+    __tablename__ = "listing_events"
+    __table_args__ = (Index("ix_listing_events_monitor", "monitor_id", "id"),)
+
+    # SQLite only auto-numbers an INTEGER primary key; PostgreSQL gets a 64-bit one.
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    monitor_id: Mapped[str] = mapped_column(ForeignKey("monitors.id", ondelete="CASCADE"))
+    item_id: Mapped[int] = mapped_column(BigInteger)
+    poll_id: Mapped[str] = mapped_column(String(40))
+    kind: Mapped[str] = mapped_column(String(16))
+    from_state: Mapped[str | None] = mapped_column(String(16))
+    to_state: Mapped[str | None] = mapped_column(String(16))
+    price: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    favourites: Mapped[int | None] = mapped_column(Integer)
+    views: Mapped[int | None] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class Poll(Base):
+    __tablename__ = "polls"
+    __table_args__ = (Index("ix_polls_monitor", "monitor_id", "started_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    monitor_id: Mapped[str] = mapped_column(ForeignKey("monitors.id", ondelete="CASCADE"))
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    finished_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    pages: Mapped[int] = mapped_column(Integer)
+    items: Mapped[int] = mapped_column(Integer)
+    new: Mapped[int] = mapped_column(Integer)
+    changed: Mapped[int] = mapped_column(Integer)
+    confirmed: Mapped[int] = mapped_column(Integer)
+    duration_ms: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)

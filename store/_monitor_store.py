@@ -1,0 +1,161 @@
+"""The trio-facing facade of the monitor domain: `store.monitors`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING
+
+from . import _monitors as repo
+from ._monitor_records import (
+    ListingEventRecord,
+    ListingPage,
+    ListingRecord,
+    MonitorRecord,
+    MonitorStatus,
+    PollOutcome,
+    PollRecord,
+)
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+class MonitorStore:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def create(
+        self,
+        *,
+        monitor_id: str,
+        workspace_id: str,
+        url: str,
+        label: str | None,
+        interval_seconds: int,
+        page_cap: int,
+        source_analysis_id: str | None = None,
+    ) -> MonitorRecord:
+        now = self._store.clock()
+        return await self._store.unit(
+            lambda db: repo.create_monitor(
+                db,
+                id=monitor_id,
+                workspace_id=workspace_id,
+                url=url,
+                label=label,
+                interval_seconds=interval_seconds,
+                page_cap=page_cap,
+                source_analysis_id=source_analysis_id,
+                status="paused",
+                created_at=now,
+                next_poll_at=now,
+            )
+        )
+
+    async def get(self, monitor_id: str, workspace_id: str | None) -> MonitorRecord | None:
+        """The monitor; pass the caller's workspace (None only for the engine's own use)."""
+        return await self._store.unit(lambda db: repo.get_monitor(db, monitor_id, workspace_id))
+
+    async def in_workspace(self, workspace_id: str) -> list[MonitorRecord]:
+        return await self._store.unit(lambda db: repo.list_monitors(db, workspace_id))
+
+    async def count_active(self, workspace_id: str) -> int:
+        return await self._store.unit(lambda db: repo.count_active(db, workspace_id))
+
+    async def to_resume(self) -> list[MonitorRecord]:
+        return await self._store.unit(repo.monitors_to_resume)
+
+    async def set_status(
+        self, monitor_id: str, status: MonitorStatus, *, reset_errors: bool = False
+    ) -> None:
+        await self._store.unit(
+            lambda db: repo.set_status(db, monitor_id, status, reset_errors=reset_errors)
+        )
+
+    async def delete(self, monitor_id: str, workspace_id: str) -> bool:
+        return await self._store.unit(lambda db: repo.delete_monitor(db, monitor_id, workspace_id))
+
+    async def known_live_listings(self, monitor_id: str) -> set[int]:
+        return await self._store.unit(lambda db: repo.known_live_listings(db, monitor_id))
+
+    async def record_poll(self, monitor_id: str, outcome: PollOutcome) -> PollRecord:
+        return await self._store.unit(lambda db: repo.record_poll(db, monitor_id, outcome))
+
+    async def record_poll_error(
+        self,
+        monitor_id: str,
+        *,
+        poll_id: str,
+        started_at: datetime,
+        error: str,
+        next_poll_at: datetime,
+        max_consecutive: int,
+    ) -> MonitorRecord | None:
+        finished_at = self._store.clock()
+        return await self._store.unit(
+            lambda db: repo.record_poll_error(
+                db,
+                monitor_id,
+                poll_id=poll_id,
+                started_at=started_at,
+                finished_at=finished_at,
+                error=error,
+                next_poll_at=next_poll_at,
+                max_consecutive=max_consecutive,
+            )
+        )
+
+    async def state_counts(self, monitor_id: str) -> dict[str, int]:
+        return await self._store.unit(lambda db: repo.state_counts(db, monitor_id))
+
+    async def listings(
+        self, monitor_id: str, states: Iterable[str] | None, page: int, page_size: int
+    ) -> ListingPage:
+        return await self._store.unit(
+            lambda db: repo.list_listings(db, monitor_id, states, page, page_size)
+        )
+
+    async def iter_listings(
+        self, monitor_id: str, batch: int = 1000
+    ) -> AsyncIterator[ListingRecord]:
+        """Every listing, a batch per transaction (keyset paging keeps memory flat)."""
+        after: int | None = None
+        while True:
+            rows = await self._store.unit(
+                partial(
+                    repo.listings_after, monitor_id=monitor_id, after_item_id=after, limit=batch
+                )
+            )
+            for row in rows:
+                yield row
+            if len(rows) < batch:
+                return
+            after = rows[-1].item_id
+
+    async def iter_events(
+        self, monitor_id: str, batch: int = 2000
+    ) -> AsyncIterator[ListingEventRecord]:
+        after: int | None = None
+        while True:
+            rows = await self._store.unit(
+                partial(repo.events_after, monitor_id=monitor_id, after_id=after, limit=batch)
+            )
+            for row in rows:
+                yield row
+            if len(rows) < batch:
+                return
+            after = rows[-1].id
+
+    async def iter_polls(self, monitor_id: str, batch: int = 1000) -> AsyncIterator[PollRecord]:
+        after: tuple[datetime, str] | None = None
+        while True:
+            rows = await self._store.unit(
+                partial(repo.polls_after, monitor_id=monitor_id, after=after, limit=batch)
+            )
+            for row in rows:
+                yield row
+            if len(rows) < batch:
+                return
+            after = (rows[-1].started_at, rows[-1].id)

@@ -1,0 +1,139 @@
+"""The monitor repository: poll application, idempotency, scoping, paging, streaming."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+
+from store import ConfirmedState, ObservedListing, PollOutcome, Store
+from tests.conftest import unique_email
+
+
+async def _monitor(store: Store) -> tuple[str, str]:
+    suffix = uuid.uuid4().hex[:12]
+    user = await store.create_user(
+        user_id=f"usr_{suffix}",
+        workspace_id=f"ws_{suffix}",
+        email=unique_email(),
+        name=None,
+        password_hash="h",
+    )
+    monitor = await store.monitors.create(
+        monitor_id=f"mon_{suffix}",
+        workspace_id=user.workspace_id,
+        url="https://www.vinted.fr/catalog",
+        label=None,
+        interval_seconds=60,
+        page_cap=5,
+    )
+    return monitor.id, user.workspace_id
+
+
+def _outcome(
+    store: Store, seen: list[ObservedListing], confirmed: list[ConfirmedState], minutes: int = 0
+) -> PollOutcome:
+    at = store.clock() + timedelta(minutes=minutes)
+    return PollOutcome(
+        poll_id=f"poll_{uuid.uuid4().hex}",
+        started_at=at,
+        finished_at=at,
+        pages=1,
+        seen=tuple(seen),
+        confirmed=tuple(confirmed),
+        next_poll_at=at + timedelta(minutes=1),
+    )
+
+
+async def _events(store: Store, monitor_id: str) -> list[tuple[int, str, str | None, str | None]]:
+    return [
+        (e.item_id, e.kind, e.from_state, e.to_state)
+        async for e in store.monitors.iter_events(monitor_id)
+    ]
+
+
+async def test_first_poll_bootstraps_and_activates(store: Store) -> None:
+    monitor_id, workspace_id = await _monitor(store)
+    seen = [ObservedListing(item_id=i, price=Decimal("10.00"), favourites=1) for i in (1, 2, 3)]
+    poll = await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    assert (poll.items, poll.new, poll.changed) == (3, 3, 0)
+    monitor = await store.monitors.get(monitor_id, workspace_id)
+    assert monitor is not None and monitor.status == "active" and monitor.bootstrapped_at
+    assert monitor.polls == 1
+    assert await store.monitors.state_counts(monitor_id) == {
+        "open": 3,
+        "reserved": 0,
+        "sold": 0,
+        "deleted": 0,
+    }
+
+
+async def test_transitions_and_replay_write_nothing_twice(store: Store) -> None:
+    monitor_id, _ = await _monitor(store)
+    listing = ObservedListing(item_id=7, price=Decimal("10.00"), favourites=1)
+    await store.monitors.record_poll(monitor_id, _outcome(store, [listing], []))
+    cheaper = ObservedListing(item_id=7, price=Decimal("8.50"), favourites=3)
+    reserved = _outcome(store, [cheaper, ObservedListing(item_id=8)], [], minutes=1)
+    await store.monitors.record_poll(monitor_id, reserved)
+    gone = _outcome(store, [ObservedListing(item_id=8)], [ConfirmedState(7, "reserved")], minutes=2)
+    await store.monitors.record_poll(monitor_id, gone)
+    # Replaying the same poll (same id) and the same observation (new id) change nothing.
+    await store.monitors.record_poll(monitor_id, gone)
+    again = _outcome(
+        store, [ObservedListing(item_id=8)], [ConfirmedState(7, "reserved")], minutes=3
+    )
+    assert (await store.monitors.record_poll(monitor_id, again)).changed == 0
+    back = _outcome(store, [ObservedListing(item_id=7)], [ConfirmedState(8, "sold")], minutes=4)
+    await store.monitors.record_poll(monitor_id, back)
+    # A sold listing stays sold even if something later says otherwise.
+    late = _outcome(store, [], [ConfirmedState(8, "deleted")], minutes=5)
+    await store.monitors.record_poll(monitor_id, late)
+    assert await _events(store, monitor_id) == [
+        (7, "new", None, "open"),
+        (7, "price", None, None),
+        (7, "counts", None, None),
+        (8, "new", None, "open"),
+        (7, "state", "open", "reserved"),
+        (7, "state", "reserved", "open"),
+        (8, "state", "open", "sold"),
+    ]
+    polls = [p async for p in store.monitors.iter_polls(monitor_id)]
+    assert len(polls) == 6
+    assert await store.monitors.known_live_listings(monitor_id) == {7}
+
+
+async def test_errors_count_and_stop_the_monitor(store: Store) -> None:
+    monitor_id, workspace_id = await _monitor(store)
+    for n in range(3):
+        record = await store.monitors.record_poll_error(
+            monitor_id,
+            poll_id=f"err_{monitor_id}_{n}",
+            started_at=store.clock(),
+            error="blocked (403)",
+            next_poll_at=store.clock(),
+            max_consecutive=3,
+        )
+        assert record is not None
+    assert record.status == "error" and record.consecutive_errors == 3
+    assert record.last_error == "blocked (403)"
+    await store.monitors.set_status(monitor_id, "active", reset_errors=True)
+    monitor = await store.monitors.get(monitor_id, workspace_id)
+    assert monitor is not None and monitor.consecutive_errors == 0 and monitor.total_errors == 3
+
+
+async def test_scoping_paging_and_delete(store: Store) -> None:
+    monitor_id, workspace_id = await _monitor(store)
+    _, other_workspace = await _monitor(store)
+    seen = [ObservedListing(item_id=i) for i in range(1, 26)]
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    assert await store.monitors.get(monitor_id, other_workspace) is None
+    first = await store.monitors.listings(monitor_id, ["open"], page=1, page_size=10)
+    third = await store.monitors.listings(monitor_id, None, page=3, page_size=10)
+    assert first.total == 25 and [x.item_id for x in first.listings] == list(range(1, 11))
+    assert [x.item_id for x in third.listings] == list(range(21, 26))
+    streamed = [x.item_id async for x in store.monitors.iter_listings(monitor_id, batch=7)]
+    assert streamed == list(range(1, 26))
+    assert await store.monitors.delete(monitor_id, other_workspace) is False
+    assert await store.monitors.delete(monitor_id, workspace_id) is True
+    assert await store.monitors.get(monitor_id, workspace_id) is None
+    assert (await store.monitors.listings(monitor_id, None, 1, 10)).total == 0
