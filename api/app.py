@@ -11,9 +11,10 @@ from quart_trio import QuartTrio
 from engine import Engine
 from store import Store
 
-from . import accounts, auth, keys, system
+from . import accounts, analyses, auth, keys, limits, mcp, monitoring, ops, runs, system, web
+from .billing import views as billing
 from .errors import JsonStrictRequest, register_error_handlers
-from .mail import Mailer
+from .mail import Mailer, SmtpTarget
 from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
 from .ratelimit import SlidingWindowLimiter
 from .security import TokenHasher
@@ -25,7 +26,8 @@ from .settings import Settings
 def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio:
     app = QuartTrio("nichescope")
     app.request_class = JsonStrictRequest
-    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    # The largest body any route accepts; each route's own limit is enforced by `limits`.
+    app.config["MAX_CONTENT_LENGTH"] = max(settings.max_body_bytes, settings.import_max_bytes)
     app.config["JSON_SORT_KEYS"] = False
     QuartSchema(
         app,
@@ -42,7 +44,11 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
         store=store,
         engine=engine,
         settings=settings,
-        mailer=Mailer(settings.outbox_dir),
+        mailer=Mailer(
+            settings.outbox_dir,
+            settings.mail_from,
+            SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None,
+        ),
         hasher=TokenHasher(settings.secret_key),
         sessions=SessionCache(),
         login_ip_limiter=SlidingWindowLimiter(
@@ -54,8 +60,9 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
         mail_limiter=SlidingWindowLimiter(5, settings.login_window_seconds),
     )
     register_error_handlers(app)
+    limits.install(app)
     auth.install(app)
-    for module in (system, accounts, keys):
+    for module in (system, accounts, keys, billing, monitoring, ops, runs, analyses, mcp, web):
         app.register_blueprint(module.blueprint)
 
     @app.after_request

@@ -44,7 +44,9 @@ def client_ip() -> str:
     return peer
 
 
-async def _from_bearer(header: str) -> Principal:
+async def authenticate_bearer(header: str) -> Principal:
+    """The principal of an `Authorization: Bearer nsc_...` header value, or `Unauthorized`
+    (missing scheme, malformed, unknown or revoked token). Never looks at cookies."""
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not looks_like_access_token(token):
@@ -93,7 +95,7 @@ async def authenticate() -> Principal:
     considered: agent traffic never falls back to cookies."""
     header = request.headers.get("Authorization")
     if header is not None:
-        return await _from_bearer(header)
+        return await authenticate_bearer(header)
     principal = await session_principal()
     if principal is None:
         raise Unauthorized()

@@ -1,4 +1,4 @@
-"""The `nichescope` command: serve, migrate."""
+"""The `nichescope` command: serve, migrate, plans."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import trio
 
 from store import migrate
 
+from .billing.cli import add_plan_commands, run_plan_command
 from .runtime import ServeOptions, serve
 from .settings import ConfigError, Settings
 
@@ -28,12 +29,24 @@ def _parser() -> argparse.ArgumentParser:
         "--demo", action="store_true", help="also run the marketplace simulator (when available)"
     )
 
+    commands.add_parser(
+        "simulator",
+        help="serve the marketplace simulator (see `nichescope simulator --help`)",
+        add_help=False,
+    )
+
     migrate_cmd = commands.add_parser("migrate", help="apply database migrations")
     migrate_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
+    add_plan_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["simulator"]:
+        from scrapers.simulator import simulator_main
+
+        return simulator_main(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -46,15 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.database_url:
         settings = dataclasses.replace(settings, database_url=args.database_url)
 
+    if args.command == "plans":
+        return run_plan_command(args, settings)
     if args.command == "migrate":
         trio.run(migrate, settings.database_url)
         print(f"migrated {settings.database_url}")
         return 0
-    if args.demo:
-        logging.getLogger("nichescope").warning(
-            "--demo: the marketplace simulator is not part of this build yet"
-        )
-    trio.run(serve, settings, ServeOptions(host=args.host, port=args.port))
+    trio.run(serve, settings, ServeOptions(host=args.host, port=args.port, demo=args.demo))
     return 0
 
 

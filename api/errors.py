@@ -138,12 +138,12 @@ class JsonStrictRequest(TrioRequest):
         )
 
     async def get_json(self, *args: Any, **kwargs: Any) -> Any:
-        if self.method in {"POST", "PUT", "PATCH"} and not self.is_json:
-            body = await self.get_data()
-            if body:
-                raise UnsupportedMediaType(
-                    "Send the body as JSON with Content-Type: application/json"
-                )
+        from .limits import refuse_too_large
+
+        body = await self.get_data()
+        refuse_too_large(len(body))  # bodies sent without a declared length
+        if body and self.method in {"POST", "PUT", "PATCH"} and not self.is_json:
+            raise UnsupportedMediaType("Send the body as JSON with Content-Type: application/json")
         return await super().get_json(*args, **kwargs)
 
 

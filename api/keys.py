@@ -9,9 +9,9 @@ from store import AccessTokenRecord
 
 from .auth import current_principal
 from .errors import NotFound
+from .identity import mint_access_token
 from .openapi import operation
 from .schemas import CreatedKey, CreateKeyRequest, KeyList, KeyOut
-from .security import new_access_token, new_id
 from .services import services
 
 blueprint = Blueprint("keys", __name__, url_prefix="/api/account/keys")
@@ -38,18 +38,14 @@ def _key_out(record: AccessTokenRecord) -> dict[str, object]:
 async def create_key(data: CreateKeyRequest) -> tuple[CreatedKey, int]:
     """Create a personal access token; the plaintext `nsc_...` is in this answer only."""
     principal = current_principal()
-    svc = services()
-    token = new_access_token()
-    record = await svc.store.add_access_token(
-        token_id=new_id("key"),
+    minted = await mint_access_token(
         user_id=principal.user_id,
         workspace_id=principal.workspace_id,
         label=data.label,
         scopes=tuple(data.scopes),
-        token_hash=svc.hasher.digest(token),
     )
     return CreatedKey.model_validate(
-        {**_key_out(record), "token": token, "warning": SHOWN_ONCE}
+        {**_key_out(minted.record), "token": minted.plaintext, "warning": SHOWN_ONCE}
     ), 201
 
 

@@ -84,12 +84,26 @@ SECURITY_SCHEMES: dict[str, Any] = {
 }
 
 
-def operation(operation_id: str, *, access: Access = "user") -> Callable[[F], F]:
-    """Name a route for OpenAPI and set who may call it (enforced before the view runs)."""
+SUCCESS_ATTRIBUTE = "_nichescope_success"
+
+
+def operation(
+    operation_id: str,
+    *,
+    access: Access = "user",
+    success: tuple[int, str, str | None] | None = None,
+) -> Callable[[F], F]:
+    """Name a route for OpenAPI and set who may call it (enforced before the view runs).
+
+    `success` documents a response that is not a JSON model: (status, description, media
+    type or None for no body), e.g. `(204, "Deleted", None)` or `(200, "CSV", "text/csv")`.
+    """
 
     def decorate(func: F) -> F:
         setattr(func, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE, operation_id)
         setattr(func, ACCESS_ATTRIBUTE, access)
+        if success is not None:
+            setattr(func, SUCCESS_ATTRIBUTE, success)
         return func
 
     return decorate
@@ -167,6 +181,12 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                             },
                         },
                     )
+                if (custom := getattr(view, SUCCESS_ATTRIBUTE, None)) is not None:
+                    status, description, media = custom
+                    response: dict[str, Any] = {"description": description}
+                    if media is not None:
+                        response["content"] = {media: {"schema": {"type": "string"}}}
+                    op["responses"][str(status)] = response
                 if not any(code.startswith("2") for code in op["responses"]):
                     op["responses"]["200"] = {
                         "description": "Success",

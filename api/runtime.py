@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import trio
@@ -18,9 +19,17 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 from sqlalchemy.engine import make_url
 
-from engine import Engine
+from engine import (
+    Engine,
+    EngineSettings,
+    Marketplace,
+    MarketplaceSettings,
+    MonitorPolicy,
+    open_marketplace,
+)
 from store import open_store
 
+from . import demo
 from .app import create_app
 from .settings import Settings
 
@@ -32,6 +41,8 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8000
     graceful_seconds: float = 10.0
+    demo: bool = False
+    demo_simulator_port: int = 8100
 
 
 def hypercorn_config(options: ServeOptions) -> HypercornConfig:
@@ -59,25 +70,47 @@ def migrates_itself(database_url: str) -> bool:
     return make_url(database_url).get_backend_name() == "sqlite"
 
 
+def engine_settings(settings: Settings) -> EngineSettings:
+    return EngineSettings(
+        monitor_policy=MonitorPolicy(max_consecutive_errors=settings.monitor_max_errors)
+    )
+
+
 async def serve(
     settings: Settings,
     options: ServeOptions,
     *,
+    market: Marketplace | None = None,
     shutdown_trigger: trio.Event | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the service until a stop signal (or `shutdown_trigger`, for tests) arrives.
 
-    `task_status.started(binds)` is called once Hypercorn listens, with the bound addresses.
+    `market` replaces the real marketplace client (tests); `task_status.started(binds)` is
+    called once Hypercorn listens, with the bound addresses.
     """
     trigger = shutdown_trigger.wait if shutdown_trigger is not None else wait_for_stop_signal
-    async with (
-        trio_asyncio.open_loop(),
-        open_store(
-            settings.database_url, run_migrations=migrates_itself(settings.database_url)
-        ) as store,
-        Engine(store) as engine,
-    ):
+    async with trio_asyncio.open_loop(), AsyncExitStack() as stack:
+        helpers = await stack.enter_async_context(trio.open_nursery())
+        stack.callback(helpers.cancel_scope.cancel)  # runs first on exit: helpers end with us
+        simulator_origin = None
+        if options.demo:
+            simulator_origin = await demo.start_simulator(helpers, options.demo_simulator_port)
+            settings = demo.demo_settings(settings, simulator_origin)
+        store = await stack.enter_async_context(
+            open_store(settings.database_url, run_migrations=migrates_itself(settings.database_url))
+        )
+        if market is None:
+            market = await stack.enter_async_context(
+                open_marketplace(
+                    MarketplaceSettings(
+                        extra_origins=settings.market_origins,
+                        rate=settings.market_rate,
+                        burst=settings.market_burst,
+                    )
+                )
+            )
+        engine = await stack.enter_async_context(Engine(store, market, engine_settings(settings)))
         app = create_app(store=store, engine=engine, settings=settings)
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(
@@ -89,4 +122,7 @@ async def serve(
                 )
             )
             log.info("serving on %s", ", ".join(binds))
+            if simulator_origin is not None:
+                email, password = await demo.ensure_demo_account(store, settings)
+                demo.announce(settings.public_url, simulator_origin, email, password)
             task_status.started(binds)

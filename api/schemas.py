@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
+from .billing.schemas import BillingSummary
 from .security import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
 
 
@@ -69,6 +70,7 @@ class MeResponse(BaseModel):
     workspace: WorkspaceOut
     auth: AuthOut
     operator: bool
+    billing: BillingSummary | None = None
 
 
 Scope = Literal["read", "write"]

@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
 
@@ -45,6 +46,15 @@ def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
 
 
+def _smtp_url(env: Mapping[str, str]) -> str:
+    raw = env.get("NICHESCOPE_SMTP_URL") or ""
+    if raw and (urlsplit(raw).scheme not in {"smtp", "smtps"} or not urlsplit(raw).hostname):
+        raise ConfigError(
+            "NICHESCOPE_SMTP_URL", "expected smtp://[user:pass@]host[:port][?starttls=1]"
+        )
+    return raw
+
+
 def load_or_create_secret(path: Path) -> str:
     """The key in `path`, created (mode 0600) on first use.
 
@@ -81,7 +91,29 @@ class Settings:
     login_failures_per_account: int = 5
     login_window_seconds: float = 900.0
     max_body_bytes: int = 1 << 20
+    import_max_bytes: int = 64 << 20
+    min_poll_seconds: int = 60
+    default_poll_seconds: int = 300
+    page_cap: int = 5
+    monitor_max_errors: int = 5
+    market_origins: tuple[str, ...] = ()
+    market_rate: float = 1.0
+    market_burst: int = 3
     node_id: str = field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
+    # OpenID Connect sign-in; the button shows only when issuer and client id are set.
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = field(default="", repr=False)
+    # Billing (Stripe) and e-mail (SMTP): see README, "Billing".
+    stripe_secret_key: str = field(default="", repr=False)
+    stripe_webhook_secret: str = field(default="", repr=False)
+    stripe_api_base: str = "https://api.stripe.com"
+    stripe_price_starter: str = ""
+    stripe_price_pro: str = ""
+    trial_days: int = 7
+    trial_token_hours: int = 48
+    smtp_url: str = field(default="", repr=False)
+    mail_from: str = "Nichescope <no-reply@nichescope.local>"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -109,5 +141,35 @@ class Settings:
                 )
             ),
             max_body_bytes=int(_number(env, "NICHESCOPE_MAX_BODY_BYTES", defaults.max_body_bytes)),
+            import_max_bytes=int(
+                _number(env, "NICHESCOPE_IMPORT_MAX_BYTES", defaults.import_max_bytes)
+            ),
             node_id=env.get("NICHESCOPE_NODE_ID") or defaults.node_id,
+            oidc_issuer=env.get("NICHESCOPE_OIDC_ISSUER") or "",
+            oidc_client_id=env.get("NICHESCOPE_OIDC_CLIENT_ID") or "",
+            oidc_client_secret=env.get("NICHESCOPE_OIDC_CLIENT_SECRET") or "",
+            min_poll_seconds=int(
+                _number(env, "NICHESCOPE_MIN_POLL_SECONDS", defaults.min_poll_seconds)
+            ),
+            default_poll_seconds=int(
+                _number(env, "NICHESCOPE_DEFAULT_POLL_SECONDS", defaults.default_poll_seconds)
+            ),
+            page_cap=max(1, int(_number(env, "NICHESCOPE_PAGE_CAP", defaults.page_cap))),
+            monitor_max_errors=max(
+                1, int(_number(env, "NICHESCOPE_MONITOR_MAX_ERRORS", defaults.monitor_max_errors))
+            ),
+            market_origins=_list(env, "NICHESCOPE_MARKET_ORIGINS"),
+            market_rate=_number(env, "NICHESCOPE_MARKET_RATE", defaults.market_rate),
+            market_burst=max(
+                1, int(_number(env, "NICHESCOPE_MARKET_BURST", defaults.market_burst))
+            ),
+            stripe_secret_key=env.get("NICHESCOPE_STRIPE_SECRET_KEY") or "",
+            stripe_webhook_secret=env.get("NICHESCOPE_STRIPE_WEBHOOK_SECRET") or "",
+            stripe_api_base=(
+                env.get("NICHESCOPE_STRIPE_API_BASE") or defaults.stripe_api_base
+            ).rstrip("/"),
+            stripe_price_starter=env.get("NICHESCOPE_STRIPE_PRICE_STARTER") or "",
+            stripe_price_pro=env.get("NICHESCOPE_STRIPE_PRICE_PRO") or "",
+            smtp_url=_smtp_url(env),
+            mail_from=env.get("NICHESCOPE_MAIL_FROM") or defaults.mail_from,
         )

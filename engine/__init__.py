@@ -1,5 +1,39 @@
 """Engine: supervised actors (monitors, runs) and niche analysis."""
 
-from ._engine import Engine
+from ._engine import Engine, EngineBusy, EngineSettings
+from .analysis import InvalidExport, render_svg
+from .monitors._actor import MonitorPolicy
+from .monitors._commands import ActorStatus, GetStatus, Pause, PollNow, Resume, Stop
+from .monitors._market import CatalogueUrlRefused, Feed, Marketplace
+from .monitors._scrapers_market import MarketplaceSettings, open_marketplace
+from .monitors._supervisor import RestartPolicy
+from .runs._analyser import analyse_export
+from .runs._manager import RunManager, RunNotCancellable, RunStillRunning
+from .runs._task import Analyser, Evidence
 
-__all__ = ["Engine"]
+__all__ = [
+    "ActorStatus",
+    "Analyser",
+    "CatalogueUrlRefused",
+    "Engine",
+    "EngineBusy",
+    "EngineSettings",
+    "Evidence",
+    "Feed",
+    "GetStatus",
+    "InvalidExport",
+    "Marketplace",
+    "MarketplaceSettings",
+    "MonitorPolicy",
+    "Pause",
+    "PollNow",
+    "RestartPolicy",
+    "Resume",
+    "RunManager",
+    "RunNotCancellable",
+    "RunStillRunning",
+    "Stop",
+    "analyse_export",
+    "open_marketplace",
+    "render_svg",
+]

@@ -3,6 +3,16 @@
 Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
 """
 
+from ._billing_records import (
+    ApplyOutcome,
+    BillingAccountRecord,
+    BillingChangeRecord,
+    CheckoutSessionRecord,
+    Entitlement,
+    PlanRecord,
+    StripeEventKey,
+)
+from ._billing_store import BillingStore
 from ._errors import AlreadyExists, DatabaseUnavailable, StoreError
 from ._migrate import alembic_config
 from ._monitor_records import (
@@ -20,16 +30,34 @@ from ._monitor_records import (
 )
 from ._monitor_store import MonitorStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._run_records import (
+    FINISHED_RUN_STATES,
+    AnalysisRecord,
+    AnalysisSource,
+    RunRecord,
+    RunSource,
+    RunState,
+)
+from ._run_store import RunStore
 from ._store import Clock, Store, migrate, open_store, utc_now
 
 __all__ = [
+    "FINISHED_RUN_STATES",
     "LISTING_STATES",
     "AccessTokenRecord",
     "AlreadyExists",
+    "AnalysisRecord",
+    "AnalysisSource",
+    "ApplyOutcome",
+    "BillingAccountRecord",
+    "BillingChangeRecord",
+    "BillingStore",
+    "CheckoutSessionRecord",
     "Clock",
     "ConfirmedState",
     "Credentials",
     "DatabaseUnavailable",
+    "Entitlement",
     "ListingEventRecord",
     "ListingPage",
     "ListingRecord",
@@ -38,11 +66,17 @@ __all__ = [
     "MonitorStatus",
     "MonitorStore",
     "ObservedListing",
+    "PlanRecord",
     "PollOutcome",
     "PollRecord",
+    "RunRecord",
+    "RunSource",
+    "RunState",
+    "RunStore",
     "SessionOwner",
     "Store",
     "StoreError",
+    "StripeEventKey",
     "TokenOwner",
     "UserRecord",
     "alembic_config",

@@ -93,4 +93,6 @@ class AccessToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
 
+from . import _billing_models as _billing_models  # noqa: E402  (registers the tables on Base)
 from . import _monitor_models as _monitor_models  # noqa: E402  (registers the tables on Base)
+from . import _run_models as _run_models  # noqa: E402  (registers the tables on Base)

@@ -26,10 +26,12 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from . import _accounts as accounts
+from ._billing_store import BillingStore
 from ._errors import DatabaseUnavailable
 from ._migrate import upgrade
 from ._monitor_store import MonitorStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._run_store import RunStore
 
 T = TypeVar("T")
 Clock = Callable[[], datetime]
@@ -52,6 +54,8 @@ class Store:
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self.clock = clock
         self.monitors = MonitorStore(self)
+        self.runs = RunStore(self)
+        self.billing = BillingStore(self)
 
     @property
     def dialect(self) -> str:

@@ -1,7 +1,8 @@
 """Shared fixtures: real databases (SQLite file and PostgreSQL) and the real service on a socket.
 
-PostgreSQL: one throwaway database per test session, created on the server named by
-`NICHESCOPE_TEST_PG_URL` (default: the local server's `test` database) and dropped afterwards.
+PostgreSQL: a migrated template database per test session and a clone of it per test, on the
+server named by `NICHESCOPE_TEST_PG_URL` (default: the local server's `test` database), all
+dropped afterwards.
 Unreachable PostgreSQL skips those tests, unless `NICHESCOPE_REQUIRE_PG=1` (CI) makes it fail.
 """
 
@@ -25,8 +26,10 @@ from sqlalchemy.engine import make_url
 
 from api.runtime import ServeOptions, serve
 from api.settings import Settings
+from engine import Marketplace
 from store import Store, open_store
 from store._migrate import upgrade
+from tests.engine.fake_market import FakeMarket
 
 PG_ADMIN_URL = os.environ.get(
     "NICHESCOPE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
@@ -57,8 +60,9 @@ async def _pg_admin(statement: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    name = f"nichescope_test_{uuid.uuid4().hex[:12]}"
+def postgres_template() -> Iterator[str]:
+    """A migrated PostgreSQL database that each test clones (CREATE DATABASE ... TEMPLATE)."""
+    name = f"nichescope_tpl_{uuid.uuid4().hex[:12]}"
     try:
         asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
     except (TimeoutError, OSError, ImportError) as err:
@@ -66,10 +70,25 @@ def postgres_url() -> Iterator[str]:
         if REQUIRE_PG:
             pytest.fail(message + " (NICHESCOPE_REQUIRE_PG=1)")
         pytest.skip(message)
-    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
     try:
-        upgrade(url)
-        yield url
+        upgrade(_pg_url(name))
+        yield name
+    finally:
+        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def _pg_url(database: str) -> str:
+    return make_url(PG_ADMIN_URL).set(database=database).render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def postgres_url(postgres_template: str) -> Iterator[str]:
+    """A fresh database per test (about 0.1 s): tests, and the engines they start, see only
+    their own monitors."""
+    name = f"nichescope_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"'))
+    try:
+        yield _pg_url(name)
     finally:
         asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
@@ -132,13 +151,14 @@ class RunningService:
 
 
 async def start_service(
-    nursery: trio.Nursery, settings: Settings
+    nursery: trio.Nursery, settings: Settings, market: Marketplace | None = None
 ) -> tuple[RunningService, trio.Event]:
     stop = trio.Event()
     binds = await nursery.start(
         lambda task_status: serve(
             settings,
             ServeOptions(port=0, graceful_seconds=1),
+            market=market,
             shutdown_trigger=stop,
             task_status=task_status,
         )
@@ -147,8 +167,15 @@ async def start_service(
 
 
 @pytest.fixture
-async def service(settings: Settings, nursery: trio.Nursery) -> AsyncIterator[RunningService]:
-    running, stop = await start_service(nursery, settings)
+def market() -> FakeMarket:
+    return FakeMarket()
+
+
+@pytest.fixture
+async def service(
+    settings: Settings, market: FakeMarket, nursery: trio.Nursery
+) -> AsyncIterator[RunningService]:
+    running, stop = await start_service(nursery, settings, market)
     yield running
     stop.set()
 

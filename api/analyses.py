@@ -1,0 +1,201 @@
+"""`/api/analyses/*` and `/api/dashboard`: the analyses runs produce, and the overview."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+from quart import Blueprint, Response, request
+from quart_schema import validate_querystring, validate_response
+
+from engine import InvalidExport, analyse_export, render_svg
+from store import AnalysisRecord
+
+from .auth import current_principal
+from .errors import ApiError, BadRequest, NotFound
+from .limits import allow_body
+from .openapi import operation
+from .run_schemas import AnalysisList, AnalysisOut, AnalysisSummary, DashboardQuery, PageQuery
+from .runs import run_out
+from .security import new_id
+from .services import services
+
+blueprint = Blueprint("analyses", __name__)
+
+GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
+DASHBOARD_NICHES = 10
+DASHBOARD_RUNS = 10
+
+
+def summary(analysis: AnalysisRecord) -> AnalysisSummary:
+    return AnalysisSummary(
+        id=analysis.id,
+        run_id=analysis.run_id,
+        source=analysis.source,
+        source_url=analysis.source_url,
+        created_at=analysis.created_at,
+    )
+
+
+def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
+    base = f"/api/analyses/{analysis_id}/graphs"
+    return {
+        name: {"vega_lite": f"{base}/{name}.json", "svg": f"{base}/{name}.svg"}
+        for name in GRAPH_NAMES
+    }
+
+
+async def owned_analysis(analysis_id: str) -> AnalysisRecord:
+    return await analysis_in_workspace(analysis_id, current_principal().workspace_id)
+
+
+async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
+    """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
+    analysis = await services().store.runs.analysis(analysis_id, workspace_id)
+    if analysis is None:
+        raise NotFound("analysis")
+    return analysis
+
+
+@blueprint.get("/api/analyses")
+@operation("listAnalyses")
+@validate_querystring(PageQuery)
+@validate_response(AnalysisList, 200)
+async def list_analyses(query_args: PageQuery) -> AnalysisList:
+    """The workspace's analyses, newest first, paged."""
+    analyses, total = await services().store.runs.analyses(
+        current_principal().workspace_id,
+        (query_args.page - 1) * query_args.page_size,
+        query_args.page_size,
+    )
+    return AnalysisList(
+        analyses=[summary(a) for a in analyses],
+        page=query_args.page,
+        page_size=query_args.page_size,
+        total=total,
+    )
+
+
+@blueprint.get("/api/analyses/<analysis_id>")
+@operation("getAnalysis")
+@validate_response(AnalysisOut, 200)
+async def get_analysis(analysis_id: str) -> AnalysisOut:
+    """Ranked niches, alerts, evidence notes, and links to the four graphs."""
+    return analysis_out(await owned_analysis(analysis_id))
+
+
+def analysis_out(analysis: AnalysisRecord) -> AnalysisOut:
+    # The graph specs are served on their own routes; the body links to them.
+    result = {k: v for k, v in _stored_document(analysis).items() if k != "graphs"}
+    return AnalysisOut(
+        **summary(analysis).model_dump(), result=result, graphs=graph_links(analysis.id)
+    )
+
+
+class InvalidExportError(ApiError):
+    status, code = 422, "invalid_export"
+
+
+def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(analysis.result_json)
+    return document
+
+
+@blueprint.get("/api/analyses/<analysis_id>/graphs/<name>.json")
+@operation("getAnalysisGraphSpec")
+async def graph_spec(analysis_id: str, name: str) -> dict[str, Any]:
+    """One of the four graphs as a Vega-Lite spec with its data inline."""
+    analysis = await owned_analysis(analysis_id)
+    spec = _stored_document(analysis).get("graphs", {}).get(name)
+    if name not in GRAPH_NAMES or not isinstance(spec, dict):
+        raise NotFound("graph")
+    return spec
+
+
+@blueprint.get("/api/analyses/<analysis_id>/graphs/<name>.svg")
+@operation("getAnalysisGraphSvg", success=(200, "The graph as SVG", "image/svg+xml"))
+async def graph_svg(analysis_id: str, name: str) -> Response:
+    """One of the four graphs rendered server-side as SVG (no browser, no network)."""
+    spec = await graph_spec(analysis_id, name)
+    svg = await trio.to_thread.run_sync(render_svg, spec)
+    return Response(svg, content_type="image/svg+xml; charset=utf-8")
+
+
+@blueprint.post("/api/analysis/import-monitoring")
+@operation("importMonitoringExport")
+@allow_body("import_max_bytes")
+@validate_response(AnalysisOut, 201)
+async def import_monitoring() -> tuple[AnalysisOut, int]:
+    """A new analysis from a monitor export, with the four graphs re-rendered; no scrape.
+
+    Takes the export as the JSON body, or as the multipart file field `file`. A malformed,
+    truncated, wrong-version or oversized export is a 4xx and nothing is stored.
+    """
+    svc = services()
+    principal = current_principal()
+    raw: bytes
+    if request.mimetype == "multipart/form-data":
+        files = await request.files
+        upload = files.get("file")
+        if upload is None:
+            raise BadRequest("Attach the export as the form field `file`", code="missing_file")
+        raw = upload.read()
+    else:
+        data = await request.get_data()
+        raw = data if isinstance(data, bytes) else data.encode()
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError) as err:
+        raise InvalidExportError(
+            "The export is not valid JSON (truncated?)",
+            suggest=["Upload the file exactly as GET /api/monitoring/{id}/export produced it"],
+        ) from err
+    try:
+        result = await trio.to_thread.run_sync(analyse_export, document)
+    except InvalidExport as err:
+        raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
+    monitor = document.get("monitor") if isinstance(document, dict) else None
+    source_url = monitor.get("url") if isinstance(monitor, dict) else None
+    analysis = await svc.store.runs.add_analysis(
+        analysis_id=new_id("an"),
+        workspace_id=principal.workspace_id,
+        run_id=None,
+        source="import",
+        source_url=source_url if isinstance(source_url, str) else None,
+        result_json=json.dumps(result),
+    )
+    return analysis_out(analysis), 201
+
+
+@blueprint.get("/api/dashboard")
+@operation("getDashboard")
+@validate_querystring(DashboardQuery)
+async def dashboard(query_args: DashboardQuery) -> dict[str, Any]:
+    """Top niches (of `run_id`'s analysis, or the latest analysis) and recent runs."""
+    svc = services()
+    principal = current_principal()
+    body: dict[str, Any] = {"analysis": None}
+    analysis: AnalysisRecord | None = None
+    if query_args.run_id is not None:
+        run = await svc.store.runs.get(query_args.run_id, principal.workspace_id)
+        if run is None:
+            raise NotFound("run")
+        if run.analysis_id is not None:
+            analysis = await svc.store.runs.analysis(run.analysis_id, principal.workspace_id)
+    else:
+        latest, _ = await svc.store.runs.analyses(principal.workspace_id, 0, 1)
+        analysis = latest[0] if latest else None
+    if query_args.include_top_niches:
+        niches: list[Any] = []
+        if analysis is not None:
+            niches = json.loads(analysis.result_json).get("niches", [])[:DASHBOARD_NICHES]
+            body["analysis"] = {
+                **summary(analysis).model_dump(mode="json"),
+                "graphs": graph_links(analysis.id),
+            }
+        body["top_niches"] = niches
+    if query_args.include_recent_runs:
+        runs, _ = await svc.store.runs.in_workspace(principal.workspace_id, 0, DASHBOARD_RUNS)
+        body["recent_runs"] = [run_out(r).model_dump(mode="json") for r in runs]
+    return body

@@ -1,0 +1,47 @@
+"""The plan catalogue, from configuration; seeded into the database at start-up."""
+
+from __future__ import annotations
+
+from store import PlanRecord
+
+from ..settings import Settings
+
+TRIAL_PLAN = "trial"
+
+
+def configured_plans(settings: Settings) -> list[PlanRecord]:
+    """trial, starter and pro. A paid plan is purchasable only with its Stripe price id set;
+    no plan polls faster than the service-wide `min_poll_seconds`."""
+    floor = settings.min_poll_seconds
+
+    def plan(
+        position: int,
+        name: str,
+        title: str,
+        price_id: str | None,
+        price_cents: int,
+        monitors: int,
+        runs: int,
+        items: int,
+        poll: int,
+    ) -> PlanRecord:
+        return PlanRecord(
+            name=name,
+            title=title,
+            position=position,
+            stripe_price_id=price_id or None,
+            price_cents=price_cents,
+            currency="eur",
+            interval="month" if price_cents else None,
+            purchasable=bool(price_id),
+            active_monitors=monitors,
+            runs_per_day=runs,
+            items_per_run=items,
+            min_poll_seconds=max(floor, poll),
+        )
+
+    return [
+        plan(0, TRIAL_PLAN, f"Trial ({settings.trial_days} days)", None, 0, 2, 10, 200, 600),
+        plan(1, "starter", "Starter", settings.stripe_price_starter, 1900, 5, 50, 1000, 300),
+        plan(2, "pro", "Pro", settings.stripe_price_pro, 4900, 25, 500, 5000, 60),
+    ]

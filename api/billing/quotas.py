@@ -1,0 +1,220 @@
+"""Plan limits and quota checks: what the monitor and run endpoints call before creating.
+
+A workspace is entitled by a Stripe subscription (status `active` or `trialing`), a trial or
+an operator's grant (until its end). Without one it can read its data but create nothing:
+`can_create` is False and every `require_*` raises `PlanRequired`.
+
+Call from a request handler (the store comes from the app's services), or pass `store=`
+elsewhere (tests, CLI).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from store import BillingAccountRecord, PlanRecord, Store
+
+from ..errors import ApiError
+from ..services import services
+
+Quota = Literal["active_monitors", "runs_per_day"]
+ACTIVE_STRIPE_STATUSES = frozenset({"active", "trialing"})
+
+
+@dataclass(frozen=True, slots=True)
+class PlanLimits:
+    name: str | None
+    active_monitors: int
+    runs_per_day: int
+    items_per_run: int
+    min_poll_seconds: int
+    can_create: bool
+    status: str = "none"
+    ends_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    active_monitors: int
+    runs_today: int
+
+
+NO_PLAN = PlanLimits(
+    name=None,
+    active_monitors=0,
+    runs_per_day=0,
+    items_per_run=0,
+    min_poll_seconds=0,
+    can_create=False,
+)
+
+
+class QuotaExceeded(ApiError):
+    status, code, docs_url = 403, "quota_exceeded", "/docs#billing"
+
+    def __init__(
+        self, quota: str, limit: int, in_use: int, plan: str | None, upgrade_to: str | None
+    ):
+        advice = (
+            [f"Upgrade to the '{upgrade_to}' plan: POST /api/billing/checkout"]
+            if upgrade_to
+            else ["This is the largest plan; free capacity first"]
+        )
+        super().__init__(
+            f"Quota '{quota}' of the '{plan}' plan is {limit}; {in_use} in use",
+            suggest=advice,
+            extra={
+                "quota": quota,
+                "limit": limit,
+                "in_use": in_use,
+                "plan": plan,
+                "upgrade_to": upgrade_to,
+            },
+        )
+
+
+class PlanRequired(ApiError):
+    status, code, docs_url = 403, "plan_required", "/docs#billing"
+
+    def __init__(self, status: str, upgrade_to: str | None) -> None:
+        super().__init__(
+            "This workspace has no active plan or trial: it can read its data but not create",
+            suggest=[
+                "Start the free trial: POST /api/billing/trial/start",
+                "Or subscribe: POST /api/billing/checkout",
+            ],
+            extra={"subscription_status": status, "upgrade_to": upgrade_to},
+        )
+
+
+def limits_of(
+    account: BillingAccountRecord | None, plans: list[PlanRecord], now: datetime
+) -> PlanLimits:
+    """The limits an account is entitled to at `now` (pure: no I/O)."""
+    if account is None or account.plan is None:
+        return NO_PLAN
+    plan = next((p for p in plans if p.name == account.plan), None)
+    if account.source == "stripe":
+        entitled = account.status in ACTIVE_STRIPE_STATUSES
+    else:
+        entitled = account.status in ACTIVE_STRIPE_STATUSES and (
+            account.current_period_end is None or account.current_period_end > now
+        )
+    if plan is None or not entitled:
+        return PlanLimits(
+            name=account.plan,
+            active_monitors=0,
+            runs_per_day=0,
+            items_per_run=0,
+            min_poll_seconds=0,
+            can_create=False,
+            status=_status(account, now),
+            ends_at=account.current_period_end,
+        )
+    return PlanLimits(
+        name=plan.name,
+        active_monitors=plan.active_monitors,
+        runs_per_day=plan.runs_per_day,
+        items_per_run=plan.items_per_run,
+        min_poll_seconds=plan.min_poll_seconds,
+        can_create=True,
+        status=account.status,
+        ends_at=account.current_period_end,
+    )
+
+
+def _status(account: BillingAccountRecord, now: datetime) -> str:
+    if account.source in {"trial", "grant"} and (
+        account.current_period_end is not None and account.current_period_end <= now
+    ):
+        return "expired"
+    return account.status
+
+
+def upgrade_for(plans: list[PlanRecord], current: str | None, quota: str, limit: int) -> str | None:
+    """The first purchasable plan, above the current one, with more of `quota`."""
+    for plan in sorted(plans, key=lambda p: p.position):
+        if plan.purchasable and plan.name != current and getattr(plan, quota) > limit:
+            return plan.name
+    return None
+
+
+async def plan_limits(workspace_id: str, *, store: Store | None = None) -> PlanLimits:
+    """The workspace's current limits (NO_PLAN-like, `can_create=False`, without a plan)."""
+    store = store or services().store
+    account = await store.billing.account(workspace_id)
+    return limits_of(account, await store.billing.plans(), store.clock())
+
+
+async def _check(
+    workspace_id: str,
+    quota: str,
+    requested: int,
+    store: Store | None,
+    *,
+    at_most: bool,
+    shown: int | None = None,
+) -> PlanLimits:
+    store = store or services().store
+    plans = await store.billing.plans()
+    limits = limits_of(await store.billing.account(workspace_id), plans, store.clock())
+    if not limits.can_create:
+        raise PlanRequired(limits.status, upgrade_for(plans, None, quota, 0))
+    limit = getattr(limits, quota)
+    over = requested > limit if at_most else requested < limit
+    if over:
+        better = (
+            upgrade_for(plans, limits.name, quota, limit)
+            if at_most
+            else _faster_plan(plans, limits.name, limit)
+        )
+        raise QuotaExceeded(
+            quota, limit, requested if shown is None else shown, limits.name, better
+        )
+    return limits
+
+
+def _faster_plan(plans: list[PlanRecord], current: str | None, limit: int) -> str | None:
+    for plan in sorted(plans, key=lambda p: p.position):
+        if plan.purchasable and plan.name != current and plan.min_poll_seconds < limit:
+            return plan.name
+    return None
+
+
+async def require_quota(
+    workspace_id: str, quota: Quota, in_use: int, *, store: Store | None = None
+) -> PlanLimits:
+    """Allow creating one more of `quota` when `in_use` exist now (monitors that are active,
+    runs created since 00:00 UTC); raises `QuotaExceeded` (403) at the limit, `PlanRequired`
+    (403) without a plan. Returns the limits, for the caller's other checks."""
+    if quota not in ("active_monitors", "runs_per_day"):
+        raise ValueError(f"unknown quota {quota!r}")
+    return await _check(workspace_id, quota, in_use + 1, store, at_most=True, shown=in_use)
+
+
+async def require_items_per_run(
+    workspace_id: str, items: int, *, store: Store | None = None
+) -> PlanLimits:
+    """Allow a run (or monitor poll) that asks for `items` listings."""
+    return await _check(workspace_id, "items_per_run", items, store, at_most=True)
+
+
+async def require_poll_interval(
+    workspace_id: str, seconds: int, *, store: Store | None = None
+) -> PlanLimits:
+    """Allow a monitor polling every `seconds` (not faster than the plan's minimum)."""
+    return await _check(workspace_id, "min_poll_seconds", seconds, store, at_most=False)
+
+
+async def usage(workspace_id: str, *, store: Store | None = None) -> Usage:
+    """What counts against the quotas now: active monitors, runs created today (UTC)."""
+    store = store or services().store
+    now = store.clock()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    assert midnight <= now < midnight + timedelta(days=1)
+    return Usage(
+        active_monitors=await store.monitors.count_active(workspace_id),
+        runs_today=await store.runs.count_since(workspace_id, midnight),
+    )

@@ -1,0 +1,194 @@
+"""Account actions shared by the JSON API (`api/accounts.py`, `api/keys.py`) and the web pages.
+
+Each function works inside a request (it reads `services()` and, for limits, the client IP) and
+raises the same `ApiError` subclasses the JSON API answers with; the pages turn them into
+sentences. Nothing here builds a response body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from quart import Response, request
+
+from store import AccessTokenRecord, AlreadyExists, UserRecord
+
+from .auth import SESSION_COOKIE, client_ip
+from .errors import BadRequest, InvalidCredentials, TooManyRequests
+from .security import hash_password, new_access_token, new_id, new_secret, verify_password
+from .services import services
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session just stored; `secret` goes into the cookie and nowhere else."""
+
+    secret: str
+    max_age_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class MintedToken:
+    record: AccessTokenRecord
+    plaintext: str
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+async def register_account(email: str, password: str, name: str | None) -> None:
+    """Create an account and its workspace. A taken e-mail is not an error (no enumeration):
+    its owner is told by e-mail instead."""
+    svc = services()
+    email = normalise_email(email)
+    password_hash = await hash_password(password)
+    try:
+        await svc.store.create_user(
+            user_id=new_id("usr"),
+            workspace_id=new_id("ws"),
+            email=email,
+            name=name,
+            password_hash=password_hash,
+        )
+    except AlreadyExists:
+        await svc.mailer.send(
+            email,
+            "Someone tried to register with your e-mail",
+            "Somebody tried to create a Nichescope account with this e-mail address.\n"
+            "You already have one. If it was you, sign in or reset your password at "
+            f"{svc.settings.public_url}/forgot-password.\n",
+        )
+
+
+async def check_password(email: str, password: str) -> UserRecord:
+    """The user whose e-mail and password these are.
+
+    Raises `TooManyRequests` past the per-IP or per-account limits and `InvalidCredentials`
+    on a wrong pair (same answer and timing whether or not the account exists).
+    """
+    svc = services()
+    email = normalise_email(email)
+    wait = svc.login_ip_limiter.hit(client_ip())
+    if wait == 0.0:
+        wait = svc.login_account_limiter.retry_after(email)
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many sign-in attempts; wait before trying again")
+    credentials = await svc.store.get_credentials(email)
+    password_hash = credentials.password_hash if credentials else None
+    if credentials is None or not await verify_password(password_hash, password):
+        svc.login_account_limiter.hit(email)
+        raise InvalidCredentials()
+    svc.login_account_limiter.reset(email)
+    return credentials.user
+
+
+async def end_current_session() -> None:
+    """Delete the session named by the request's cookie, if any (idempotent)."""
+    svc = services()
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie and len(cookie) <= 200:
+        digest = svc.hasher.digest(cookie)
+        await svc.store.delete_session(digest)
+        svc.sessions.drop(digest)
+
+
+async def start_session(user_id: str) -> NewSession:
+    """Store a fresh session for `user_id`. A session the browser already held is ended first,
+    so a planted cookie can never become a signed-in one (session fixation)."""
+    svc = services()
+    await end_current_session()
+    secret = new_secret()
+    lifetime = timedelta(days=svc.settings.session_days)
+    await svc.store.add_session(
+        token_hash=svc.hasher.digest(secret),
+        user_id=user_id,
+        expires_at=svc.store.clock() + lifetime,
+    )
+    return NewSession(secret=secret, max_age_seconds=int(lifetime.total_seconds()))
+
+
+def set_session_cookie(response: Response, session: NewSession) -> None:
+    response.set_cookie(
+        SESSION_COOKIE,
+        session.secret,
+        max_age=session.max_age_seconds,
+        path="/",
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def clear_session_cookie(response: Response) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path="/",
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+async def send_password_reset(email: str) -> None:
+    """E-mail a single-use reset link if the account exists; silent otherwise.
+
+    Raises `TooManyRequests` past five requests per IP or per e-mail per window.
+    """
+    svc = services()
+    email = normalise_email(email)
+    wait = max(svc.mail_limiter.hit(f"ip:{client_ip()}"), svc.mail_limiter.hit(f"to:{email}"))
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many reset requests; wait before trying again")
+    credentials = await svc.store.get_credentials(email)
+    if credentials is None:
+        return
+    secret = new_secret()
+    await svc.store.add_password_reset(
+        token_hash=svc.hasher.digest(secret),
+        user_id=credentials.user.id,
+        expires_at=svc.store.clock() + timedelta(minutes=svc.settings.reset_token_minutes),
+    )
+    await svc.mailer.send(
+        email,
+        "Reset your Nichescope password",
+        "Someone (hopefully you) asked to reset your Nichescope password.\n\n"
+        f"Reset it here within {svc.settings.reset_token_minutes} minutes:\n"
+        f"{svc.settings.public_url}/reset-password?token={secret}\n\n"
+        "If it was not you, ignore this message; your password stays as it is.\n",
+    )
+
+
+async def reset_password(token: str, password: str) -> None:
+    """Set a new password with a reset token and end every session of the user.
+
+    Raises `BadRequest` (code `invalid_token`) when the token is unknown, used or expired.
+    """
+    svc = services()
+    password_hash = await hash_password(password)
+    ended = await svc.store.reset_password(svc.hasher.digest(token), password_hash)
+    if ended is None:
+        raise BadRequest(
+            "This reset link is invalid, already used or expired",
+            code="invalid_token",
+            suggest=["Ask for a new link at /forgot-password"],
+        )
+    svc.sessions.drop(*ended)
+
+
+async def mint_access_token(
+    *, user_id: str, workspace_id: str, label: str, scopes: tuple[str, ...]
+) -> MintedToken:
+    """Create a personal access token; the plaintext exists only in the returned value."""
+    svc = services()
+    plaintext = new_access_token()
+    record = await svc.store.add_access_token(
+        token_id=new_id("key"),
+        user_id=user_id,
+        workspace_id=workspace_id,
+        label=label,
+        scopes=scopes,
+        token_hash=svc.hasher.digest(plaintext),
+    )
+    return MintedToken(record=record, plaintext=plaintext)

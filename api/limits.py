@@ -1,0 +1,60 @@
+"""Request body limits: small for every route, larger where a route says so (imports).
+
+Quart fixes one limit per app, so the app's limit is the largest any route allows and this
+hook refuses, before the body is read, any request whose declared length exceeds its route's
+own limit; bodies without a declared length are measured as they are read (`body_limit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from quart import Quart, current_app, request
+
+from .errors import ApiError
+
+MAX_BODY_ATTRIBUTE = "_nichescope_max_body"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class PayloadTooLarge(ApiError):
+    status, code = 413, "payload_too_large"
+
+
+def allow_body(max_bytes_setting: str) -> Callable[[F], F]:
+    """Let a route take bodies up to the `Settings` field named `max_bytes_setting`."""
+
+    def decorate(func: F) -> F:
+        setattr(func, MAX_BODY_ATTRIBUTE, max_bytes_setting)
+        return func
+
+    return decorate
+
+
+def body_limit() -> int:
+    from .services import services
+
+    settings = services().settings
+    view = current_app.view_functions.get(request.endpoint or "")
+    field = getattr(view, MAX_BODY_ATTRIBUTE, None)
+    return int(getattr(settings, field)) if field else settings.max_body_bytes
+
+
+def refuse_too_large(size: int) -> None:
+    limit = body_limit()
+    if size > limit:
+        raise PayloadTooLarge(
+            f"The request body is larger than {limit} bytes",
+            suggest=[f"Send at most {limit} bytes"],
+            extra={"max_bytes": limit},
+        )
+
+
+async def check_declared_length() -> None:
+    if request.content_length is not None:
+        refuse_too_large(request.content_length)
+
+
+def install(app: Quart) -> None:
+    app.before_request(check_declared_length)

@@ -1,0 +1,112 @@
+"""Discovery documents, no authentication: the tool manifest and the static server card.
+
+`GET /mcp/manifest` and `GET /.well-known/mcp/manifest.json`: the tools with their scopes
+and schemas, and how to authenticate. `GET /.well-known/mcp.json`: the server card (name,
+version, the streamable-http URL, protocol versions, auth).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from quart import Response
+from quart_schema import document_response
+
+from ..openapi import operation
+from ..services import services
+from ..system import package_version
+from ._blueprint import blueprint, mcp_state
+from ._protocol import LATEST_VERSION, SUPPORTED_VERSIONS, json_response
+
+DESCRIPTION = (
+    "Find sales niches on a second-hand fashion marketplace: analyses, monitors and runs "
+    "of your workspace, for AI agents."
+)
+
+
+class McpDocument(BaseModel):
+    """A discovery document (manifest or server card)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    version: str
+
+
+def _auth() -> dict[str, Any]:
+    public_url = services().settings.public_url
+    return {
+        "type": "bearer",
+        "scheme": "Bearer",
+        "header": "Authorization: Bearer <token>",
+        "token_format": "nsc_<secret>",
+        "obtain_at": f"{public_url}/account/keys",
+        "description": (
+            "A personal access token created by a signed-in user at /account/keys. "
+            "initialize, ping, tools/list and these documents need no credentials; "
+            "tools/call needs the token, with the scope the tool names."
+        ),
+        "scopes": {
+            "read": "List and read: analyses, monitors, runs, the caller's identity",
+            "write": "Create: monitors and analyses",
+        },
+        "required_for": ["tools/call"],
+    }
+
+
+def manifest() -> dict[str, Any]:
+    public_url = services().settings.public_url
+    return {
+        "name": "nichescope",
+        "title": "Nichescope",
+        "version": package_version(),
+        "description": DESCRIPTION,
+        "endpoint": f"{public_url}/mcp",
+        "transport": "streamable-http",
+        "protocolVersion": LATEST_VERSION,
+        "supportedProtocolVersions": list(SUPPORTED_VERSIONS),
+        "auth": _auth(),
+        "tools": [{**tool.descriptor(), "scope": tool.scope} for tool in mcp_state().registry],
+    }
+
+
+def server_card() -> dict[str, Any]:
+    public_url = services().settings.public_url
+    return {
+        "name": "nichescope",
+        "title": "Nichescope",
+        "version": package_version(),
+        "description": DESCRIPTION,
+        "serverInfo": {"name": "nichescope", "title": "Nichescope", "version": package_version()},
+        "protocolVersion": LATEST_VERSION,
+        "supportedProtocolVersions": list(SUPPORTED_VERSIONS),
+        "remotes": [{"type": "streamable-http", "url": f"{public_url}/mcp"}],
+        "capabilities": {"tools": {"listChanged": False}},
+        "auth": _auth(),
+        "manifest": f"{public_url}/.well-known/mcp/manifest.json",
+        "documentation": f"{public_url}/docs",
+    }
+
+
+@blueprint.get("/mcp/manifest")
+@operation("getMcpManifest", access="public")
+@document_response(McpDocument, 200)
+async def get_manifest() -> Response:
+    """The MCP tool manifest: tools, their scopes and schemas, and how to authenticate."""
+    return json_response(manifest())
+
+
+@blueprint.get("/.well-known/mcp/manifest.json")
+@operation("getMcpManifestWellKnown", access="public")
+@document_response(McpDocument, 200)
+async def get_well_known_manifest() -> Response:
+    """The MCP tool manifest at its well-known address (same document as /mcp/manifest)."""
+    return json_response(manifest())
+
+
+@blueprint.get("/.well-known/mcp.json")
+@operation("getMcpServerCard", access="public")
+@document_response(McpDocument, 200)
+async def get_server_card() -> Response:
+    """The static MCP server card: name, version, remote URL, protocol versions, auth."""
+    return json_response(server_card())

@@ -1,0 +1,72 @@
+"""Paging for the list tools: an opaque `cursor` argument in, `nextCursor` out.
+
+A cursor is the offset of the next item, tagged with the list it belongs to, in URL-safe
+base64. Agents pass it back unchanged; one that does not decode, or that belongs to another
+list, is refused as invalid arguments (JSON-RPC -32602) before the tool runs. Pages are
+offsets into a newest-first list, so an item created while paging shifts later pages by one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+def encode_cursor(kind: str, offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode()
+
+
+def decode_cursor(kind: str, cursor: str) -> int:
+    """The offset in `cursor`; `ValueError` when it is not a cursor of list `kind`."""
+    try:
+        prefix, _, offset = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        value = int(offset)
+    except (binascii.Error, UnicodeDecodeError, ValueError) as err:
+        raise ValueError("not a cursor this tool gave out") from err
+    if prefix != kind or value < 0:
+        raise ValueError("not a cursor this tool gave out")
+    return value
+
+
+class PageArguments(BaseModel):
+    """`cursor` (from the previous page's `nextCursor`) and `limit`; unknown fields refused."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: ClassVar[str]
+
+    cursor: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Opaque: the `nextCursor` of the previous page; omit for the first page.",
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="Items per page (1-100)."
+    )
+
+    @field_validator("cursor")
+    @classmethod
+    def _valid_cursor(cls, value: str | None) -> str | None:
+        if value is not None:
+            decode_cursor(cls.kind, value)
+        return value
+
+    @property
+    def offset(self) -> int:
+        return 0 if self.cursor is None else decode_cursor(self.kind, self.cursor)
+
+    def next_cursor(self, total: int) -> str | None:
+        """The cursor of the page after this one, or None when this page is the last."""
+        following = self.offset + self.limit
+        return encode_cursor(self.kind, following) if following < total else None
+
+
+NEXT_CURSOR: Any = Field(
+    default=None,
+    description="Pass it as `cursor` to get the next page; null on the last page.",
+)

@@ -1,0 +1,41 @@
+"""`get_analysis`: one analysis with its ranked niches (what `GET /api/analyses/{id}` answers)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...analyses import analysis_in_workspace, analysis_out
+from ...auth import Principal
+from ...run_schemas import AnalysisOut
+from .._registry import READ_ONLY, Tool
+
+
+class GetAnalysisArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="GetAnalysisArguments")
+
+    analysis_id: str = Field(
+        min_length=1,
+        max_length=64,
+        description="An analysis id (`an_...`) from list_analyses or a run's `analysis_id`.",
+    )
+
+
+async def get_analysis(principal: Principal, arguments: GetAnalysisArguments) -> AnalysisOut:
+    # Another workspace's analysis is `not_found`, exactly like one that does not exist.
+    return analysis_out(await analysis_in_workspace(arguments.analysis_id, principal.workspace_id))
+
+
+TOOL = Tool(
+    name="get_analysis",
+    title="Get an analysis",
+    description=(
+        "One analysis: ranked niches with their evidence, alerts and notes, plus links to its "
+        "four graphs (REST paths, same token). An unknown id, or one of another workspace, is "
+        "an error result with code `not_found`."
+    ),
+    scope="read",
+    input_model=GetAnalysisArguments,
+    output_model=AnalysisOut,
+    annotations=READ_ONLY,
+    handler=get_analysis,
+)

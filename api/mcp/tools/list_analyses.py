@@ -1,0 +1,50 @@
+"""`list_analyses`: the workspace's analyses, newest first (what `GET /api/analyses` lists)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ...analyses import summary
+from ...auth import Principal
+from ...run_schemas import AnalysisSummary
+from ...services import services
+from .._registry import READ_ONLY, Tool
+from ._paging import NEXT_CURSOR, PageArguments
+
+
+class ListAnalysesArguments(PageArguments):
+    model_config = ConfigDict(extra="forbid", title="ListAnalysesArguments")
+    kind = "analyses"
+
+
+class AnalysisPage(BaseModel):
+    analyses: list[AnalysisSummary]
+    total: int
+    nextCursor: str | None = NEXT_CURSOR
+
+
+async def list_analyses(principal: Principal, arguments: ListAnalysesArguments) -> AnalysisPage:
+    analyses, total = await services().store.runs.analyses(
+        principal.workspace_id, arguments.offset, arguments.limit
+    )
+    return AnalysisPage(
+        analyses=[summary(a) for a in analyses],
+        total=total,
+        nextCursor=arguments.next_cursor(total),
+    )
+
+
+TOOL = Tool(
+    name="list_analyses",
+    title="List analyses",
+    description=(
+        "The workspace's analyses (results of succeeded runs and imported monitor exports), "
+        "newest first: id, source, source URL, date. Read one with get_analysis. "
+        "Paged: pass `nextCursor` back as `cursor`."
+    ),
+    scope="read",
+    input_model=ListAnalysesArguments,
+    output_model=AnalysisPage,
+    annotations=READ_ONLY,
+    handler=list_analyses,
+)

@@ -1,0 +1,52 @@
+"""`list_monitorings`: the workspace's monitors, newest first (what `GET /api/monitoring` lists)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ...auth import Principal
+from ...monitor_schemas import MonitorOut
+from ...monitoring import monitor_out
+from ...services import services
+from .._registry import READ_ONLY, Tool
+from ._paging import NEXT_CURSOR, PageArguments
+
+
+class ListMonitoringsArguments(PageArguments):
+    model_config = ConfigDict(extra="forbid", title="ListMonitoringsArguments")
+    kind = "monitors"
+
+
+class MonitorPage(BaseModel):
+    monitors: list[MonitorOut]
+    total: int
+    nextCursor: str | None = NEXT_CURSOR
+
+
+async def list_monitorings(
+    principal: Principal, arguments: ListMonitoringsArguments
+) -> MonitorPage:
+    # The REST view's store call; the store answers the whole (small) list, paged here.
+    monitors = await services().store.monitors.in_workspace(principal.workspace_id)
+    page = monitors[arguments.offset : arguments.offset + arguments.limit]
+    return MonitorPage(
+        monitors=[monitor_out(m) for m in page],
+        total=len(monitors),
+        nextCursor=arguments.next_cursor(len(monitors)),
+    )
+
+
+TOOL = Tool(
+    name="list_monitorings",
+    title="List monitors",
+    description=(
+        "The workspace's monitors (catalogue URLs polled on an interval), newest first, with "
+        "status (paused while bootstrapping, active, error), interval, last/next poll and error "
+        "counts. Paged: pass `nextCursor` back as `cursor` for the next page."
+    ),
+    scope="read",
+    input_model=ListMonitoringsArguments,
+    output_model=MonitorPage,
+    annotations=READ_ONLY,
+    handler=list_monitorings,
+)

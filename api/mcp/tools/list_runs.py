@@ -1,0 +1,48 @@
+"""`list_runs`: the workspace's analysis runs, newest first (what `GET /api/runs` lists)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ...auth import Principal
+from ...run_schemas import RunOut
+from ...runs import run_out
+from ...services import services
+from .._registry import READ_ONLY, Tool
+from ._paging import NEXT_CURSOR, PageArguments
+
+
+class ListRunsArguments(PageArguments):
+    model_config = ConfigDict(extra="forbid", title="ListRunsArguments")
+    kind = "runs"
+
+
+class RunPage(BaseModel):
+    runs: list[RunOut]
+    total: int
+    nextCursor: str | None = NEXT_CURSOR
+
+
+async def list_runs(principal: Principal, arguments: ListRunsArguments) -> RunPage:
+    runs, total = await services().store.runs.in_workspace(
+        principal.workspace_id, arguments.offset, arguments.limit
+    )
+    return RunPage(
+        runs=[run_out(r) for r in runs], total=total, nextCursor=arguments.next_cursor(total)
+    )
+
+
+TOOL = Tool(
+    name="list_runs",
+    title="List analysis runs",
+    description=(
+        "The workspace's analysis runs, newest first: state (queued, running, succeeded, "
+        "failed, cancelled), progress, items scraped, error, and `analysis_id` once succeeded "
+        "(read it with get_analysis). Paged: pass `nextCursor` back as `cursor`."
+    ),
+    scope="read",
+    input_model=ListRunsArguments,
+    output_model=RunPage,
+    annotations=READ_ONLY,
+    handler=list_runs,
+)

@@ -1,0 +1,34 @@
+"""`whoami`: the caller's user, workspace and token scopes (what `GET /api/auth/me` answers)."""
+
+from __future__ import annotations
+
+from ...accounts import _me
+from ...auth import Principal
+from ...errors import NotFound
+from ...schemas import MeResponse
+from ...services import services
+from .._registry import READ_ONLY, Tool
+from ._inputs import NoArguments
+
+
+async def whoami(principal: Principal, arguments: NoArguments) -> MeResponse:
+    # The same store call and document as GET /api/auth/me, so agents and REST agree.
+    user = await services().store.get_user(principal.user_id)
+    if user is None:
+        raise NotFound("user")
+    return await _me(user, principal)
+
+
+TOOL = Tool(
+    name="whoami",
+    title="Who am I",
+    description=(
+        "The user and workspace this access token acts for, and the token's scopes. "
+        "Call it first to check the token works and what it may do."
+    ),
+    scope="read",
+    input_model=NoArguments,
+    output_model=MeResponse,
+    annotations=READ_ONLY,
+    handler=whoami,
+)

@@ -1,0 +1,98 @@
+"""Bodies of the monitor endpoints."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from .schemas import Strict
+
+
+class StartMonitorRequest(Strict):
+    analysis_id: str | None = Field(default=None, min_length=1, max_length=64)
+    url: str | None = Field(default=None, min_length=1, max_length=2048)
+    label: str | None = Field(default=None, max_length=200)
+    interval_seconds: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> StartMonitorRequest:
+        if (self.analysis_id is None) == (self.url is None):
+            raise ValueError("give exactly one of analysis_id or url")
+        return self
+
+
+class ListingsQuery(BaseModel):
+    state: str = Field(default="open", pattern=r"^(open|sold|reserved|deleted|all)$")
+    page: int = Field(default=1, ge=1)
+    page_size: int = Field(default=50, ge=1, le=200)
+
+
+class PollOut(BaseModel):
+    id: str
+    started_at: datetime
+    finished_at: datetime
+    pages: int
+    items: int
+    new: int
+    changed: int
+    confirmed: int
+    duration_ms: int
+    error: str | None
+
+
+class MonitorOut(BaseModel):
+    id: str
+    label: str | None
+    url: str
+    source_analysis_id: str | None
+    status: Literal["paused", "active", "error"]
+    bootstrapping: bool
+    interval_seconds: int
+    page_cap: int
+    created_at: datetime
+    bootstrapped_at: datetime | None
+    last_poll_at: datetime | None
+    next_poll_at: datetime | None
+    consecutive_errors: int
+    total_errors: int
+    last_error: str | None
+    polls: int
+    counts: dict[str, int] | None = None
+
+
+class MonitorList(BaseModel):
+    monitors: list[MonitorOut]
+
+
+class ListingOut(BaseModel):
+    item_id: int
+    title: str | None
+    brand: str | None
+    size: str | None
+    condition: str | None
+    category_id: int | None
+    price: Decimal | None
+    currency: str | None
+    favourites: int | None
+    views: int | None
+    seller_id: int | None
+    url: str | None
+    photo_url: str | None
+    listed_at: datetime | None
+    first_seen_at: datetime
+    last_seen_at: datetime
+    state: Literal["open", "reserved", "sold", "deleted"]
+    state_changed_at: datetime
+    in_feed: bool
+
+
+class ListingsPage(BaseModel):
+    listings: list[ListingOut]
+    state: str
+    page: int
+    page_size: int
+    total: int
+    pages: int

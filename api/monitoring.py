@@ -1,0 +1,212 @@
+"""`/api/monitoring/*`: start, list, read, pause/resume, delete and export monitors.
+
+Every query is scoped to the caller's workspace: another workspace's monitor is a 404,
+indistinguishable from one that does not exist.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+from quart import Blueprint, Response
+from quart_schema import (
+    validate_querystring,
+    validate_request,
+    validate_response,
+)
+
+from engine import CatalogueUrlRefused, EngineBusy
+from store import LISTING_STATES, MonitorRecord
+
+from .auth import current_principal
+from .errors import ApiError, BadRequest, NotFound
+from .monitor_export import EXPORT_SCHEMA, stream_export
+from .monitor_schemas import (
+    ListingsPage,
+    ListingsQuery,
+    MonitorList,
+    MonitorOut,
+    StartMonitorRequest,
+)
+from .openapi import operation
+from .security import new_id
+from .services import services
+
+blueprint = Blueprint("monitoring", __name__, url_prefix="/api/monitoring")
+
+
+class Busy(ApiError):
+    status, code = 429, "busy"
+
+
+def monitor_out(monitor: MonitorRecord, counts: dict[str, int] | None = None) -> MonitorOut:
+    fields = {k: v for k, v in asdict(monitor).items() if k != "workspace_id"}
+    return MonitorOut.model_validate(
+        {
+            **fields,
+            "bootstrapping": monitor.bootstrapped_at is None and monitor.status != "error",
+            "counts": counts,
+        }
+    )
+
+
+async def owned_monitor(monitor_id: str) -> MonitorRecord:
+    monitor = await services().store.monitors.get(monitor_id, current_principal().workspace_id)
+    if monitor is None:
+        raise NotFound("monitor")
+    return monitor
+
+
+@blueprint.post("/start")
+@operation("startMonitor")
+@validate_request(StartMonitorRequest)
+@validate_response(MonitorOut, 202)
+async def start_monitor(data: StartMonitorRequest) -> tuple[MonitorOut, int]:
+    """Start a monitor on a catalogue URL (or from an analysis); 202 at once, status `paused`.
+
+    The bootstrap scrape runs in the background and moves the monitor to `active`.
+    """
+    return monitor_out(await start_monitor_in(current_principal().workspace_id, data)), 202
+
+
+async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> MonitorRecord:
+    """Start a monitor in `workspace_id` (the REST view and the MCP `create_monitor` tool).
+
+    Raises `ApiError`s: `NotFound` (analysis), `BadRequest` `url_refused` or
+    `interval_too_short`; the monitor is `paused` until its background bootstrap ends.
+    """
+    svc = services()
+    settings = svc.settings
+    if data.analysis_id is not None:
+        # Analyses arrive with their own issue; until then no id can name one.
+        raise NotFound("analysis")
+    assert data.url is not None
+    try:
+        url = await svc.engine.market.check_url(data.url)
+    except CatalogueUrlRefused as err:
+        raise BadRequest(
+            f"This catalogue URL cannot be monitored: {err.reason}",
+            code="url_refused",
+            suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
+        ) from err
+    interval = data.interval_seconds or max(
+        settings.default_poll_seconds, settings.min_poll_seconds
+    )
+    if interval < settings.min_poll_seconds:
+        raise BadRequest(
+            f"interval_seconds must be at least {settings.min_poll_seconds}",
+            code="interval_too_short",
+            suggest=[f"Use interval_seconds >= {settings.min_poll_seconds}"],
+            extra={"min_interval_seconds": settings.min_poll_seconds},
+        )
+    monitor = await svc.engine.start_monitor(
+        monitor_id=new_id("mon"),
+        workspace_id=workspace_id,
+        url=url,
+        label=data.label.strip() if data.label and data.label.strip() else None,
+        interval_seconds=interval,
+        page_cap=settings.page_cap,
+    )
+    return monitor
+
+
+@blueprint.get("")
+@operation("listMonitors")
+@validate_response(MonitorList, 200)
+async def list_monitors() -> MonitorList:
+    """The workspace's monitors, newest first."""
+    monitors = await services().store.monitors.in_workspace(current_principal().workspace_id)
+    return MonitorList(monitors=[monitor_out(m) for m in monitors])
+
+
+@blueprint.get("/<monitor_id>")
+@operation("getMonitor")
+@validate_response(MonitorOut, 200)
+async def get_monitor(monitor_id: str) -> MonitorOut:
+    """Status, listing counts by state, last and next poll, error statistics."""
+    monitor = await owned_monitor(monitor_id)
+    return monitor_out(monitor, await services().store.monitors.state_counts(monitor.id))
+
+
+@blueprint.delete("/<monitor_id>")
+@operation("deleteMonitor", success=(204, "Deleted; no body", None))
+async def delete_monitor(monitor_id: str) -> Response:
+    """Stop the monitor's actor and delete the monitor with all its data. 204."""
+    monitor = await owned_monitor(monitor_id)
+    if not await services().engine.delete_monitor(monitor):
+        raise NotFound("monitor")
+    return Response(b"", status=204)
+
+
+@blueprint.post("/<monitor_id>/pause")
+@operation("pauseMonitor")
+@validate_response(MonitorOut, 200)
+async def pause_monitor(monitor_id: str) -> MonitorOut:
+    """Stop polling until resumed (data is kept)."""
+    monitor = await owned_monitor(monitor_id)
+    try:
+        await services().engine.pause(monitor)
+    except EngineBusy as err:
+        raise Busy(str(err), headers={"Retry-After": "1"}) from err
+    return monitor_out(await owned_monitor(monitor_id))
+
+
+@blueprint.post("/<monitor_id>/resume")
+@operation("resumeMonitor")
+@validate_response(MonitorOut, 200)
+async def resume_monitor(monitor_id: str) -> MonitorOut:
+    """Resume polling, also out of `error` (the error count starts again); polls at once."""
+    monitor = await owned_monitor(monitor_id)
+    try:
+        await services().engine.resume(monitor)
+    except EngineBusy as err:
+        raise Busy(str(err), headers={"Retry-After": "1"}) from err
+    return monitor_out(await owned_monitor(monitor_id))
+
+
+@blueprint.get("/<monitor_id>/listings")
+@operation("listMonitorListings")
+@validate_querystring(ListingsQuery)
+@validate_response(ListingsPage, 200)
+async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsPage:
+    """One page of the monitor's listings in a state (`all` for every state), by item id."""
+    monitor = await owned_monitor(monitor_id)
+    states = LISTING_STATES if query_args.state == "all" else (query_args.state,)
+    page = await services().store.monitors.listings(
+        monitor.id, states, query_args.page, query_args.page_size
+    )
+    return ListingsPage.model_validate(
+        {
+            "listings": [asdict(listing) for listing in page.listings],
+            "state": query_args.state,
+            "page": query_args.page,
+            "page_size": query_args.page_size,
+            "total": page.total,
+            "pages": max(1, math.ceil(page.total / query_args.page_size)),
+        }
+    )
+
+
+@blueprint.get("/<monitor_id>/export")
+@operation("exportMonitor")
+async def export_monitor(monitor_id: str) -> Response:
+    """The monitor's full captured history as one self-describing JSON document (streamed).
+
+    Format `nichescope.monitor-export` version 1; its JSON Schema is served at
+    `/api/monitoring/export-schema`. `POST /api/analysis/import-monitoring` takes it back.
+    """
+    monitor = await owned_monitor(monitor_id)
+    filename = f"nichescope-monitor-{monitor.id}.json"
+    return Response(
+        stream_export(services().store, monitor),
+        content_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@blueprint.get("/export-schema")
+@operation("getMonitorExportSchema", access="public")
+async def export_schema() -> dict[str, object]:
+    """The JSON Schema of the monitor export document."""
+    return EXPORT_SCHEMA

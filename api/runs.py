@@ -1,0 +1,232 @@
+"""`/api/runs/*`: analysis runs: create, list, read, cancel, replay, delete, log, alerts.
+
+Run states: `queued` -> `running` -> `succeeded` | `failed` | `cancelled`. Cancel moves a
+queued or running run to `cancelled` (409 `run_finished` once it has ended); replay creates a
+new run with the same inputs (`replay_of` names the original); delete is refused while the run
+is queued or running (409 `run_running`). Another workspace's run is a 404.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+from typing import Any
+
+from quart import Blueprint, Response
+from quart_schema import (
+    validate_querystring,
+    validate_request,
+    validate_response,
+)
+
+from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
+from store import RunRecord
+
+from .auth import current_principal
+from .errors import BadRequest, Conflict, NotFound
+from .openapi import operation
+from .run_schemas import (
+    AlertsQuery,
+    CreateRunRequest,
+    DeletedOut,
+    LogQuery,
+    PageQuery,
+    RunList,
+    RunOut,
+)
+from .security import new_id
+from .services import services
+
+blueprint = Blueprint("runs", __name__, url_prefix="/api/runs")
+
+
+def run_out(run: RunRecord) -> RunOut:
+    return RunOut.model_validate({k: v for k, v in asdict(run).items() if k != "workspace_id"})
+
+
+async def owned_run(run_id: str) -> RunRecord:
+    run = await services().store.runs.get(run_id, current_principal().workspace_id)
+    if run is None:
+        raise NotFound("run")
+    return run
+
+
+async def checked_url(url: str) -> str:
+    try:
+        return await services().engine.market.check_url(url)
+    except CatalogueUrlRefused as err:
+        raise BadRequest(
+            f"This catalogue URL cannot be analysed: {err.reason}",
+            code="url_refused",
+            suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
+        ) from err
+
+
+@blueprint.post("")
+@operation("createRun")
+@validate_request(CreateRunRequest)
+@validate_response(RunOut, 201)
+async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
+    """Start an analysis run of a catalogue URL (a one-off scrape) or of a monitor's history."""
+    return run_out(await create_run_in(current_principal().workspace_id, data)), 201
+
+
+async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
+    """Queue a run in `workspace_id` (the REST view and the MCP `create_analysis` tool).
+
+    Raises `ApiError`s: `NotFound` (monitor of another workspace or none), `BadRequest`
+    `url_refused`; the run comes back `queued` and proceeds in the background.
+    """
+    svc = services()
+    url = None
+    if data.monitor_id is not None:
+        if await svc.store.monitors.get(data.monitor_id, workspace_id) is None:
+            raise NotFound("monitor")
+    else:
+        assert data.url is not None
+        url = await checked_url(data.url)
+    run = await svc.engine.runs.start(
+        run_id=new_id("run"),
+        workspace_id=workspace_id,
+        label=data.label.strip() if data.label and data.label.strip() else None,
+        source="monitor" if data.monitor_id else "url",
+        url=url,
+        monitor_id=data.monitor_id,
+        max_items=data.max_items,
+    )
+    return run
+
+
+@blueprint.get("")
+@operation("listRuns")
+@validate_querystring(PageQuery)
+@validate_response(RunList, 200)
+async def list_runs(query_args: PageQuery) -> RunList:
+    """The workspace's runs, newest first, paged."""
+    runs, total = await services().store.runs.in_workspace(
+        current_principal().workspace_id,
+        (query_args.page - 1) * query_args.page_size,
+        query_args.page_size,
+    )
+    return RunList(
+        runs=[run_out(r) for r in runs],
+        page=query_args.page,
+        page_size=query_args.page_size,
+        total=total,
+    )
+
+
+@blueprint.get("/<run_id>")
+@operation("getRun")
+@validate_response(RunOut, 200)
+async def get_run(run_id: str) -> RunOut:
+    """State, timings, progress, counts, and the analysis id once it succeeded."""
+    return run_out(await owned_run(run_id))
+
+
+@blueprint.delete("/<run_id>")
+@operation("deleteRun")
+@validate_response(DeletedOut, 200)
+async def delete_run(run_id: str) -> DeletedOut:
+    """Delete a finished run with its log, alerts and analysis (409 while it runs)."""
+    run = await owned_run(run_id)
+    try:
+        deleted = await services().engine.runs.delete(run)
+    except RunStillRunning as err:
+        raise Conflict(str(err), code="run_running", suggest=["Cancel the run first"]) from err
+    if not deleted:
+        raise NotFound("run")
+    return DeletedOut(id=run_id, deleted=True)
+
+
+@blueprint.post("/<run_id>/cancel")
+@operation("cancelRun")
+@validate_response(RunOut, 200)
+async def cancel_run(run_id: str) -> RunOut:
+    """Cancel a queued or running run; it ends `cancelled` within a second."""
+    run = await owned_run(run_id)
+    try:
+        return run_out(await services().engine.runs.cancel(run))
+    except RunNotCancellable as err:
+        raise Conflict(str(err), code="run_finished") from err
+
+
+@blueprint.post("/<run_id>/replay")
+@operation("replayRun")
+@validate_response(RunOut, 200)
+async def replay_run(run_id: str) -> RunOut:
+    """Start a new run with the same inputs; `replay_of` links it to the original."""
+    run = await owned_run(run_id)
+    svc = services()
+    if run.monitor_id is not None and (
+        await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
+    ):
+        raise Conflict("The monitor of this run no longer exists", code="source_gone")
+    replay = await svc.engine.runs.start(
+        run_id=new_id("run"),
+        workspace_id=run.workspace_id,
+        label=run.label,
+        source=run.source,
+        url=run.url,
+        monitor_id=run.monitor_id,
+        max_items=run.max_items,
+        replay_of=run.id,
+    )
+    return run_out(replay)
+
+
+@blueprint.get("/<run_id>/log")
+@operation("getRunLog", success=(200, "The log lines", "text/plain"))
+@validate_querystring(LogQuery)
+async def run_log(run_id: str, query_args: LogQuery) -> Response:
+    """The last `tail_lines` lines of the run's log (1-5000, default 160), as text."""
+    run = await owned_run(run_id)
+    lines = await services().store.runs.log_tail(run.id, query_args.tail_lines)
+    text = "".join(f"{at.isoformat(timespec='seconds')} {line}\n" for at, line in lines)
+    return Response(text, content_type="text/plain; charset=utf-8")
+
+
+def _alerts_of(result_json: str) -> list[dict[str, Any]]:
+    alerts = json.loads(result_json).get("alerts", [])
+    return [a for a in alerts if isinstance(a, dict)]
+
+
+def _cell(value: object) -> object:
+    """A CSV cell; text that a spreadsheet would run as a formula is defused (titles and
+    brands come from the marketplace, so they are untrusted)."""
+    if isinstance(value, dict | list):
+        value = json.dumps(value)
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+@blueprint.get("/<run_id>/alerts-download")
+@operation("downloadRunAlerts", success=(200, "Alerts as CSV or JSON", "text/csv"))
+@validate_querystring(AlertsQuery)
+async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
+    """The run's alerts as a file: CSV (default) or JSON with `?format=json`."""
+    run = await owned_run(run_id)
+    if run.analysis_id is None:
+        raise Conflict(f"Run {run.id} has no analysis ({run.state})", code="no_analysis")
+    analysis = await services().store.runs.analysis(run.analysis_id, run.workspace_id)
+    if analysis is None:
+        raise NotFound("analysis")
+    alerts = _alerts_of(analysis.result_json)
+    filename = f"nichescope-alerts-{run.id}.{query_args.format}"
+    disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    if query_args.format == "json":
+        return Response(
+            json.dumps({"run_id": run.id, "alerts": alerts}),
+            content_type="application/json",
+            headers=disposition,
+        )
+    buffer = io.StringIO()
+    columns = sorted({key for alert in alerts for key in alert})
+    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    for alert in alerts:
+        writer.writerow({k: _cell(v) for k, v in alert.items()})
+    return Response(buffer.getvalue(), content_type="text/csv; charset=utf-8", headers=disposition)

@@ -1,0 +1,94 @@
+"""The `web` blueprint: templates, static files, security headers and error pages."""
+
+from __future__ import annotations
+
+import logging
+
+from quart import Blueprint, Response
+from werkzeug.exceptions import HTTPException
+
+from ..errors import ApiError
+from . import csrf
+from ._render import page
+
+log = logging.getLogger(__name__)
+
+blueprint = Blueprint(
+    "web",
+    __name__,
+    template_folder="templates",
+    static_folder="static",
+    static_url_path="/assets",
+)
+
+# No inline script or style anywhere: the copy button's script and the stylesheet are files.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+    ]
+)
+
+
+@blueprint.after_request
+async def _page_headers(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    # Reset links carry their token in the URL: never send it anywhere as a referrer.
+    response.headers["Referrer-Policy"] = "no-referrer"
+    if response.content_type and response.content_type.startswith("text/html"):
+        # Pages show personal data and, once, a token's plaintext: keep them out of caches.
+        response.headers["Cache-Control"] = "no-store"
+    csrf.set_pre_cookie(response)
+    return response
+
+
+@blueprint.errorhandler(csrf.CsrfRefused)
+async def _csrf_refused(err: csrf.CsrfRefused) -> Response:
+    return await page(
+        "error.html",
+        status=403,
+        title="This form has expired",
+        reason=err.reason,
+        advice="For your safety we only accept forms this site showed you a moment ago. "
+        "Go back, reload the page and send it again.",
+    )
+
+
+@blueprint.errorhandler(ApiError)
+async def _api_error(err: ApiError) -> Response:
+    return await page(
+        "error.html", status=err.status, title="That did not work", reason=err.message
+    )
+
+
+@blueprint.errorhandler(HTTPException)
+async def _http_error(err: HTTPException) -> Response:
+    status = err.code or 500
+    titles = {404: "Page not found", 405: "That is not allowed here", 413: "That is too large"}
+    return await page(
+        "error.html",
+        status=status,
+        title=titles.get(status, "That did not work"),
+        reason=err.description or "",
+    )
+
+
+@blueprint.errorhandler(Exception)
+async def _unexpected(err: Exception) -> Response:
+    # Logged in full; the person sees a sentence, never a trace.
+    log.exception("unhandled error on a page", exc_info=err)
+    return await page(
+        "error.html",
+        status=500,
+        title="Something went wrong on our side",
+        reason="Please try again in a moment. If it keeps happening, tell us what you did.",
+    )

@@ -1,0 +1,92 @@
+"""Signed-in pages: the dashboard and `/account/keys` (personal access tokens).
+
+Keys are managed from a browser session only, as in the JSON API: these views look at the
+session cookie and never at a bearer header.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from pydantic import ValidationError
+from quart import Response, request
+
+from ..auth import Principal
+from ..identity import mint_access_token
+from ..schemas import CreateKeyRequest
+from ..services import services
+from . import csrf
+from ._blueprint import blueprint
+from ._render import field_errors, page, person, see_other
+
+
+class SignInNeeded(Exception):
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+@blueprint.errorhandler(SignInNeeded)
+async def _to_sign_in(err: SignInNeeded) -> Response:
+    return see_other(f"/login?notice=signin-needed&next={quote(err.path, safe='/')}")
+
+
+async def signed_in() -> Principal:
+    """The signed-in person, or a redirect to the sign-in page (which comes back here)."""
+    who = await person()
+    if who is None:
+        raise SignInNeeded(request.path)
+    return who
+
+
+@blueprint.get("/dashboard")
+async def dashboard() -> Response:
+    await signed_in()
+    return await page("dashboard.html")
+
+
+async def _keys_page(
+    who: Principal, *, status: int = 200, created: object = None, **context: object
+) -> Response:
+    keys = await services().store.list_access_tokens(who.user_id)
+    context.setdefault("form", {"label": "", "scopes": ["read"]})
+    context.setdefault("errors", {})
+    return await page("keys.html", status=status, keys=keys, created=created, **context)
+
+
+@blueprint.get("/account/keys")
+async def keys() -> Response:
+    return await _keys_page(await signed_in())
+
+
+@blueprint.post("/account/keys")
+async def create_key() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    form = await request.form
+    values = {"label": form.get("label", "").strip(), "scopes": form.getlist("scopes")}
+    try:
+        data = CreateKeyRequest.model_validate(values)
+    except ValidationError as err:
+        return await _keys_page(who, status=422, form=values, errors=field_errors(err))
+    minted = await mint_access_token(
+        user_id=who.user_id,
+        workspace_id=who.workspace_id,
+        label=data.label,
+        scopes=tuple(sorted(set(data.scopes))),
+    )
+    # Rendered in this answer (not after a redirect) so the plaintext is never in a URL,
+    # a cache or the next page view: reloading shows the list without it.
+    return await _keys_page(who, status=201, created=minted)
+
+
+@blueprint.post("/account/keys/<key_id>/revoke")
+async def revoke_key(key_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    record = await services().store.revoke_access_token(user_id=who.user_id, token_id=key_id)
+    if record is None:
+        return await _keys_page(
+            who, status=404, error="That key does not exist, or it is not yours."
+        )
+    return see_other("/account/keys?notice=revoked")

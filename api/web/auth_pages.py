@@ -1,0 +1,146 @@
+"""Sign-up, sign-in, sign-out, forgotten and reset password pages.
+
+Each POST checks its CSRF token first, validates with the JSON API's own request models and
+calls the same `api.identity` functions as `/api/auth/*` (same limits, same e-mails).
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from quart import Response, request
+
+from .. import identity
+from ..errors import BadRequest, InvalidCredentials, TooManyRequests
+from ..schemas import ForgotPasswordRequest, LoginRequest, RegisterRequest, ResetPasswordRequest
+from . import csrf
+from ._blueprint import blueprint
+from ._render import field_errors, page, person, safe_next, see_other
+
+
+def _wait_words(err: TooManyRequests) -> str:
+    seconds = int(err.extra.get("retry_after_seconds", 60))
+    minutes = (seconds + 59) // 60
+    return f"Too many attempts. Try again in {minutes} minute{'s' if minutes != 1 else ''}."
+
+
+@blueprint.get("/")
+async def home() -> Response:
+    return see_other("/dashboard" if await person() else "/login")
+
+
+@blueprint.get("/signup")
+async def signup_form() -> Response:
+    if await person():
+        return see_other("/dashboard")
+    return await page("signup.html", form={}, errors={})
+
+
+@blueprint.post("/signup")
+async def signup() -> Response:
+    await csrf.check("pre")
+    form = await request.form
+    values = {"email": form.get("email", "").strip(), "password": form.get("password", "")}
+    if form.get("name", "").strip():
+        values["name"] = form["name"].strip()
+    try:
+        data = RegisterRequest.model_validate(values)
+    except ValidationError as err:
+        return await page("signup.html", status=422, form=values, errors=field_errors(err))
+    await identity.register_account(str(data.email), data.password, data.name)
+    return see_other("/login?notice=registered")
+
+
+@blueprint.get("/login")
+async def login_form() -> Response:
+    if await person():
+        return see_other(safe_next(request.args.get("next")))
+    return await page("login.html", form={}, errors={}, next=request.args.get("next", ""))
+
+
+@blueprint.post("/login")
+async def login() -> Response:
+    await csrf.check("pre")
+    form = await request.form
+    values = {"email": form.get("email", "").strip(), "password": form.get("password", "")}
+    next_path = safe_next(form.get("next"))
+
+    async def again(status: int, errors: dict[str, str], message: str | None = None) -> Response:
+        shown = {"email": values["email"]}
+        return await page(
+            "login.html", status=status, form=shown, errors=errors, error=message, next=next_path
+        )
+
+    try:
+        data = LoginRequest.model_validate(values)
+    except ValidationError as err:
+        return await again(422, field_errors(err))
+    try:
+        user = await identity.check_password(str(data.email), data.password)
+    except InvalidCredentials:
+        return await again(401, {}, "That e-mail and password do not match. Check both and retry.")
+    except TooManyRequests as err:
+        return await again(429, {}, _wait_words(err))
+    session = await identity.start_session(user.id)
+    response = see_other(next_path)
+    identity.set_session_cookie(response, session)
+    return response
+
+
+@blueprint.post("/logout")
+async def logout() -> Response:
+    await csrf.check("session")
+    await identity.end_current_session()
+    response = see_other("/login?notice=signed-out")
+    identity.clear_session_cookie(response)
+    return response
+
+
+@blueprint.get("/forgot-password")
+async def forgot_form() -> Response:
+    return await page("forgot.html", form={}, errors={}, sent=False)
+
+
+@blueprint.post("/forgot-password")
+async def forgot() -> Response:
+    await csrf.check("pre")
+    form = await request.form
+    values = {"email": form.get("email", "").strip()}
+    try:
+        data = ForgotPasswordRequest.model_validate(values)
+    except ValidationError as err:
+        return await page("forgot.html", status=422, form=values, errors=field_errors(err))
+    try:
+        await identity.send_password_reset(str(data.email))
+    except TooManyRequests as err:
+        return await page("forgot.html", status=429, form=values, errors={}, error=_wait_words(err))
+    return await page("forgot.html", form=values, errors={}, sent=True)
+
+
+@blueprint.get("/reset-password")
+async def reset_form() -> Response:
+    return await page("reset.html", token=request.args.get("token", ""), errors={})
+
+
+@blueprint.post("/reset-password")
+async def reset() -> Response:
+    await csrf.check("pre")
+    form = await request.form
+    values = {"token": form.get("token", ""), "password": form.get("password", "")}
+    try:
+        data = ResetPasswordRequest.model_validate(values)
+    except ValidationError as err:
+        return await page("reset.html", status=422, token=values["token"], errors=field_errors(err))
+    try:
+        await identity.reset_password(data.token, data.password)
+    except BadRequest:
+        return await page(
+            "reset.html",
+            status=400,
+            token="",
+            errors={},
+            error="This reset link is invalid, already used or expired. Ask for a new one.",
+        )
+    response = see_other("/login?notice=password-changed")
+    # Every session of the account has just ended, this browser's included.
+    identity.clear_session_cookie(response)
+    return response

@@ -1,0 +1,127 @@
+"""`/auth/oidc/start` and `/auth/oidc/callback`: sign in with the configured identity provider.
+
+Accounts are linked by e-mail only when the provider says it verified it (`email_verified`
+true); with no account for that e-mail, one is created (without a password: its owner can set
+one through "forgot password"). Both routes answer 404 when OIDC is not configured.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from quart import Response, current_app, request
+
+from store import AlreadyExists, UserRecord
+
+from .. import identity
+from ..security import new_id
+from ..services import services
+from ._blueprint import blueprint
+from ._render import oidc_enabled, page, safe_next, see_other
+from .oidc import OidcClient, OidcConfig, OidcError, PendingSignIn
+
+log = logging.getLogger(__name__)
+
+PENDING_COOKIE = "ns_oidc"
+COOKIE_PATH = "/auth/oidc"
+EXTENSION = "nichescope.oidc"
+
+
+def _client() -> OidcClient:
+    """This app's client (created on first use so its caches live as long as the app)."""
+    client: OidcClient | None = current_app.extensions.get(EXTENSION)
+    if client is None:
+        settings = services().settings
+        client = OidcClient(
+            OidcConfig(
+                issuer=settings.oidc_issuer,
+                client_id=settings.oidc_client_id,
+                client_secret=settings.oidc_client_secret,
+                redirect_uri=f"{settings.public_url}/auth/oidc/callback",
+            )
+        )
+        current_app.extensions[EXTENSION] = client
+    return client
+
+
+async def _failed(err: OidcError) -> Response:
+    log.warning("OIDC sign-in failed: %s", err)
+    response = await page(
+        "error.html", status=400, title="Sign-in did not work", reason=err.message
+    )
+    response.delete_cookie(PENDING_COOKIE, path=COOKIE_PATH)
+    return response
+
+
+async def _account_for(email: str, name: str | None) -> UserRecord:
+    store = services().store
+    email = identity.normalise_email(email)
+    credentials = await store.get_credentials(email)
+    if credentials is not None:
+        return credentials.user
+    try:
+        return await store.create_user(
+            user_id=new_id("usr"),
+            workspace_id=new_id("ws"),
+            email=email,
+            name=name,
+            password_hash=None,
+        )
+    except AlreadyExists:  # created by a concurrent request between our read and write
+        credentials = await store.get_credentials(email)
+        if credentials is None:
+            raise
+        return credentials.user
+
+
+@blueprint.get("/auth/oidc/start")
+async def oidc_start() -> Response:
+    if not oidc_enabled():
+        return await page("error.html", status=404, title="Page not found", reason="")
+    pending = PendingSignIn.new(safe_next(request.args.get("next")))
+    try:
+        location = await _client().authorization_url(pending)
+    except OidcError as err:
+        return await _failed(err)
+    response = see_other(location)
+    response.set_cookie(
+        PENDING_COOKIE,
+        pending.seal(services().hasher),
+        max_age=600,
+        path=COOKIE_PATH,
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        # Lax: the provider sends the browser back with a top-level GET, which carries it.
+        samesite="Lax",
+    )
+    return response
+
+
+@blueprint.get("/auth/oidc/callback")
+async def oidc_callback() -> Response:
+    if not oidc_enabled():
+        return await page("error.html", status=404, title="Page not found", reason="")
+    try:
+        pending = PendingSignIn.unseal(request.cookies.get(PENDING_COOKIE, ""), services().hasher)
+        if request.args.get("error"):
+            raise OidcError(
+                "Sign-in was cancelled or refused at your identity provider.",
+                request.args.get("error", "")[:100],
+            )
+        found = await _client().finish(
+            pending, state=request.args.get("state", ""), code=request.args.get("code", "")
+        )
+        if found.email is None or not found.email_verified:
+            raise OidcError(
+                "Your identity provider did not confirm your e-mail address, so we cannot "
+                "link it to a Nichescope account. Sign in with your password instead.",
+                f"sub={found.subject}",
+            )
+    except OidcError as err:
+        return await _failed(err)
+    user = await _account_for(found.email, found.name)
+    session = await identity.start_session(user.id)
+    response = see_other(pending.next_path)
+    identity.set_session_cookie(response, session)
+    response.delete_cookie(PENDING_COOKIE, path=COOKIE_PATH)
+    return response

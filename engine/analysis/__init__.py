@@ -1,0 +1,51 @@
+"""Niche analysis: columnar evidence in, ranked niches, alerts and graphs out.
+
+Pure computation (no I/O): feed it store records, a monitor export or arrays, call `analyse`
+(CPU-bound: run it in a worker thread), then `graph_specs` / `render_svg` for the graphs.
+"""
+
+from ._analyse import analyse
+from ._errors import InvalidExport
+from ._export import EXPORT_FORMAT, EXPORT_VERSION, load_export
+from ._input import AnalysisInput, EventColumns, ListingColumns
+from ._result import (
+    Alert,
+    AnalysisResult,
+    FlowDay,
+    KMCurve,
+    NicheKey,
+    NicheStats,
+    PriceSummary,
+    Trend,
+    Window,
+)
+from ._stats import kaplan_meier, wilson
+from .alerts import AlertRules, MarketRates
+from .graphs import GRAPH_NAMES, graph_specs, render_svg
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "GRAPH_NAMES",
+    "Alert",
+    "AlertRules",
+    "AnalysisInput",
+    "AnalysisResult",
+    "EventColumns",
+    "FlowDay",
+    "InvalidExport",
+    "KMCurve",
+    "ListingColumns",
+    "MarketRates",
+    "NicheKey",
+    "NicheStats",
+    "PriceSummary",
+    "Trend",
+    "Window",
+    "analyse",
+    "graph_specs",
+    "kaplan_meier",
+    "load_export",
+    "render_svg",
+    "wilson",
+]

@@ -1,0 +1,313 @@
+"""`analyse`: columnar evidence in, ranked niches, alerts and market flow out.
+
+Definitions (per niche, over the window; "now" is the input's `now`):
+
+- support: listings alive at some point in the window; supply: open now; reserved: reserved
+  now; sold / deleted: sold / deleted within the window.
+- sell-through = sold / (sold + supply), with a Wilson 95% interval. Recent / previous:
+  sales in each half of the window over (those sales + listings open at the end of that half).
+- prices: ask = current price of open listings; sold = the last price seen before the sale.
+  Median, quartiles (IQR), 10th and 90th percentiles, linear interpolation.
+- time to sell: Kaplan-Meier over days since listing (listed_at, else first seen), sales are
+  events, deleted and still-unsold listings are censored, with delayed entry at the moment the
+  window first saw the listing. Median None when the curve never falls to 0.5.
+- demand velocity = favourites / listing-days, listing-days = Σ max(1, days on sale).
+- trend = recent-half sales / previous-half sales (None when the previous half had none).
+
+Score (history): ``wilson_low(sell_through) * median_sold_price / max(1, km_median_days)``
+with ``km_median_days`` replaced by the window length when the median is unknown: a
+conservative probability of selling times what it sells for, per day it takes, so it is a
+price per listing-day. No sales: 0. Score (snapshot, no sales observed): the demand proxy
+``demand_velocity * median_ask_price * support / (support + min_support)``, i.e. favourites
+per listing-day weighted by price and shrunk towards 0 for thin niches.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import numpy as np
+
+from ._frame import DAY, Frame, build_frame
+from ._input import DELETED, KIND_STATE, RESERVED, SOLD, AnalysisInput
+from ._result import (
+    Alert,
+    AnalysisResult,
+    FlowDay,
+    KMCurve,
+    NicheStats,
+    PriceSummary,
+    Trend,
+    Window,
+)
+from ._stats import KMTable, grouped_quantiles, kaplan_meier, wilson
+from ._table import NicheTable
+from .alerts import AlertRules, MarketRates, Tallies, find_alerts, hot_mask
+
+_QS = (0.5, 0.25, 0.75, 0.1, 0.9)
+_CURVE_POINTS = 200
+
+
+def _rate(k: float, n: float) -> float | None:
+    return float(k / n) if n > 0 else None
+
+
+def analyse(
+    data: AnalysisInput,
+    *,
+    top_n: int = 10,
+    min_support: int = 5,
+    rules: AlertRules | None = None,
+    generated_at: datetime | None = None,
+) -> AnalysisResult:
+    """Rank the niches of `data` and find alerts. Pure and CPU-bound: no I/O, no globals.
+
+    Runs to completion once started (there is nothing to cancel inside); callers that need
+    cancellation run it in a worker thread and abandon the result. Raises ValueError on
+    nonsensical arguments (top_n < 1, min_support < 1).
+    """
+    if top_n < 1 or min_support < 1:
+        raise ValueError("top_n and min_support must be at least 1")
+    rules = rules or AlertRules()
+    f = build_frame(data, min_support=min_support)
+    g, k = f.niche, f.n_niches
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(g[mask], minlength=k)
+
+    support = np.bincount(g, minlength=k)
+    supply = count(f.open_now)
+    reserved = count(f.state == RESERVED)
+    sold = count(f.sold)
+    deleted = count(f.state == DELETED)
+    recent = count(f.sold & (f.ended >= f.mid))
+    previous = sold - recent
+    open_mid = count(f.open_mid)
+    st_low, st_high = wilson(sold, sold + supply)
+
+    ask_n, ask_q = grouped_quantiles(g[f.open_now], f.price[f.open_now], k, _QS)
+    sold_n, sold_q = grouped_quantiles(g[f.sold], f.price[f.sold], k, _QS)
+
+    days_on_sale = (f.ended - f.born) / DAY
+    listing_days = np.bincount(g, weights=np.maximum(days_on_sale, 1.0), minlength=k)
+    favs = np.bincount(g, weights=np.nan_to_num(f.favourites), minlength=k)
+    velocity = favs / np.maximum(listing_days, 1e-9)
+
+    km: KMTable | None = None
+    if f.history:
+        entry = np.maximum((f.entered - f.born) / DAY, 0.0)
+        km = kaplan_meier(g, entry, days_on_sale, f.sold, k)
+        horizon = np.where(np.isnan(km.median), f.window_days, km.median)
+        med_sold = np.nan_to_num(sold_q[0])
+        score = np.nan_to_num(st_low) * med_sold / np.maximum(1.0, horizon)
+        score = np.where(sold > 0, score, 0.0)
+    else:
+        shrink = support / (support + min_support)
+        score = np.nan_to_num(velocity * ask_q[0] * shrink)
+
+    market = MarketRates(
+        overall=_rate(sold.sum(), sold.sum() + supply.sum()),
+        recent=_rate(recent.sum(), recent.sum() + supply.sum()),
+        previous=_rate(previous.sum(), previous.sum() + open_mid.sum()),
+    )
+    hot = hot_mask(sold, sold + supply, market.overall, rules) if f.history else np.zeros(k, bool)
+    # Ties: more listings first, then niche number (exact before coarser, key order).
+    order = np.lexsort((np.arange(k), -support, -score))
+    position = np.empty(k, np.int64)
+    position[order] = np.arange(k)
+
+    def col(values: np.ndarray) -> list[Any]:
+        """Ranked column as Python values, NaN as None (one pass, no per-item numpy)."""
+        out: list[Any] = values[order].tolist()
+        if values.dtype.kind == "f":
+            out = [None if x != x else x for x in out]
+        return out
+
+    def rate(num: np.ndarray, den: np.ndarray) -> list[float | None]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return col(np.where(den > 0, num / np.where(den > 0, den, 1), np.nan))
+
+    none: list[Any] = [None] * k
+    h = f.history
+    ask = [col(ask_q[j]) for j in range(len(_QS))]
+    sld = [col(sold_q[j]) for j in range(len(_QS))]
+    ask_ns, sold_ns = col(ask_n), col(sold_n)
+    c_support, c_supply, c_sold = col(support), col(supply), col(sold)
+    c_reserved, c_deleted, c_mid = col(reserved), col(deleted), col(open_mid)
+    c_recent, c_previous = col(recent), col(previous)
+    c_st = rate(sold, sold + supply) if h else none
+    c_low, c_high = (col(st_low), col(st_high)) if h else (none, none)
+    c_st_recent = rate(recent, recent + supply) if h else none
+    c_st_prev = rate(previous, previous + open_mid) if h else none
+    c_trend = rate(recent, previous) if h else none
+    c_km = col(km.median) if km is not None else none
+    c_velocity = col(np.where(listing_days > 0, velocity, np.nan))
+    c_favs, c_days = col(np.rint(favs).astype(np.int64)), col(listing_days)
+    c_hot, c_score = col(hot), col(score)
+    score_kind: Literal["profit_per_listing_day", "demand_proxy"] = (
+        "profit_per_listing_day" if h else "demand_proxy"
+    )
+
+    def make(r: int) -> NicheStats:
+        i = int(order[r])
+        return NicheStats(
+            rank=r + 1,
+            key=f.codes.key(i, data),
+            support=c_support[r],
+            supply=c_supply[r],
+            sold=c_sold[r],
+            reserved=c_reserved[r],
+            deleted=c_deleted[r],
+            supply_previous=c_mid[r],
+            sell_through=c_st[r],
+            sell_through_low=c_low[r],
+            sell_through_high=c_high[r],
+            sell_through_recent=c_st_recent[r],
+            sell_through_previous=c_st_prev[r],
+            ask_price=PriceSummary(
+                ask_ns[r], ask[0][r], ask[1][r], ask[2][r], ask[3][r], ask[4][r]
+            ),
+            sold_price=PriceSummary(
+                sold_ns[r], sld[0][r], sld[1][r], sld[2][r], sld[3][r], sld[4][r]
+            ),
+            km_median_days=c_km[r],
+            km_curve=_curve(km, i) if km is not None and r < top_n else None,
+            demand_velocity=c_velocity[r],
+            favourites=c_favs[r],
+            listing_days=c_days[r],
+            trend=Trend(c_recent[r], c_previous[r], c_trend[r]) if h else None,
+            hot=c_hot[r],
+            score=c_score[r],
+            score_kind=score_kind,
+        )
+
+    niches = NicheTable(k, make)
+    tallies = Tallies(
+        sold=sold,
+        supply=supply,
+        recent=recent,
+        previous=previous,
+        supply_previous=open_mid,
+        hot=hot,
+        median_sold=sold_q[0],
+    )
+    alerts = find_alerts(data, f, tallies, niches, position, market, rules)
+    return AnalysisResult(
+        evidence="history" if f.history else "snapshot",
+        window=_window(f),
+        generated_at=generated_at or datetime.now(UTC),
+        niches=niches,
+        alerts=tuple(alerts),
+        flow=_flow(data, f),
+        counts=_counts(data, f, alerts),
+        notes=tuple(_notes(data, f, min_support)),
+        top_n=top_n,
+        min_support=min_support,
+        source=data.source,
+    )
+
+
+def _curve(km: KMTable, i: int) -> KMCurve:
+    time, survival, at_risk, _ = km.curve(i)
+    if len(time) > _CURVE_POINTS:
+        pick = np.unique(np.linspace(0, len(time) - 1, _CURVE_POINTS).round().astype(np.int64))
+        time, survival, at_risk = time[pick], survival[pick], at_risk[pick]
+    return KMCurve(
+        days=(0.0, *np.round(time, 4).tolist()),
+        survival=(1.0, *np.round(survival, 6).tolist()),
+        at_risk=(int(at_risk[0]) if len(at_risk) else 0, *at_risk.astype(int).tolist()),
+    )
+
+
+def _window(f: Frame) -> Window:
+    def dt(t: float) -> datetime:
+        return datetime.fromtimestamp(t, UTC)
+
+    return Window(start=dt(f.start), end=dt(f.now), days=f.window_days, midpoint=dt(f.mid))
+
+
+def _flow(data: AnalysisInput, f: Frame) -> tuple[FlowDay, ...]:
+    first_day, last_day = int(f.start // DAY), int(f.now // DAY)
+    n_days = last_day - first_day + 1
+
+    def per_day(times: np.ndarray) -> np.ndarray:
+        times = times[(times >= f.start) & (times <= f.now)]
+        return np.bincount((times // DAY).astype(np.int64) - first_day, minlength=n_days)
+
+    lst, ev = data.listings, data.events
+    # Listings seen at a monitor's first poll with no listing date were there before it
+    # started: counting them as "new" would draw a spike on day one.
+    bootstrap = np.isnan(lst.listed_at[f.rows]) & (lst.first_seen_at[f.rows] <= f.obs_start + 1)
+    new = per_day(f.born[~bootstrap])
+    if f.state_events:
+        st = ev.kind == KIND_STATE
+        sold = per_day(ev.at[st & (ev.to_state == SOLD)])
+        deleted = per_day(ev.at[st & (ev.to_state == DELETED)])
+    else:
+        sold = per_day(f.ended[f.sold])
+        deleted = per_day(f.ended[f.state == DELETED])
+    return tuple(
+        FlowDay(
+            date=datetime.fromtimestamp((first_day + d) * DAY, UTC).date().isoformat(),
+            new=int(new[d]),
+            sold=int(sold[d]),
+            deleted=int(deleted[d]),
+        )
+        for d in range(n_days)
+    )
+
+
+def _counts(data: AnalysisInput, f: Frame, alerts: list[Alert]) -> dict[str, int]:
+    out = {
+        "listings": len(data.listings),
+        "events": len(data.events),
+        "listings_in_window": len(f.rows),
+        "open": int(f.open_now.sum()),
+        "reserved": int((f.state == RESERVED).sum()),
+        "sold": int(f.sold.sum()),
+        "deleted": int((f.state == DELETED).sum()),
+        "niches": f.n_niches,
+    }
+    for number, level in enumerate(("exact", "brand", "category")):
+        out[f"niches_{level}"] = int(np.count_nonzero(f.codes.level == number))
+    for kind in ("deal", "sell_through_jump", "new_hot_niche"):
+        out[f"alerts_{kind}"] = sum(1 for a in alerts if a.kind == kind)
+    return out
+
+
+def _notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str]:
+    notes: list[str] = []
+    if not f.history:
+        notes.append(
+            "Snapshot evidence (one scrape, no state history): no sell-through, sold prices, "
+            "time to sell, trend or alerts; niches are ranked by the demand proxy "
+            "favourites per listing-day x median ask x support/(support+min_support)."
+        )
+    else:
+        notes.append(
+            f"History evidence over {f.window_days:.1f} days; score = Wilson lower bound of "
+            "sell-through x median sold price / max(1, Kaplan-Meier median days to sell, or "
+            "the window length when the median is not reached)."
+        )
+        if f.window_days < 2:
+            notes.append("The history is shorter than two days: rates are very uncertain.")
+    requested = data.window_days
+    if requested is not None and f.window_days + 1e-6 < requested:
+        notes.append(
+            f"Requested a {requested:g}-day window but the evidence only covers "
+            f"{f.window_days:.1f} days; the window was shortened to what was observed."
+        )
+    if not f.state_events and f.history:
+        notes.append("No state events: states at the window midpoint are inferred from listings.")
+    if len(data.listings.currencies) > 1:
+        notes.append(
+            "Prices mix currencies (" + ", ".join(data.listings.currencies) + "); they are "
+            "compared as plain numbers."
+        )
+    if len(f.rows) == 0:
+        notes.append("No listings in the window: nothing to rank.")
+    notes.append(
+        f"Niches with fewer than {min_support} listings pool into (category, brand), then category."
+    )
+    return notes

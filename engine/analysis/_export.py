@@ -1,0 +1,182 @@
+"""Reading a monitor export document (format `nichescope.monitor-export`, version 1).
+
+Validation is strict about what the analysis uses and lenient about the rest: unknown fields
+are ignored, every field the analysis reads is type-checked, and the first problem raises
+`InvalidExport` naming where it is (``listings[12].first_seen_at``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+from ._errors import InvalidExport
+from ._input import EVENT_KINDS, STATES, ColumnBuilder, epoch
+
+if TYPE_CHECKING:
+    from ._input import AnalysisInput
+
+EXPORT_FORMAT = "nichescope.monitor-export"
+EXPORT_VERSION = 1
+
+
+def load_export(raw: str | bytes) -> dict[str, Any]:
+    """Parse an export's JSON text; truncated or malformed JSON raises `InvalidExport`."""
+    try:
+        document = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InvalidExport("document", f"not valid JSON (truncated?): {err}") from err
+    if not isinstance(document, dict):
+        raise InvalidExport("document", "expected a JSON object")
+    return document
+
+
+def input_from_export(
+    cls: type[AnalysisInput],
+    document: Mapping[str, Any] | str | bytes,
+    *,
+    now: datetime | None,
+    window_days: float | None,
+) -> AnalysisInput:
+    if isinstance(document, str | bytes):
+        document = load_export(document)
+    if not isinstance(document, Mapping):
+        raise InvalidExport("document", "expected a JSON object")
+    if document.get("format") != EXPORT_FORMAT:
+        raise InvalidExport("format", f"expected {EXPORT_FORMAT!r}, got {document.get('format')!r}")
+    version = document.get("version")
+    if version != EXPORT_VERSION or isinstance(version, bool):
+        raise InvalidExport("version", f"expected {EXPORT_VERSION}, got {version!r}")
+    for key in ("exported_at", "monitor", "listings", "events", "polls"):
+        if key not in document:
+            raise InvalidExport(key, "missing (truncated export?)")
+    exported_at = _datetime(document["exported_at"], "exported_at")
+    monitor = document["monitor"]
+    if not isinstance(monitor, Mapping):
+        raise InvalidExport("monitor", "expected an object")
+    for key in ("listings", "events", "polls"):
+        if not isinstance(document[key], list):
+            raise InvalidExport(key, "expected an array")
+
+    builder = ColumnBuilder()
+    for i, row in enumerate(document["listings"]):
+        r = _Row(row, f"listings[{i}]")
+        builder.add_listing(
+            item_id=r.integer("item_id"),
+            title=r.opt_str("title"),
+            brand=r.opt_str("brand"),
+            size=r.opt_str("size"),
+            condition=r.opt_str("condition"),
+            category_id=r.opt_int("category_id"),
+            price=r.opt_decimal("price"),
+            currency=r.opt_str("currency"),
+            favourites=r.opt_int("favourites"),
+            listed_at=r.opt_time("listed_at"),
+            first_seen_at=r.time("first_seen_at"),
+            last_seen_at=r.time("last_seen_at"),
+            state=r.enum("state", STATES),
+            state_changed_at=r.time("state_changed_at"),
+        )
+    for i, row in enumerate(document["events"]):
+        r = _Row(row, f"events[{i}]")
+        r.integer("id")
+        builder.add_event(
+            item_id=r.integer("item_id"),
+            kind=r.enum("kind", EVENT_KINDS),
+            from_state=r.opt_enum("from_state", STATES),
+            to_state=r.opt_enum("to_state", STATES),
+            price=r.opt_decimal("price"),
+            at=r.time("at"),
+        )
+    return cls(
+        listings=builder.listing_columns(),
+        events=builder.event_columns(),
+        now=now if now is not None else exported_at,
+        window_days=window_days,
+        source="import",
+        monitor={k: v for k, v in monitor.items() if k in ("id", "label", "url")},
+    )
+
+
+def _datetime(value: object, where: str) -> datetime:
+    if not isinstance(value, str):
+        raise InvalidExport(where, f"expected an ISO-8601 timestamp, got {type(value).__name__}")
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError as err:
+        raise InvalidExport(where, f"not an ISO-8601 timestamp: {value!r}") from err
+
+
+class _Row:
+    __slots__ = ("_row", "_where")
+
+    def __init__(self, row: object, where: str) -> None:
+        if not isinstance(row, Mapping):
+            raise InvalidExport(where, f"expected an object, got {type(row).__name__}")
+        self._row = row
+        self._where = where
+
+    def _get(self, key: str, required: bool) -> Any:
+        if key not in self._row:
+            if required:
+                raise InvalidExport(f"{self._where}.{key}", "missing")
+            return None
+        return self._row[key]
+
+    def _fail(self, key: str, want: str, value: object) -> InvalidExport:
+        return InvalidExport(f"{self._where}.{key}", f"expected {want}, got {value!r}")
+
+    def integer(self, key: str) -> int:
+        value = self._get(key, True)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self._fail(key, "an integer", value)
+        return value
+
+    def opt_int(self, key: str) -> int | None:
+        value = self._get(key, False)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise self._fail(key, "an integer or null", value)
+        return value
+
+    def opt_str(self, key: str) -> str | None:
+        value = self._get(key, False)
+        if value is not None and not isinstance(value, str):
+            raise self._fail(key, "a string or null", value)
+        return value
+
+    def opt_decimal(self, key: str) -> float | None:
+        value = self._get(key, False)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self._fail(key, "a decimal string or null", value)
+        try:
+            number = float(Decimal(value))
+        except InvalidOperation as err:
+            raise self._fail(key, "a decimal string", value) from err
+        if not math.isfinite(number):
+            raise self._fail(key, "a finite decimal", value)
+        return number
+
+    def time(self, key: str) -> float:
+        return epoch(_datetime(self._get(key, True), f"{self._where}.{key}"))
+
+    def opt_time(self, key: str) -> float | None:
+        value = self._get(key, False)
+        return None if value is None else epoch(_datetime(value, f"{self._where}.{key}"))
+
+    def enum(self, key: str, allowed: tuple[str, ...]) -> str:
+        value = self._get(key, True)
+        if value not in allowed:
+            raise self._fail(key, f"one of {', '.join(allowed)}", value)
+        return str(value)
+
+    def opt_enum(self, key: str, allowed: tuple[str, ...]) -> str | None:
+        value = self._get(key, False)
+        if value is not None and value not in allowed:
+            raise self._fail(key, f"one of {', '.join(allowed)} or null", value)
+        return value  # type: ignore[no-any-return]

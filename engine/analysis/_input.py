@@ -1,0 +1,384 @@
+"""`AnalysisInput`: the columnar evidence an analysis runs on.
+
+Listings and their state events become numpy columns once, so the analysis itself never walks
+Python objects. Strings (brand, size, condition) are dictionary-encoded against sorted
+vocabularies; timestamps are UTC epoch seconds (float64, NaN when unknown); prices are float64
+(NaN when unknown). The same columns are built from store records, from a monitor export
+document (`from_export`, see `_export.py`) or directly from arrays (the benchmark does that).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from store import ListingEventRecord, ListingRecord
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+I8 = npt.NDArray[np.int8]
+
+STATES: tuple[str, ...] = ("open", "reserved", "sold", "deleted")
+OPEN, RESERVED, SOLD, DELETED = 0, 1, 2, 3
+EVENT_KINDS: tuple[str, ...] = ("new", "state", "price", "counts")
+KIND_NEW, KIND_STATE, KIND_PRICE, KIND_COUNTS = 0, 1, 2, 3
+NONE_CODE = -1
+
+
+def epoch(value: datetime) -> float:
+    """UTC epoch seconds; a naive datetime is taken as UTC (the store only writes UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
+
+
+def _frozen(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    array = np.ascontiguousarray(array)
+    array.setflags(write=False)
+    return array
+
+
+def _columns_equal(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    for f in dataclasses.fields(a):  # type: ignore[arg-type]
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            if not isinstance(y, np.ndarray) or x.dtype != y.dtype or x.shape != y.shape:
+                return False
+            if not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+@dataclass(frozen=True, eq=False)
+class ListingColumns:
+    """One row per listing. Codes index the vocabularies; `NONE_CODE` (-1) means unknown."""
+
+    item_id: I64
+    category_id: I64  # NONE_CODE when unknown
+    brand: I32
+    size: I32
+    condition: I32
+    price: F64
+    favourites: F64
+    listed_at: F64
+    first_seen_at: F64
+    last_seen_at: F64
+    state: I8  # index into STATES
+    state_changed_at: F64
+    brands: tuple[str, ...] = ()
+    sizes: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
+    titles: tuple[str | None, ...] | None = None
+    currencies: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        n = len(self.item_id)
+        specs: dict[str, type] = {
+            "item_id": np.int64,
+            "category_id": np.int64,
+            "brand": np.int32,
+            "size": np.int32,
+            "condition": np.int32,
+            "price": np.float64,
+            "favourites": np.float64,
+            "listed_at": np.float64,
+            "first_seen_at": np.float64,
+            "last_seen_at": np.float64,
+            "state": np.int8,
+            "state_changed_at": np.float64,
+        }
+        for name, dtype in specs.items():
+            array: npt.NDArray[Any] = np.asarray(getattr(self, name), dtype=dtype)
+            if array.shape != (n,):
+                raise ValueError(f"listing column {name} has shape {array.shape}, want ({n},)")
+            object.__setattr__(self, name, _frozen(array))
+        if self.titles is not None and len(self.titles) != n:
+            raise ValueError("titles must have one entry per listing")
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def __eq__(self, other: object) -> bool:
+        return _columns_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
+class EventColumns:
+    """One row per listing event (any kind); `from_state`/`to_state` index STATES or -1."""
+
+    item_id: I64
+    kind: I8
+    from_state: I8
+    to_state: I8
+    price: F64
+    at: F64
+
+    def __post_init__(self) -> None:
+        n = len(self.item_id)
+        specs: dict[str, type] = {
+            "item_id": np.int64,
+            "kind": np.int8,
+            "from_state": np.int8,
+            "to_state": np.int8,
+            "price": np.float64,
+            "at": np.float64,
+        }
+        for name, dtype in specs.items():
+            array: npt.NDArray[Any] = np.asarray(getattr(self, name), dtype=dtype)
+            if array.shape != (n,):
+                raise ValueError(f"event column {name} has shape {array.shape}, want ({n},)")
+            object.__setattr__(self, name, _frozen(array))
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def __eq__(self, other: object) -> bool:
+        return _columns_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def empty(cls) -> EventColumns:
+        return cls(
+            item_id=np.zeros(0, np.int64),
+            kind=np.zeros(0, np.int8),
+            from_state=np.zeros(0, np.int8),
+            to_state=np.zeros(0, np.int8),
+            price=np.zeros(0, np.float64),
+            at=np.zeros(0, np.float64),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class AnalysisInput:
+    """The evidence of one analysis: listings, their events, the analysis time and window.
+
+    `now` is the moment the evidence describes (a monitor's export time, a scrape's end);
+    unsold listings are censored there. `window_days` bounds the analysis to the last N days
+    (None: everything observed). `source` says where the evidence came from.
+    """
+
+    listings: ListingColumns
+    events: EventColumns
+    now: datetime
+    window_days: float | None = None
+    source: str = "records"
+    monitor: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.now.tzinfo is None:
+            object.__setattr__(self, "now", self.now.replace(tzinfo=UTC))
+        if self.window_days is not None and not self.window_days > 0:
+            raise ValueError("window_days must be positive")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AnalysisInput):
+            return False
+        return (
+            self.listings == other.listings
+            and self.events == other.events
+            and self.now == other.now
+            and self.window_days == other.window_days
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def now_epoch(self) -> float:
+        return epoch(self.now)
+
+    @classmethod
+    def from_records(
+        cls,
+        listings: Iterable[ListingRecord],
+        events: Iterable[ListingEventRecord],
+        *,
+        now: datetime,
+        window_days: float | None = None,
+    ) -> AnalysisInput:
+        """Columns from store records (a monitor's history, or one scrape with no events)."""
+        builder = ColumnBuilder()
+        for r in listings:
+            builder.add_listing(
+                item_id=r.item_id,
+                title=r.title,
+                brand=r.brand,
+                size=r.size,
+                condition=r.condition,
+                category_id=r.category_id,
+                price=None if r.price is None else float(r.price),
+                currency=r.currency,
+                favourites=r.favourites,
+                listed_at=None if r.listed_at is None else epoch(r.listed_at),
+                first_seen_at=epoch(r.first_seen_at),
+                last_seen_at=epoch(r.last_seen_at),
+                state=r.state,
+                state_changed_at=epoch(r.state_changed_at),
+            )
+        for e in events:
+            builder.add_event(
+                item_id=e.item_id,
+                kind=e.kind,
+                from_state=e.from_state,
+                to_state=e.to_state,
+                price=None if e.price is None else float(e.price),
+                at=epoch(e.at),
+            )
+        return cls(
+            listings=builder.listing_columns(),
+            events=builder.event_columns(),
+            now=now,
+            window_days=window_days,
+            source="records",
+        )
+
+    @classmethod
+    def from_export(
+        cls,
+        document: Mapping[str, Any] | str | bytes,
+        *,
+        now: datetime | None = None,
+        window_days: float | None = None,
+    ) -> AnalysisInput:
+        """Columns from a monitor export (the parsed document, or its JSON text).
+
+        Raises `InvalidExport` naming the first problem (wrong format or version, missing or
+        mistyped fields, truncated JSON). `now` defaults to the export's `exported_at`.
+        """
+        from ._export import input_from_export
+
+        return input_from_export(cls, document, now=now, window_days=window_days)
+
+
+class ColumnBuilder:
+    """Accumulates rows as Python values and turns them into columns once."""
+
+    def __init__(self) -> None:
+        self._l: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "item_id",
+                "title",
+                "brand",
+                "size",
+                "condition",
+                "category_id",
+                "price",
+                "currency",
+                "favourites",
+                "listed_at",
+                "first_seen_at",
+                "last_seen_at",
+                "state",
+                "state_changed_at",
+            )
+        }
+        self._e: dict[str, list[Any]] = {
+            k: [] for k in ("item_id", "kind", "from_state", "to_state", "price", "at")
+        }
+
+    def add_listing(
+        self,
+        *,
+        item_id: int,
+        title: str | None,
+        brand: str | None,
+        size: str | None,
+        condition: str | None,
+        category_id: int | None,
+        price: float | None,
+        currency: str | None,
+        favourites: int | None,
+        listed_at: float | None,
+        first_seen_at: float,
+        last_seen_at: float,
+        state: str,
+        state_changed_at: float,
+    ) -> None:
+        row = locals()
+        for key, values in self._l.items():
+            values.append(row[key])
+
+    def add_event(
+        self,
+        *,
+        item_id: int,
+        kind: str,
+        from_state: str | None,
+        to_state: str | None,
+        price: float | None,
+        at: float,
+    ) -> None:
+        row = locals()
+        for key, values in self._e.items():
+            values.append(row[key])
+
+    def listing_columns(self) -> ListingColumns:
+        c = self._l
+        brands, brand_codes = _encode(c["brand"])
+        sizes, size_codes = _encode(c["size"])
+        conditions, condition_codes = _encode(c["condition"])
+        currencies = tuple(sorted({x for x in c["currency"] if x is not None}))
+        return ListingColumns(
+            item_id=np.array(c["item_id"], np.int64),
+            category_id=_ints(c["category_id"]),
+            brand=brand_codes,
+            size=size_codes,
+            condition=condition_codes,
+            price=_floats(c["price"]),
+            favourites=_floats(c["favourites"]),
+            listed_at=_floats(c["listed_at"]),
+            first_seen_at=_floats(c["first_seen_at"]),
+            last_seen_at=_floats(c["last_seen_at"]),
+            state=np.array([STATES.index(s) for s in c["state"]], np.int8),
+            state_changed_at=_floats(c["state_changed_at"]),
+            brands=brands,
+            sizes=sizes,
+            conditions=conditions,
+            titles=tuple(c["title"]),
+            currencies=currencies,
+        )
+
+    def event_columns(self) -> EventColumns:
+        c = self._e
+        return EventColumns(
+            item_id=np.array(c["item_id"], np.int64),
+            kind=np.array([EVENT_KINDS.index(k) for k in c["kind"]], np.int8),
+            from_state=_state_codes(c["from_state"]),
+            to_state=_state_codes(c["to_state"]),
+            price=_floats(c["price"]),
+            at=_floats(c["at"]),
+        )
+
+
+def _encode(values: Sequence[str | None]) -> tuple[tuple[str, ...], I32]:
+    vocabulary = tuple(sorted({v for v in values if v is not None}))
+    index = {v: i for i, v in enumerate(vocabulary)}
+    codes = np.array([NONE_CODE if v is None else index[v] for v in values], np.int32)
+    return vocabulary, codes
+
+
+def _floats(values: Sequence[float | int | Decimal | None]) -> F64:
+    return np.array([np.nan if v is None else float(v) for v in values], np.float64)
+
+
+def _ints(values: Sequence[int | None]) -> I64:
+    return np.array([NONE_CODE if v is None else v for v in values], np.int64)
+
+
+def _state_codes(values: Sequence[str | None]) -> I8:
+    return np.array([NONE_CODE if v is None else STATES.index(v) for v in values], np.int8)

@@ -1,0 +1,228 @@
+"""Alerts: deals, sell-through jumps and new hot niches, each with its reason and numbers.
+
+Definitions (all over the analysis window, split at its midpoint into "previous" and
+"recent" halves; only for history evidence: a snapshot has no sales to compare against):
+
+- **Hot niche**: at least `hot_min_sold` sales and the Wilson 95% lower bound of its
+  sell-through at least `hot_lift` times the whole market's sell-through. Relative to the
+  market so that a uniform market (no niche stands out) raises nothing.
+- **Deal**: an open listing in a hot niche with at least `deal_min_sold` sales, asking at most
+  `deal_ratio` of the niche's median sold price. The best `max_deals` (deepest discount) are kept.
+- **Sell-through jump**: recent sell-through minus previous at least `jump_min`, with a
+  two-proportion z statistic of at least `jump_z` and at least `hot_min_sold` recent sales.
+- **New hot niche**: hot in the recent half (against the recent market rate), not hot in the
+  previous half (against the previous market rate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._frame import Frame
+from ._input import F64, I64, AnalysisInput
+from ._result import Alert, NicheStats
+from ._stats import Z95, wilson
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRules:
+    hot_lift: float = 1.5
+    hot_min_sold: int = 3
+    deal_ratio: float = 0.7
+    deal_min_sold: int = 5
+    max_deals: int = 50
+    jump_min: float = 0.15
+    jump_z: float = 1.96
+
+
+@dataclass(frozen=True, slots=True)
+class MarketRates:
+    """Whole-market sell-through over the window and in each half (None: no trials)."""
+
+    overall: float | None
+    recent: float | None
+    previous: float | None
+
+
+@dataclass(frozen=True, eq=False)
+class Tallies:
+    """Per-niche counts the alerts need, indexed like the frame's niches (not by rank)."""
+
+    sold: I64
+    supply: I64
+    recent: I64
+    previous: I64
+    supply_previous: I64
+    hot: np.ndarray
+    median_sold: F64
+
+
+def hot_mask(sold: I64, trials: I64, market: float | None, rules: AlertRules) -> np.ndarray:
+    """Element-wise "hot": enough sales and a Wilson lower bound clearly above the market."""
+    if market is None:
+        return np.zeros(len(sold), bool)
+    low, _ = wilson(sold, trials)
+    clear = np.nan_to_num(low) >= rules.hot_lift * market
+    return (sold >= rules.hot_min_sold) & (trials > 0) & clear
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def find_alerts(
+    data: AnalysisInput,
+    frame: Frame,
+    tallies: Tallies,
+    niches: Sequence[NicheStats],
+    position: I64,
+    market: MarketRates,
+    rules: AlertRules,
+) -> list[Alert]:
+    """All alerts, deals first (deepest discount first), then jumps, then new hot niches
+    (each in rank order). `position[i]` is the index in `niches` of frame niche i."""
+    if not frame.history:
+        return []
+    alerts = _deals(data, frame, tallies, niches, position, rules)
+    alerts += _jumps(tallies, niches, position, rules)
+    alerts += _new_hot(tallies, niches, position, market, rules)
+    return alerts
+
+
+def _deals(
+    data: AnalysisInput,
+    frame: Frame,
+    t: Tallies,
+    niches: Sequence[NicheStats],
+    position: I64,
+    rules: AlertRules,
+) -> list[Alert]:
+    eligible = t.hot & (t.sold >= rules.deal_min_sold) & (np.nan_to_num(t.median_sold) > 0)
+    reference = np.where(eligible, t.median_sold, np.nan)[frame.niche]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = frame.price / reference
+    candidate = frame.open_now & (ratio <= rules.deal_ratio)
+    found = np.flatnonzero(candidate)
+    found = found[np.lexsort((data.listings.item_id[frame.rows[found]], ratio[found]))]
+    titles = data.listings.titles
+    alerts: list[Alert] = []
+    for i in found[: rules.max_deals].tolist():
+        stats = niches[int(position[frame.niche[i]])]
+        row = int(frame.rows[i])
+        item_id = int(data.listings.item_id[row])
+        price, median = float(frame.price[i]), float(reference[i])
+        discount = 1.0 - price / median
+        title = titles[row] if titles is not None else None
+        what = f"listing {item_id}" + (f" ({title!r})" if title else "")
+        alerts.append(
+            Alert(
+                kind="deal",
+                niche=stats.key,
+                item_id=item_id,
+                reason=(
+                    f"{what} asks {price:.2f}, {_pct(discount)} under the median sold price "
+                    f"{median:.2f} of {stats.label} (sell-through {_pct(stats.sell_through or 0)},"
+                    f" {stats.sold} sold)"
+                ),
+                figures={
+                    "price": price,
+                    "median_sold_price": median,
+                    "discount": discount,
+                    "sell_through": stats.sell_through,
+                    "sold": stats.sold,
+                },
+            )
+        )
+    return alerts
+
+
+def _in_rank_order(mask: np.ndarray, position: I64) -> list[int]:
+    hits = np.flatnonzero(mask)
+    return hits[np.argsort(position[hits])].tolist()
+
+
+def _jumps(
+    t: Tallies, niches: Sequence[NicheStats], position: I64, rules: AlertRules
+) -> list[Alert]:
+    k1, n1 = t.recent, t.recent + t.supply
+    k0, n0 = t.previous, t.previous + t.supply_previous
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p1, p0 = k1 / n1, k0 / n0
+        pooled = (k0 + k1) / (n0 + n1)
+        se = np.sqrt(pooled * (1 - pooled) * (1 / n0 + 1 / n1))
+        z = (p1 - p0) / se
+    fire = (
+        (k1 >= rules.hot_min_sold)
+        & (n0 > 0)
+        & (n1 > 0)
+        & (se > 0)
+        & (p1 - p0 >= rules.jump_min)
+        & (z >= rules.jump_z)
+    )
+    alerts: list[Alert] = []
+    for i in _in_rank_order(fire, position):
+        s = niches[int(position[i])]
+        a1, b1, a0, b0 = int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
+        alerts.append(
+            Alert(
+                kind="sell_through_jump",
+                niche=s.key,
+                item_id=None,
+                reason=(
+                    f"{s.label}: sell-through {_pct(p0[i])} -> {_pct(p1[i])} "
+                    f"({a0}/{b0} -> {a1}/{b1}, z={z[i]:.1f})"
+                ),
+                figures={
+                    "sell_through_previous": float(p0[i]),
+                    "sell_through_recent": float(p1[i]),
+                    "sold_previous": a0,
+                    "trials_previous": b0,
+                    "sold_recent": a1,
+                    "trials_recent": b1,
+                    "z": float(z[i]),
+                },
+            )
+        )
+    return alerts
+
+
+def _new_hot(
+    t: Tallies,
+    niches: Sequence[NicheStats],
+    position: I64,
+    market: MarketRates,
+    rules: AlertRules,
+) -> list[Alert]:
+    k1, n1 = t.recent, t.recent + t.supply
+    k0, n0 = t.previous, t.previous + t.supply_previous
+    fire = hot_mask(k1, n1, market.recent, rules) & ~hot_mask(k0, n0, market.previous, rules)
+    low, _ = wilson(k1, n1, Z95)
+    alerts: list[Alert] = []
+    for i in _in_rank_order(fire, position):
+        s = niches[int(position[i])]
+        a1, b1, a0, b0 = int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
+        alerts.append(
+            Alert(
+                kind="new_hot_niche",
+                niche=s.key,
+                item_id=None,
+                reason=(
+                    f"{s.label} is newly hot: {a1}/{b1} sold recently (lower bound "
+                    f"{_pct(low[i])} vs market {_pct(market.recent or 0)}), "
+                    f"was {a0}/{b0} before"
+                ),
+                figures={
+                    "sold_recent": a1,
+                    "trials_recent": b1,
+                    "sell_through_recent_low": float(low[i]),
+                    "market_recent": market.recent,
+                    "sold_previous": a0,
+                    "trials_previous": b0,
+                    "market_previous": market.previous,
+                },
+            )
+        )
+    return alerts

@@ -1,0 +1,1 @@
+"""Monitor actors: commands, the actor, its supervisor, one poll."""

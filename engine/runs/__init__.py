@@ -1,0 +1,1 @@
+"""Analysis runs: one supervised task per run, cancellable, logged as it goes."""

@@ -1,0 +1,139 @@
+"""One analysis run, start to finish: gather evidence, analyse off the Trio thread, store.
+
+States: `queued` -> `running` -> `succeeded` | `failed` | `cancelled`. The final state is
+written exactly once (the first writer wins), also when the run is cancelled mid-way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from store import ListingEventRecord, ListingRecord, RunRecord, Store
+
+from ..monitors._market import Marketplace
+
+log = logging.getLogger(__name__)
+
+FEED_PAGE_SIZE = 96
+
+
+class RunFailed(Exception):
+    """A run cannot go on; the message is shown to the user."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    listings: list[ListingRecord]
+    events: list[ListingEventRecord]
+    source: str  # "scrape" or "monitor"
+
+
+Analyser = Callable[[Evidence], dict[str, Any]]
+
+
+async def gather_monitor_history(store: Store, run: RunRecord) -> Evidence:
+    assert run.monitor_id is not None
+    monitor = await store.monitors.get(run.monitor_id, run.workspace_id)
+    if monitor is None:
+        raise RunFailed("the monitor of this run no longer exists")
+    listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
+    events = [event async for event in store.monitors.iter_events(monitor.id)]
+    return Evidence(listings=listings, events=events, source="monitor")
+
+
+async def gather_scrape(store: Store, market: Marketplace, run: RunRecord) -> Evidence:
+    assert run.url is not None
+    pages = max(1, math.ceil(run.max_items / FEED_PAGE_SIZE))
+    feed = await market.fetch_feed(run.url, pages)
+    now = store.clock()
+    listings = [
+        ListingRecord(
+            item_id=seen.item_id,
+            title=seen.title,
+            brand=seen.brand,
+            size=seen.size,
+            condition=seen.condition,
+            category_id=seen.category_id,
+            price=seen.price,
+            currency=seen.currency,
+            favourites=seen.favourites,
+            views=seen.views,
+            seller_id=seen.seller_id,
+            url=seen.url,
+            photo_url=seen.photo_url,
+            listed_at=seen.listed_at,
+            first_seen_at=now,
+            last_seen_at=now,
+            state="open",
+            state_changed_at=now,
+            in_feed=True,
+        )
+        for seen in feed.listings[: run.max_items]
+    ]
+    for problem in feed.problems[:20]:
+        await store.runs.log(run.id, f"skipped a broken listing: {problem}")
+    return Evidence(listings=listings, events=[], source="scrape")
+
+
+async def execute_run(
+    store: Store,
+    market: Marketplace,
+    run: RunRecord,
+    analyser: Analyser,
+    *,
+    new_analysis_id: Callable[[], str],
+    cancelled_by_user: Callable[[], bool],
+) -> None:
+    """Run `run` to a final state.
+
+    A user's cancel marks it `cancelled` (shielded) and re-raises; a shutdown leaves it
+    `running` so that the next start of the service runs it again.
+    """
+    try:
+        await store.runs.mark_running(run.id)
+        if run.source == "monitor":
+            await store.runs.log(run.id, f"reading the history of monitor {run.monitor_id}")
+            evidence = await gather_monitor_history(store, run)
+        else:
+            await store.runs.log(run.id, f"scraping up to {run.max_items} listings of {run.url}")
+            evidence = await gather_scrape(store, market, run)
+        await store.runs.log(
+            run.id, f"{len(evidence.listings)} listings, {len(evidence.events)} events: analysing"
+        )
+        await store.runs.progress(run.id, 0.5, len(evidence.listings))
+        # CPU-bound: off the Trio thread so the API stays responsive. Cancelling abandons the
+        # thread's result (the thread finishes in the background) and the run ends cancelled.
+        result = await trio.to_thread.run_sync(analyser, evidence, abandon_on_cancel=True)
+        analysis = await store.runs.add_analysis(
+            analysis_id=new_analysis_id(),
+            workspace_id=run.workspace_id,
+            run_id=run.id,
+            source="monitor" if evidence.source == "monitor" else "scrape",
+            source_url=run.url,
+            result_json=json.dumps(result),
+        )
+        await store.runs.log(run.id, f"done: analysis {analysis.id}")
+        await store.runs.finish(
+            run.id, "succeeded", analysis_id=analysis.id, progress=1.0, items=len(evidence.listings)
+        )
+    except trio.Cancelled:
+        with trio.CancelScope(shield=True):
+            if cancelled_by_user():
+                await store.runs.log(run.id, "cancelled")
+                await store.runs.finish(run.id, "cancelled")
+            else:
+                await store.runs.log(run.id, "interrupted by a shutdown; resumes at next start")
+        raise
+    except Exception as err:
+        reason = str(err) if isinstance(err, RunFailed) else f"{type(err).__name__}: {err}"
+        log.info("run %s failed: %s", run.id, reason)
+        with trio.CancelScope(shield=True):
+            await store.runs.log(run.id, f"failed: {reason}")
+            await store.runs.finish(run.id, "failed", error=reason[:1000])

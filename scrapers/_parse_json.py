@@ -1,0 +1,145 @@
+"""JSON API parsers: catalogue page -> `CataloguePage`, item detail -> `ItemDetail`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._fields import absolute, as_bool, as_int, as_money, as_str, as_timestamp, dig, id_from_path
+from .errors import ParseError
+from .models import CataloguePage, ItemDetail, ItemState, Listing
+
+
+def _load(data: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
+    if isinstance(data, bytes | str):
+        try:
+            data = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ParseError(what, f"not JSON ({err})") from err
+    if not isinstance(data, dict):
+        raise ParseError(what, f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _photo(item: dict[str, Any]) -> dict[str, Any] | None:
+    photo = item.get("photo")
+    if isinstance(photo, dict):
+        return photo
+    photos = item.get("photos")
+    if isinstance(photos, list):
+        dicts = [p for p in photos if isinstance(p, dict)]
+        main = [p for p in dicts if p.get("is_main")]
+        chosen = main or dicts
+        return chosen[0] if chosen else None
+    return None
+
+
+def listing_from_item(item: Any, origin: str | None = None) -> Listing:
+    """One catalogue or detail item -> `Listing`; `ValueError` when it has no usable id."""
+    if not isinstance(item, dict):
+        raise ValueError(f"item is a {type(item).__name__}, not an object")
+    item_id = (
+        as_int(item.get("id"))
+        or as_int(dig(item, "item_box", "item_id"))
+        or id_from_path(item.get("path"))
+        or id_from_path(item.get("url"))
+    )
+    if item_id is None:
+        raise ValueError(f"item without a usable id ({str(item.get('id'))[:40]!r})")
+    missing: list[str] = []
+
+    def keep(name: str, value: Any) -> Any:
+        if value is None:
+            missing.append(name)
+        return value
+
+    price, currency = as_money(item.get("price"), item.get("currency"))
+    total, _ = as_money(item.get("total_item_price"), item.get("currency"))
+    user = item.get("user") if isinstance(item.get("user"), dict) else {}
+    photo = _photo(item)
+    brand = as_str(item.get("brand_title")) or as_str(dig(item, "brand_dto", "title"))
+    url = as_str(item.get("url")) or absolute(as_str(item.get("path")), origin)
+    return Listing(
+        id=item_id,
+        title=keep("title", as_str(item.get("title"))),
+        brand=keep("brand", brand),
+        size=keep("size", as_str(item.get("size_title"))),
+        condition=keep("condition", as_str(item.get("status"))),
+        category_id=keep("category_id", as_int(item.get("catalog_id"))),
+        price=keep("price", price),
+        currency=keep("currency", currency),
+        total_price=keep("total_price", total),
+        favourites=keep("favourites", as_int(item.get("favourite_count"))),
+        views=keep("views", as_int(item.get("view_count"))),
+        seller_id=keep("seller_id", as_int(dig(user, "id"))),
+        seller_login=keep("seller_login", as_str(dig(user, "login"))),
+        seller_business=keep("seller_business", as_bool(dig(user, "business"))),
+        url=keep("url", url),
+        photo_url=keep("photo_url", as_str(dig(photo, "url"))),
+        listed_at=keep("listed_at", as_timestamp(dig(photo, "high_resolution", "timestamp"))),
+        missing=tuple(missing),
+    )
+
+
+def parse_catalogue_json(
+    data: bytes | str | dict[str, Any], *, origin: str | None = None
+) -> CataloguePage:
+    """A catalogue API answer -> `CataloguePage`.
+
+    Raises `ParseError` when the document is not a catalogue answer at all (not JSON, no
+    `items` list); a single bad item is skipped and described in `problems`.
+    """
+    doc = _load(data, "catalogue JSON")
+    items = doc.get("items")
+    if not isinstance(items, list):
+        raise ParseError("catalogue JSON", "no `items` list")
+    listings: list[Listing] = []
+    problems: list[str] = []
+    for index, item in enumerate(items):
+        try:
+            listings.append(listing_from_item(item, origin))
+        except (ValueError, TypeError, ArithmeticError) as err:
+            problems.append(f"item {index}: {err}")
+    pagination = doc.get("pagination") if isinstance(doc.get("pagination"), dict) else {}
+    return CataloguePage(
+        listings=tuple(listings),
+        page=as_int(dig(pagination, "current_page")) or 1,
+        total_pages=as_int(dig(pagination, "total_pages")),
+        total_entries=as_int(dig(pagination, "total_entries")),
+        problems=tuple(problems),
+    )
+
+
+def state_of(item: dict[str, Any]) -> ItemState:
+    """MARKETPLACE.md's table: sold > reserved > deleted (hidden/draft) > open."""
+    if item.get("item_closing_action") == "sold" or as_bool(item.get("is_closed")):
+        return ItemState.SOLD
+    if as_bool(item.get("is_reserved")):
+        return ItemState.RESERVED
+    if as_bool(item.get("is_hidden")) or as_bool(item.get("is_draft")):
+        return ItemState.DELETED
+    return ItemState.OPEN
+
+
+def detail_from_item(item: Any, origin: str | None = None) -> ItemDetail:
+    if not isinstance(item, dict):
+        raise ParseError("item detail", "no item object")
+    try:
+        listing = listing_from_item(item, origin)
+    except ValueError as err:
+        raise ParseError("item detail", str(err)) from err
+    return ItemDetail(
+        id=listing.id,
+        state=state_of(item),
+        listing=listing,
+        description=as_str(item.get("description")),
+    )
+
+
+def parse_item_detail(
+    data: bytes | str | dict[str, Any], *, origin: str | None = None
+) -> ItemDetail:
+    """An item detail API answer (`{"item": {...}}`) -> `ItemDetail`; `ParseError` otherwise."""
+    doc = _load(data, "item detail JSON")
+    item = doc.get("item", doc if "id" in doc else None)
+    return detail_from_item(item, origin)

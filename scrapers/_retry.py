@@ -1,0 +1,36 @@
+"""Backoff and `Retry-After` arithmetic (pure functions)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+
+def full_jitter(attempt: int, base: float, cap: float, rng: random.Random) -> float:
+    """AWS-style full jitter: uniform in [0, min(cap, base * 2**attempt)]."""
+    return rng.uniform(0.0, min(cap, base * (2.0 ** min(attempt, 30))))
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a `Retry-After` header (delta-seconds or an HTTP date), or None.
+
+    Dates in the past give 0; garbage gives None (the caller falls back to its own backoff).
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    reference = now or datetime.now(UTC)
+    return max(0.0, (when - reference).total_seconds())

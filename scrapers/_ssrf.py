@@ -1,0 +1,183 @@
+"""SSRF guard: which URLs may be fetched at all.
+
+A URL is fetchable when its scheme is http(s), it carries no userinfo, and its origin is either a
+marketplace origin (`https://www.vinted.<tld>` for a fixed list of TLDs) or one of the origins
+allowlisted exactly (scheme, host and port). Marketplace hosts must also resolve only to public
+addresses; an explicitly allowlisted origin (a simulator on loopback, say) skips that check,
+because the operator named it. IP literals are only ever accepted as an exact allowlisted origin,
+and numeric hosts in any non-canonical form (decimal, octal, hex, short) are refused outright.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import trio
+
+from .errors import UrlRefused
+
+MARKET_TLDS: tuple[str, ...] = (
+    "fr", "de", "co.uk", "com", "it", "es", "nl", "be", "pl", "at", "cz", "lt", "lu", "pt",
+    "se", "sk", "hu", "ro", "dk", "fi", "gr", "hr", "ie",
+)  # fmt: skip
+MARKET_HOSTS: frozenset[str] = frozenset(f"www.vinted.{tld}" for tld in MARKET_TLDS)
+ORIGINS_ENV = "NICHESCOPE_MARKET_ORIGINS"
+
+# Addresses no marketplace host may resolve to, beyond what `ipaddress` flags as non-global.
+_METADATA = frozenset(
+    {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
+)
+# Hosts of only digits, dots and hex markers are IPv4 in disguise (2130706433, 0x7f.1, 0177.0.0.1).
+_NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]*))*\.?$")
+
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+"""`await resolver(host, port)` -> the addresses the host resolves to, as strings."""
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisedUrl:
+    """A URL that passed the guard, split into the parts the client needs."""
+
+    url: str
+    origin: str
+    scheme: str
+    host: str
+    port: int
+    target: str  # path + query, what goes on the request line
+
+    def join(self, target: str) -> str:
+        return self.origin + (target if target.startswith("/") else "/" + target)
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """Resolve through `trio.socket.getaddrinfo` (a worker thread); cancellable like any wait."""
+    infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+def normalise_origin(origin: str) -> str:
+    """`scheme://host:port` with the default port made explicit; `ValueError` when not an origin."""
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) origin: {origin!r}")
+    if parts.username is not None or parts.path not in ("", "/") or parts.query:
+        raise ValueError(f"an origin has no userinfo, path or query: {origin!r}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{_host_for_origin(parts.hostname.lower())}:{port}"
+
+
+def origins_from_env(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The extra allowlisted origins from `NICHESCOPE_MARKET_ORIGINS` (comma-separated).
+
+    Raises `ValueError` naming the bad entry, so a typo fails at start-up, not on first fetch.
+    """
+    raw = (os.environ if env is None else env).get(ORIGINS_ENV, "")
+    return tuple(normalise_origin(item) for item in raw.split(",") if item.strip())
+
+
+def _host_for_origin(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _refuse_non_global(url: str, address: str) -> None:
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError as err:
+        raise UrlRefused(url, f"unparseable resolved address {address!r}") from err
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip in _METADATA:
+        raise UrlRefused(url, "resolves to a cloud metadata address")
+    if (
+        ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or not ip.is_global
+    ):
+        raise UrlRefused(url, f"resolves to a non-public address ({ip})")
+
+
+def check_url_syntax(url: str, allowed_origins: Iterable[str] = ()) -> tuple[NormalisedUrl, bool]:
+    """The static half of the guard (no DNS): the normalised URL and whether its origin was
+    allowlisted explicitly. Raises `UrlRefused`."""
+    if not isinstance(url, str) or len(url) > 4096:
+        raise UrlRefused(str(url)[:200], "not a URL string of sensible length")
+    if any(ch in url for ch in "\r\n\t\x00") or url != url.strip():
+        raise UrlRefused(url, "control characters or surrounding whitespace")
+    try:
+        parts = urlsplit(url)
+        port_value = parts.port
+    except ValueError as err:
+        raise UrlRefused(url, f"malformed URL ({err})") from err
+    if parts.scheme not in ("http", "https"):
+        raise UrlRefused(url, "scheme must be http or https")
+    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
+        raise UrlRefused(url, "userinfo is not allowed")
+    host = (parts.hostname or "").lower().rstrip(".")
+    if not host:
+        raise UrlRefused(url, "no host")
+    port = port_value or (443 if parts.scheme == "https" else 80)
+    origin = f"{parts.scheme}://{_host_for_origin(host)}:{port}"
+    allowed = {normalise_origin(o) for o in allowed_origins}
+    explicit = origin in allowed
+    if not explicit:
+        literal: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+        try:
+            literal = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        if literal is not None or ":" in host:
+            raise UrlRefused(url, "IP address hosts are only allowed as an allowlisted origin")
+        if _NUMERIC_HOST.match(host):
+            raise UrlRefused(url, "numeric host in a non-canonical form")
+        if host not in MARKET_HOSTS:
+            raise UrlRefused(url, f"host {host!r} is not a marketplace host or allowlisted origin")
+        if parts.scheme != "https" or port != 443:
+            raise UrlRefused(url, "marketplace hosts are fetched over https on port 443 only")
+    target = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    public_origin = origin
+    if (parts.scheme, port) in (("http", 80), ("https", 443)):
+        public_origin = f"{parts.scheme}://{_host_for_origin(host)}"
+    normalised = NormalisedUrl(
+        url=public_origin + target,
+        origin=public_origin,
+        scheme=parts.scheme,
+        host=host,
+        port=port,
+        target=target,
+    )
+    return normalised, explicit
+
+
+async def check_catalogue_url(
+    url: str,
+    allowed_origins: Iterable[str] = (),
+    *,
+    resolver: Resolver | None = None,
+) -> NormalisedUrl:
+    """Validate `url` for fetching; raises `UrlRefused(reason)` and sends nothing if it must not.
+
+    Resolution errors are refusals too (an unresolvable host cannot be checked). Cancellation
+    during resolution propagates unchanged.
+    """
+    normalised, explicit = check_url_syntax(url, allowed_origins)
+    if explicit:
+        return normalised
+    try:
+        addresses = await (resolver or system_resolver)(normalised.host, normalised.port)
+    except OSError as err:
+        raise UrlRefused(url, f"host does not resolve ({err})") from err
+    if not addresses:
+        raise UrlRefused(url, "host resolves to no address")
+    for address in addresses:
+        _refuse_non_global(url, address)
+    return normalised

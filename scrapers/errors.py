@@ -1,0 +1,110 @@
+"""Domain errors of the scrapers package.
+
+Every error a caller can see from `scrapers` is a `MarketplaceError`; each class builds its own
+message from the facts it carries, so callers (and the API's error envelope) never format them.
+"""
+
+from __future__ import annotations
+
+
+class MarketplaceError(Exception):
+    """Base class: the marketplace could not be read for the reason the subclass names."""
+
+
+class UrlRefused(MarketplaceError):
+    """A URL that must not be fetched (SSRF guard); nothing was sent anywhere."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"URL refused ({reason}): {url[:200]}")
+        self.url = url
+        self.reason = reason
+
+
+class RobotsDisallowed(MarketplaceError):
+    """robots.txt of the origin disallows the path for our user agent."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"robots.txt disallows {url[:200]}")
+        self.url = url
+
+
+class Blocked(MarketplaceError):
+    """The marketplace answered 403 (a block page); the origin is cooled down."""
+
+    def __init__(self, url: str, status: int = 403, cool_down: float = 0.0) -> None:
+        super().__init__(f"blocked by the marketplace ({status}) on {url[:200]}")
+        self.url = url
+        self.status = status
+        self.cool_down = cool_down
+
+
+class RateLimited(MarketplaceError):
+    """429 and the retry budget (or the longest acceptable wait) ran out."""
+
+    def __init__(self, origin: str, retry_in: float) -> None:
+        super().__init__(f"rate limited by {origin}; retry in {retry_in:.1f}s")
+        self.origin = origin
+        self.retry_in = retry_in
+
+
+class CircuitOpen(MarketplaceError):
+    """The origin's circuit breaker is open: no request was sent."""
+
+    def __init__(self, origin: str, retry_in: float) -> None:
+        super().__init__(f"circuit open for {origin}; next probe in {retry_in:.1f}s")
+        self.origin = origin
+        self.retry_in = retry_in
+
+
+class MarketplaceTimeout(MarketplaceError):
+    """One request did not complete within its deadline (after retries)."""
+
+    def __init__(self, url: str, seconds: float) -> None:
+        super().__init__(f"no complete answer from {url[:200]} within {seconds:.1f}s")
+        self.url = url
+        self.seconds = seconds
+
+
+class MarketplaceUnavailable(MarketplaceError):
+    """5xx or transport failures outlasted the retries."""
+
+    def __init__(self, url: str, detail: str) -> None:
+        super().__init__(f"marketplace unavailable for {url[:200]}: {detail}")
+        self.url = url
+        self.detail = detail
+
+
+class HttpStatusError(MarketplaceError):
+    """A status the client does not retry (404, 410, other 4xx, unexpected 3xx)."""
+
+    def __init__(self, url: str, status: int) -> None:
+        super().__init__(f"HTTP {status} from {url[:200]}")
+        self.url = url
+        self.status = status
+
+
+class ResponseTooLarge(MarketplaceError):
+    """The body exceeded the client's size cap; the rest was not read."""
+
+    def __init__(self, url: str, limit: int) -> None:
+        super().__init__(f"response from {url[:200]} exceeds {limit} bytes")
+        self.url = url
+        self.limit = limit
+
+
+class ParseError(MarketplaceError):
+    """A page or document that cannot be understood at all (single bad items are skipped)."""
+
+    def __init__(self, what: str, detail: str) -> None:
+        super().__init__(f"cannot parse {what}: {detail}")
+        self.what = what
+        self.detail = detail
+
+
+class InvalidCatalogueUrl(MarketplaceError):
+    """A catalogue URL whose filters are not valid (bad id, bad price, unknown order)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"invalid catalogue URL ({reason}): {url[:200]}")
+        self.url = url
+        self.reason = reason

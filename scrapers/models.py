@@ -1,0 +1,63 @@
+"""The frozen records the parsers produce."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+
+class ItemState(enum.StrEnum):
+    """Sale state of one listing, per the table in MARKETPLACE.md."""
+
+    OPEN = "open"
+    RESERVED = "reserved"
+    SOLD = "sold"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One listing as a page showed it. Every field but `id` may be None; `missing` names the
+    fields that were absent or unparseable, so callers can tell "unknown" from "zero"."""
+
+    id: int
+    title: str | None = None
+    brand: str | None = None
+    size: str | None = None
+    condition: str | None = None
+    category_id: int | None = None
+    price: Decimal | None = None
+    currency: str | None = None
+    total_price: Decimal | None = None
+    favourites: int | None = None
+    views: int | None = None
+    seller_id: int | None = None
+    seller_login: str | None = None
+    seller_business: bool | None = None
+    url: str | None = None
+    photo_url: str | None = None
+    listed_at: datetime | None = None
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CataloguePage:
+    """One feed page: the listings that parsed, and one line per item that did not."""
+
+    listings: tuple[Listing, ...]
+    page: int = 1
+    total_pages: int | None = None
+    total_entries: int | None = None
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDetail:
+    """The item detail API (or the item page's embedded store) reduced to a state + listing."""
+
+    id: int
+    state: ItemState
+    listing: Listing
+    description: str | None = None

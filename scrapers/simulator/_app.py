@@ -1,0 +1,390 @@
+"""The simulator as a raw ASGI app (no framework: it must be fast enough to benchmark against).
+
+Marketplace paths speak MARKETPLACE.md; `/__sim__/...` is the test-only side door (ground
+truth, request log, fault knobs) that the scrapers never call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import secrets
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from email.utils import formatdate
+from typing import Any
+from urllib.parse import parse_qsl
+
+import trio
+
+from .._query import parse_catalogue_url
+from ..errors import InvalidCatalogueUrl
+from . import _render as render
+from ._config import Faults
+from ._world import FeedFilter, World
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_DETAILS = re.compile(r"^/api/v2/items/(\d+)/details$")
+_ITEM_PAGE = re.compile(r"^/items/(\d+)(-[\w-]*)?$")
+_MARKET_PATHS = re.compile(r"^/(api/v2/|catalog|items/)")
+
+
+@dataclass
+class _Answer:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _json(status: int, data: Any, headers: list[tuple[str, str]] | None = None) -> _Answer:
+    return _Answer(status, json.dumps(data).encode(), "application/json", headers or [])
+
+
+class SimulatorApp:
+    """ASGI app over a `World`. All state (tokens, log, faults) lives here, per app."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.faults = world.config.faults
+        self._remaining = self._counters(self.faults)
+        self.rng = random.Random(world.config.seed * 7919 + 1)
+        self.tokens: dict[str, float] = {}
+        self.log: list[dict[str, Any]] = []
+        self._buckets: dict[str, tuple[float, float]] = {}
+        # client -> (start, end) of the last Retry-After window we sent
+        self._windows: dict[str, tuple[float, float]] = {}
+        self._clock_zero: float | None = None
+        self._served = 0
+        self._request_origin = "http://127.0.0.1"
+
+    @staticmethod
+    def _counters(faults: Faults) -> dict[str, int]:
+        return {
+            "429": faults.first_429, "403": faults.first_403, "5xx": faults.first_5xx,
+            "truncated": faults.first_truncated,
+        }  # fmt: skip
+
+    def start_clock(self) -> None:
+        """Simulated time starts now (called once the server listens)."""
+        if self._clock_zero is None:
+            self._clock_zero = trio.current_time()
+
+    def sim_now(self) -> float:
+        self.start_clock()
+        assert self._clock_zero is not None
+        return self.world.sim_time(trio.current_time(), self._clock_zero)
+
+    def set_faults(self, faults: Faults) -> None:
+        self.faults = faults
+        self._remaining = self._counters(faults)
+        self._buckets.clear()
+
+    # -- ASGI ----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    self.start_clock()
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        arrived = trio.current_time()
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        cookies = _cookies(headers.get("cookie", ""))
+        client = (
+            headers.get("x-anon-id")
+            or cookies.get("anon_id")
+            or (f"ip:{scope['client'][0]}" if scope.get("client") else "unknown")
+        )
+        body = b""
+        if scope["method"] == "POST":
+            while True:
+                message = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body") or len(body) > 65536:
+                    break
+        path = scope["path"]
+        entry: dict[str, Any] = {
+            "t": arrived, "sim_time": self.sim_now(), "client": client,
+            "method": scope["method"], "path": path, "status": None,
+            "early": self._is_early(client, arrived),
+        }  # fmt: skip
+        if not path.startswith("/__sim__/"):
+            self.log.append(entry)
+        try:
+            answer = await self._route(scope, path, headers, cookies, client, body)
+        except Exception as err:  # a simulator bug answers 500 rather than killing the server
+            answer = _json(500, {"code": 500, "message": f"simulator error: {err}"})
+        entry["status"] = answer.status
+        if answer.status == 429:
+            retry = next((v for k, v in answer.headers if k == "retry-after"), None)
+            entry["retry_after"] = retry
+        out_headers = [(b"content-type", answer.content_type.encode())]
+        out_headers += [(k.encode(), v.encode()) for k, v in answer.headers]
+        out_headers.append((b"content-length", str(len(answer.body)).encode()))
+        await send({"type": "http.response.start", "status": answer.status, "headers": out_headers})
+        payload = b"" if scope["method"] == "HEAD" else answer.body
+        await send({"type": "http.response.body", "body": payload})
+
+    # -- routing -------------------------------------------------------------------------------
+
+    async def _route(
+        self, scope: Scope, path: str, headers: dict[str, str], cookies: dict[str, str],
+        client: str, body: bytes,
+    ) -> _Answer:  # fmt: skip
+        query = scope.get("query_string", b"").decode("latin-1")
+        if path.startswith("/__sim__/"):
+            return self._side_door(scope["method"], path, query, body)
+        if path == "/":
+            return self._home()
+        if path == "/robots.txt":
+            return _Answer(200, self.world.config.robots_txt.encode(), "text/plain")
+        if not _MARKET_PATHS.match(path):
+            return _Answer(404, b"<h1>Not found</h1>", "text/html")
+        fault = await self._fault(client)
+        if fault is not None:
+            return fault
+        # No await from here to the answer, so this per-request value cannot interleave.
+        self._request_origin = "http://" + headers.get("host", "127.0.0.1")
+        self._served += 1
+        if path.startswith("/api/"):
+            if not self._authorised(headers, cookies):
+                return _json(401, {"code": 100, "message_code": "invalid_authentication_token",
+                                   "message": "Token expired or invalid"})  # fmt: skip
+            if path == "/api/v2/catalog/items":
+                answer = self._catalogue_api(query)
+            elif match := _DETAILS.match(path):
+                answer = self._details(int(match.group(1)))
+            else:
+                answer = _json(404, {"code": 404, "message": "Not found"})
+        elif path == "/catalog" or path.startswith("/catalog/"):
+            answer = self._catalogue_html(path, query)
+        elif match := _ITEM_PAGE.match(path):
+            answer = self._item_page(int(match.group(1)), match.group(2))
+        else:
+            answer = _Answer(404, b"<h1>Not found</h1>", "text/html")
+        if answer.status == 200 and self._take("truncated", self.faults.rate_truncated):
+            answer.body = answer.body[: len(answer.body) // 2]
+        return answer
+
+    def _take(self, counter: str, rate: float) -> bool:
+        if self._remaining[counter] > 0:
+            self._remaining[counter] -= 1
+            return True
+        return rate > 0 and self.rng.random() < rate
+
+    async def _fault(self, client: str) -> _Answer | None:
+        f = self.faults
+        if f.client_rate > 0:
+            now = trio.current_time()
+            tokens, stamp = self._buckets.get(client, (float(f.client_burst), now))
+            tokens = min(float(f.client_burst), tokens + (now - stamp) * f.client_rate)
+            if tokens < 1.0:
+                self._buckets[client] = (tokens, now)
+                return self._too_many(client, max(1, math.ceil((1.0 - tokens) / f.client_rate)))
+            self._buckets[client] = (tokens - 1.0, now)
+        if self._take("429", f.rate_429):
+            return self._too_many(client, f.retry_after)
+        if self._take("403", f.rate_403):
+            return _Answer(403, render.BLOCK_PAGE.encode(), "text/html")
+        if self._take("5xx", f.rate_5xx):
+            return _Answer(503, b"<h1>Service unavailable</h1>", "text/html")
+        if f.rate_slow > 0 and self.rng.random() < f.rate_slow:
+            await trio.sleep(f.slow_seconds)
+        return None
+
+    def _is_early(self, client: str, arrived: float) -> bool:
+        """Inside a window we announced. Requests that were already in flight when the 429
+        went out arrive right at its start (10 ms grace): those are not the client's fault."""
+        start, end = self._windows.get(client, (0.0, -math.inf))
+        return start + 0.01 < arrived < end
+
+    def _too_many(self, client: str, seconds: int) -> _Answer:
+        now = trio.current_time()
+        if self.faults.retry_after_as_date:
+            # An HTTP date has one-second resolution: the client may read up to a second less.
+            value = formatdate(math.ceil(_wall_time()) + seconds + 1, usegmt=True)
+        else:
+            value = str(seconds)
+        previous = self._windows.get(client, (now, now))
+        self._windows[client] = (now, max(previous[1], now + seconds))
+        return _json(429, {"code": 429, "message": "Too many requests"}, [("retry-after", value)])
+
+    def _authorised(self, headers: dict[str, str], cookies: dict[str, str]) -> bool:
+        auth = headers.get("authorization", "")
+        token = auth[7:] if auth.lower().startswith("bearer ") else cookies.get("access_token_web")
+        expiry = self.tokens.get(token or "")
+        return expiry is not None and expiry > trio.current_time()
+
+    def _home(self) -> _Answer:
+        token = secrets.token_urlsafe(24)
+        self.tokens[token] = trio.current_time() + self.world.config.token_ttl
+        anon = str(uuid.UUID(int=self.rng.getrandbits(128)))
+        return _Answer(
+            200,
+            b"<!doctype html><html><body><h1>Marketplace</h1></body></html>",
+            "text/html",
+            [
+                ("set-cookie", f"anon_id={anon}; Path=/; HttpOnly"),
+                ("set-cookie", f"access_token_web={token}; Path=/; HttpOnly"),
+            ],
+        )
+
+    def _origin(self) -> str:
+        return self._request_origin
+
+    def _catalogue_api(self, query: str) -> _Answer:
+        params = dict(parse_qsl(query))
+        try:
+            feed_filter = _filter_from_params(params)
+            page = max(1, int(params.get("page", "1")))
+            per_page = min(200, max(1, int(params.get("per_page", "96"))))
+        except (ValueError, InvalidOperation):
+            return _json(400, {"code": 400, "message": "bad parameters"})
+        now = self.sim_now()
+        items, total, pages = self.world.feed_page(now, feed_filter, page, per_page,
+                                                  params.get("order"))  # fmt: skip
+        docs = [render.catalogue_item(self.world, i, now, self._origin()) for i in items]
+        if self.faults.ids_as_strings > 0:
+            for doc in docs:
+                if self.rng.random() < self.faults.ids_as_strings:
+                    doc["id"] = str(doc["id"])
+        if self.faults.rate_missing_fields > 0:
+            for index, doc in enumerate(docs):
+                if self.rng.random() < self.faults.rate_missing_fields:
+                    docs[index] = render.drop_fields(doc, self.rng)
+        return _json(200, {
+            "items": docs,
+            "pagination": {"current_page": page, "total_pages": pages, "total_entries": total,
+                           "per_page": per_page},
+            "code": 0,
+        })  # fmt: skip
+
+    def _details(self, item_id: int) -> _Answer:
+        now = self.sim_now()
+        item = self.world.by_id.get(item_id)
+        state = item.state_at(now) if item is not None else None
+        # Deleted listings answer 404 (odd ids) or a hidden item (even ids): both happen for real.
+        if item is None or state is None or (state == "deleted" and item_id % 2):
+            return _json(404, {"code": 404, "message": "Item not found"})
+        return _json(200, {"item": render.item_detail(self.world, item, now, self._origin()),
+                           "code": 0})  # fmt: skip
+
+    def _catalogue_html(self, path: str, query: str) -> _Answer:
+        try:
+            parsed = parse_catalogue_url(f"http://sim{path}?{query}")
+        except InvalidCatalogueUrl as err:
+            return _Answer(400, f"<h1>{err.reason}</h1>".encode(), "text/html")
+        feed_filter = FeedFilter(
+            catalog_ids=frozenset(parsed.catalog_ids), brand_ids=frozenset(parsed.brand_ids),
+            size_ids=frozenset(parsed.size_ids), status_ids=frozenset(parsed.status_ids),
+            price_from=parsed.price_from, price_to=parsed.price_to,
+            search_text=parsed.search_text,
+        )  # fmt: skip
+        page = dict(parse_qsl(query)).get("page", "1")
+        now = self.sim_now()
+        items, _, _ = self.world.feed_page(
+            now, feed_filter, max(1, int(page) if page.isdigit() else 1), 96, parsed.order
+        )
+        layout = self.world.config.html_layout
+        if layout not in ("A", "B"):
+            layout = "AB"[self._served % 2]
+        broken = None
+        rate = self.faults.rate_missing_fields
+        if items and rate > 0 and self.rng.random() < rate:
+            broken = self.rng.randrange(len(items))
+        page_html = render.catalogue_html(self.world, items, now, layout, broken)
+        return _Answer(200, page_html.encode(), "text/html; charset=utf-8")
+
+    def _item_page(self, item_id: int, slug_part: str | None) -> _Answer:
+        now = self.sim_now()
+        item = self.world.by_id.get(item_id)
+        state = item.state_at(now) if item is not None else None
+        if item is None or state is None or state == "deleted":
+            return _Answer(404, b"<h1>This item is gone</h1>", "text/html")
+        if not slug_part:  # the marketplace redirects bare ids to the canonical slug URL
+            return _Answer(301, b"", "text/html",
+                           [("location", f"/items/{item.id}-{render.slug(item)}")])  # fmt: skip
+        page_html = render.item_page(self.world, item, now, self._origin())
+        return _Answer(200, page_html.encode(), "text/html; charset=utf-8")
+
+    # -- test-only side door ------------------------------------------------------------------
+
+    def _side_door(self, method: str, path: str, query: str, body: bytes) -> _Answer:
+        params = dict(parse_qsl(query))
+        if path == "/__sim__/truth":
+            ids = None
+            if params.get("ids"):
+                ids = [int(i) for i in params["ids"].split(",") if i.isdigit()]
+            return _json(200, self.world.truth(self.sim_now(), ids))
+        if path == "/__sim__/requests":
+            since = int(params.get("since", "0") or 0)
+            return _json(200, {"requests": self.log[since:], "next": len(self.log)})
+        if path == "/__sim__/faults":
+            if method == "POST":
+                try:
+                    data = json.loads(body or b"{}")
+                    if not isinstance(data, dict):
+                        raise ValueError("expected a JSON object")
+                    self.set_faults(Faults.from_json(data))
+                except ValueError as err:
+                    return _json(422, {"error": str(err)})
+            return _json(200, self.faults.to_json())
+        if path == "/__sim__/clock":
+            return _json(200, {"sim_time": self.sim_now(), "clock": trio.current_time()})
+        return _json(404, {"error": "unknown side-door path"})
+
+
+def _wall_time() -> float:
+    import time
+
+    return time.time()
+
+
+def _cookies(header: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name:
+            out[name] = value
+    return out
+
+
+def _ids(value: str | None) -> frozenset[int]:
+    if not value:
+        return frozenset()
+    return frozenset(int(v) for v in value.split(",") if v.strip())
+
+
+def _filter_from_params(params: dict[str, str]) -> FeedFilter:
+    def price(name: str) -> Decimal | None:
+        value = params.get(name)
+        return Decimal(value) if value else None
+
+    return FeedFilter(
+        catalog_ids=_ids(params.get("catalog_ids")),
+        brand_ids=_ids(params.get("brand_ids")),
+        size_ids=_ids(params.get("size_ids")),
+        status_ids=_ids(params.get("status_ids")),
+        price_from=price("price_from"),
+        price_to=price("price_to"),
+        search_text=params.get("search_text") or None,
+    )
+
+
+def create_simulator_app(world: World) -> SimulatorApp:
+    """The ASGI app for `world` (state per app: tokens, request log, faults)."""
+    return SimulatorApp(world)

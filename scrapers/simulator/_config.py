@@ -1,0 +1,77 @@
+"""Simulator configuration: the world's seed and pace, and the fault knobs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+DEFAULT_ROBOTS = "User-agent: *\nDisallow: /member/\nDisallow: /__sim__/\nAllow: /\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """Fault knobs. Rates are probabilities per marketplace request (API, catalogue, item page;
+    never `/`, robots.txt or `/__sim__/`). `first_*` answer the next N such requests with that
+    fault, deterministically, counted from the moment the faults were set."""
+
+    rate_429: float = 0.0
+    retry_after: int = 2  # seconds, for every 429 the simulator sends
+    retry_after_as_date: bool = False
+    rate_403: float = 0.0
+    rate_5xx: float = 0.0
+    rate_slow: float = 0.0
+    slow_seconds: float = 3.0
+    rate_truncated: float = 0.0
+    ids_as_strings: float = 0.0
+    rate_missing_fields: float = 0.0
+    client_rate: float = 0.0  # per-client requests per second; 0 = no limit
+    client_burst: int = 10
+    first_429: int = 0
+    first_403: int = 0
+    first_5xx: int = 0
+    first_truncated: int = 0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Faults:
+        """Build from a JSON object; `ValueError` naming unknown or mistyped knobs."""
+        known = {f.name: f for f in fields(cls)}
+        unknown = set(data) - set(known)
+        if unknown:
+            raise ValueError(f"unknown fault knobs: {sorted(unknown)}")
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            default = getattr(cls(), name)
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{name} must be a boolean")
+            elif isinstance(default, int):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"{name} must be a non-negative integer")
+            elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"{name} must be a non-negative number")
+            values[name] = value
+        return cls(**values)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatorConfig:
+    """A seeded synthetic marketplace. Simulated time runs `speed` times faster than the
+    server's trio clock, from `start` (a UNIX timestamp) at the moment the app starts."""
+
+    seed: int = 1
+    speed: float = 60.0
+    n_listings: int = 600  # alive or recently born at start
+    arrivals_per_day: float = 120.0
+    horizon_days: float = 30.0  # listings are generated for this much simulated time
+    start: float = 1_735_689_600.0  # 2025-01-01T00:00:00Z
+    token_ttl: float = 600.0  # server seconds (trio clock) a warm-up token lives
+    max_pages: int = 20  # the feed's total_pages cap
+    html_layout: str = "alternate"  # "A", "B" or "alternate" (per request)
+    currency: str = "EUR"
+    robots_txt: str = DEFAULT_ROBOTS
+    n_hot: int = 3
+    n_saturated: int = 3
+    faults: Faults = field(default_factory=Faults)

@@ -1,0 +1,319 @@
+"""The simulator's world: pure and deterministic (a seed in, every listing's life out).
+
+Every listing's whole life is drawn when the world is built, so the state at any simulated time
+is a lookup: the same seed gives the same answers whatever order requests arrive in.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ._config import SimulatorConfig
+
+DAY = 86_400.0
+CATEGORIES: tuple[tuple[int, str], ...] = (
+    (1904, "Jeans"), (1206, "Coats"), (257, "Sneakers"), (1231, "Dresses"), (4881, "Games"),
+    (1812, "Bags"),
+)  # fmt: skip
+BRANDS: tuple[tuple[int, str], ...] = (
+    (53, "Levi's"), (14, "Nike"), (12, "Zara"), (88, "H&M"), (304, "Adidas"), (73, "Mango"),
+    (1565, "Carhartt"), (2319, "Patagonia"), (162, "Ralph Lauren"), (255, "Uniqlo"),
+)  # fmt: skip
+SIZES: tuple[tuple[int, str], ...] = (
+    (205, "S"), (206, "M"), (207, "L"), (208, "XL"), (1199, "42"), (1200, "43"),
+)  # fmt: skip
+CONDITIONS: tuple[tuple[int, str], ...] = (
+    (6, "New with tags"), (1, "New without tags"), (2, "Very good"), (3, "Good"),
+    (4, "Satisfactory"),
+)  # fmt: skip
+HOT, SATURATED, NORMAL = "hot", "saturated", "normal"
+_MULTIPLIER = {HOT: 6.0, SATURATED: 0.3, NORMAL: 1.0}
+_SHARE = {HOT: 1.0, SATURATED: 4.0, NORMAL: 1.0}  # saturated niches are crowded
+BASE_SALE_PER_DAY = 1 / 12
+DELETE_PER_DAY = 1 / 45
+
+
+@dataclass(frozen=True, slots=True)
+class Niche:
+    category_id: int
+    brand_id: int
+    kind: str
+    median_price: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    key: tuple[int, int]
+    price: Decimal
+    seller: int
+    born: float
+    events: tuple[tuple[float, str], ...]
+    parent: int
+    index: int
+    size: int
+    status: int
+    fav: float
+    views: float
+
+
+@dataclass(frozen=True, slots=True)
+class SimListing:
+    """One listing and its whole life: `events` are (simulated time, state), the first `open`."""
+
+    id: int
+    title: str
+    category_id: int
+    brand_id: int
+    size_id: int
+    status_id: int
+    price: Decimal
+    seller_id: int
+    seller_login: str
+    business: bool
+    born: float
+    events: tuple[tuple[float, str], ...]
+    fav_per_day: float
+    views_per_day: float
+    relist_of: int | None = None
+
+    def state_at(self, t: float) -> str | None:
+        """None before it was born."""
+        index = bisect.bisect_right([e[0] for e in self.events], t) - 1
+        return self.events[index][1] if index >= 0 else None
+
+    def history_until(self, t: float) -> list[tuple[float, str]]:
+        return [e for e in self.events if e[0] <= t]
+
+    def favourites_at(self, t: float) -> int:
+        return int(max(0.0, t - self.born) / DAY * self.fav_per_day)
+
+    def views_at(self, t: float) -> int:
+        return int(max(0.0, t - self.born) / DAY * self.views_per_day)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedFilter:
+    catalog_ids: frozenset[int] = frozenset()
+    brand_ids: frozenset[int] = frozenset()
+    size_ids: frozenset[int] = frozenset()
+    status_ids: frozenset[int] = frozenset()
+    price_from: Decimal | None = None
+    price_to: Decimal | None = None
+    search_text: str | None = None
+
+    def accepts(self, item: SimListing) -> bool:
+        return (
+            (not self.catalog_ids or item.category_id in self.catalog_ids)
+            and (not self.brand_ids or item.brand_id in self.brand_ids)
+            and (not self.size_ids or item.size_id in self.size_ids)
+            and (not self.status_ids or item.status_id in self.status_ids)
+            and (self.price_from is None or item.price >= self.price_from)
+            and (self.price_to is None or item.price <= self.price_to)
+            and (not self.search_text or self.search_text.lower() in item.title.lower())
+        )
+
+
+class World:
+    """Categories, brands, niches and listings drawn from `config.seed`."""
+
+    def __init__(self, config: SimulatorConfig) -> None:
+        self.config = config
+        rng = random.Random(config.seed)
+        self.categories = dict(CATEGORIES)
+        self.brands = dict(BRANDS)
+        self.sizes = dict(SIZES)
+        self.conditions = dict(CONDITIONS)
+        pairs = [(c, b) for c, _ in CATEGORIES for b, _ in BRANDS]
+        rng.shuffle(pairs)
+        kinds = [HOT] * config.n_hot + [SATURATED] * config.n_saturated
+        self.niches: dict[tuple[int, int], Niche] = {}
+        for i, (c, b) in enumerate(pairs):
+            kind = kinds[i] if i < len(kinds) else NORMAL
+            median = Decimal(rng.randrange(10, 70))
+            self.niches[(c, b)] = Niche(c, b, kind, median)
+        self.listings = self._generate(rng)
+        self.by_id = {item.id: item for item in self.listings}
+        self._born = [item.born for item in self.listings]
+
+    # -- generation ----------------------------------------------------------------------------
+
+    def _generate(self, rng: random.Random) -> list[SimListing]:
+        c = self.config
+        end = c.start + c.horizon_days * DAY
+        niche_keys = list(self.niches)
+        weights = [_SHARE[self.niches[k].kind] for k in niche_keys]
+        births = [c.start - rng.uniform(0, 20 * DAY) for _ in range(c.n_listings)]
+        t = c.start
+        while c.arrivals_per_day > 0:
+            t += rng.expovariate(c.arrivals_per_day / DAY)
+            if t >= end:
+                break
+            births.append(t)
+        drafts: list[_Draft] = []
+        queue: list[tuple[float, tuple[int, int] | None, Decimal | None, int | None, int]] = [
+            (born, None, None, None, -1) for born in births
+        ]
+        while queue:
+            born, key, price, seller, parent = queue.pop()
+            if key is None:
+                key = rng.choices(niche_keys, weights)[0]
+            niche = self.niches[key]
+            if price is None:
+                factor = math.exp(rng.gauss(0, 0.35))
+                price = niche.median_price * Decimal(str(round(factor, 2)))
+                price = price.quantize(Decimal("0.5"))
+                price = max(price, Decimal("1.0"))
+            if seller is None:
+                seller = rng.randrange(1_000_000, 9_999_999)
+            events, deleted_at = self._life(rng, born, end, niche, price)
+            drafts.append(
+                _Draft(
+                    key=key, price=price, seller=seller, born=born, events=tuple(events),
+                    parent=parent, index=len(drafts), size=rng.choice(SIZES)[0],
+                    status=rng.choice(CONDITIONS)[0],
+                    fav=rng.uniform(0.5, 3.0) * (2.5 if niche.kind == HOT else 1.0),
+                    views=rng.uniform(5, 30),
+                )
+            )  # fmt: skip
+            if deleted_at is not None and rng.random() < 0.3:  # the seller relists it cheaper
+                relist_born = deleted_at + rng.uniform(0.05, 1.0) * DAY
+                if relist_born < end:
+                    cheaper = (price * Decimal("0.9")).quantize(Decimal("0.5"))
+                    queue.append((relist_born, key, cheaper, seller, len(drafts) - 1))
+        drafts.sort(key=lambda d: (d.born, d.index))
+        ids = {d.index: 5_000_000_000 + n * 3 for n, d in enumerate(drafts)}
+        out: list[SimListing] = []
+        for d in drafts:
+            cat, brand = d.key
+            item_id = ids[d.index]
+            out.append(
+                SimListing(
+                    id=item_id,
+                    title=f"{self.brands[brand]} {self.categories[cat].lower()} {item_id % 997}",
+                    category_id=cat,
+                    brand_id=brand,
+                    size_id=d.size,
+                    status_id=d.status,
+                    price=d.price,
+                    seller_id=d.seller,
+                    seller_login=f"seller{d.seller}",
+                    business=d.seller % 10 == 0,
+                    born=d.born,
+                    events=d.events,
+                    fav_per_day=d.fav,
+                    views_per_day=d.views,
+                    relist_of=ids[d.parent] if d.parent != -1 else None,
+                )
+            )
+        return out
+
+    def _life(
+        self, rng: random.Random, born: float, end: float, niche: Niche, price: Decimal
+    ) -> tuple[list[tuple[float, str]], float | None]:
+        """Draw one listing's events. Cheaper than the niche median sells faster."""
+        ratio = float(niche.median_price / price)
+        hazard = BASE_SALE_PER_DAY * _MULTIPLIER[niche.kind] * min(4.0, max(0.25, ratio**2))
+        sale = born + rng.expovariate(hazard) * DAY
+        delete = born + rng.expovariate(DELETE_PER_DAY) * DAY
+        events: list[tuple[float, str]] = [(born, "open")]
+        finish = min(sale, delete)
+        if rng.random() < 0.15:  # a reservation that lapses back to open
+            start = born + rng.uniform(0, 1) * (finish - born)
+            length = rng.uniform(0.2, 1.0) * DAY
+            if start + length + 0.05 * DAY < finish and start + length < end:
+                events += [(start, "reserved"), (start + length, "open")]
+        if sale < delete:
+            if rng.random() < 0.25:  # reserved by the buyer shortly before the sale
+                reserve = max(events[-1][0] + 1.0, sale - rng.uniform(0.05, 0.5) * DAY)
+                if reserve < sale and reserve < end:
+                    events.append((reserve, "reserved"))
+            if sale < end:
+                events.append((sale, "sold"))
+            return events, None
+        if delete < end:
+            events.append((delete, "deleted"))
+            return events, delete
+        return events, None
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def sim_time(self, clock: float, clock_zero: float) -> float:
+        return self.config.start + (clock - clock_zero) * self.config.speed
+
+    def live(self, t: float, feed_filter: FeedFilter) -> list[SimListing]:
+        """Open listings at `t` matching the filter, newest first."""
+        upto = bisect.bisect_right(self._born, t)
+        return [
+            item
+            for item in reversed(self.listings[:upto])
+            if feed_filter.accepts(item) and item.state_at(t) == "open"
+        ]
+
+    def feed_page(
+        self, t: float, feed_filter: FeedFilter, page: int, per_page: int, order: str | None = None
+    ) -> tuple[list[SimListing], int, int]:
+        """One page of the feed, the total entries and the (capped) total pages."""
+        live = self.live(t, feed_filter)
+        if order == "price_low_to_high":
+            live.sort(key=lambda i: (i.price, -i.born))
+        elif order == "price_high_to_low":
+            live.sort(key=lambda i: (-i.price, -i.born))
+        total_pages = min(self.config.max_pages, max(1, math.ceil(len(live) / per_page)))
+        if page > total_pages:
+            return [], len(live), total_pages
+        return live[(page - 1) * per_page : page * per_page], len(live), total_pages
+
+    def truth(self, t: float, ids: Iterable[int] | None = None) -> dict[str, object]:
+        """Ground truth at `t`: planted niches, histories, true sell-through and median sold price.
+
+        Sell-through of a niche = listings sold by `t` / listings born by `t`.
+        """
+        upto = bisect.bisect_right(self._born, t)
+        born = self.listings[:upto]
+        wanted = set(ids) if ids is not None else None
+        per_niche: dict[tuple[int, int], list[SimListing]] = {}
+        for item in born:
+            per_niche.setdefault((item.category_id, item.brand_id), []).append(item)
+        niches = []
+        for key, niche in self.niches.items():
+            items = per_niche.get(key, [])
+            sold = [i for i in items if i.state_at(t) == "sold"]
+            niches.append(
+                {
+                    "category_id": key[0],
+                    "brand_id": key[1],
+                    "kind": niche.kind,
+                    "median_price": str(niche.median_price),
+                    "listed": len(items),
+                    "sold": len(sold),
+                    "sell_through": (len(sold) / len(items)) if items else None,
+                    "median_sold_price": (
+                        str(statistics.median([i.price for i in sold])) if sold else None
+                    ),
+                }
+            )
+        return {
+            "sim_time": t,
+            "hot": [list(k) for k, n in self.niches.items() if n.kind == HOT],
+            "saturated": [list(k) for k, n in self.niches.items() if n.kind == SATURATED],
+            "niches": niches,
+            "listings": [
+                {
+                    "id": i.id,
+                    "category_id": i.category_id,
+                    "brand_id": i.brand_id,
+                    "price": str(i.price),
+                    "relist_of": i.relist_of,
+                    "state": i.state_at(t),
+                    "history": [[when, state] for when, state in i.history_until(t)],
+                }
+                for i in born
+                if wanted is None or i.id in wanted
+            ],
+        }

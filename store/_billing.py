@@ -1,0 +1,320 @@
+"""Billing repository functions: each takes the unit of work's session (see `_billing_store`).
+
+Concurrency: every writing function starts with a write (an idempotent insert), so on SQLite
+the transaction holds the write lock before it reads, and on PostgreSQL the account row is
+then locked with `SELECT ... FOR UPDATE`. Two fulfilments of the same workspace therefore run
+one after the other and the second sees what the first wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._billing_models import (
+    BillingAccount,
+    BillingChange,
+    CheckoutSession,
+    Plan,
+    StripeEvent,
+    TrialClaim,
+    TrialToken,
+)
+from ._billing_records import (
+    ApplyOutcome,
+    BillingAccountRecord,
+    BillingChangeRecord,
+    CheckoutSessionRecord,
+    Entitlement,
+    PlanRecord,
+    StripeEventKey,
+    TrialOutcome,
+)
+
+_ENTITLEMENT_FIELDS = tuple(f.name for f in fields(Entitlement))
+
+
+async def _insert_ignore(db: AsyncSession, model: type[Any], values: dict[str, Any]) -> bool:
+    """INSERT, doing nothing on a key conflict; True if a row went in."""
+    dialect = db.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    result = await db.execute(insert(model).values(**values).on_conflict_do_nothing())
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def _plan(row: Plan) -> PlanRecord:
+    return PlanRecord(**{f.name: getattr(row, f.name) for f in fields(PlanRecord)})
+
+
+def _account(row: BillingAccount) -> BillingAccountRecord:
+    return BillingAccountRecord(
+        **{f.name: getattr(row, f.name) for f in fields(BillingAccountRecord)}
+    )
+
+
+def _session(row: CheckoutSession) -> CheckoutSessionRecord:
+    return CheckoutSessionRecord(
+        **{f.name: getattr(row, f.name) for f in fields(CheckoutSessionRecord)}
+    )
+
+
+# -- plans -------------------------------------------------------------------------------------
+
+
+async def seed_plans(db: AsyncSession, plans: list[PlanRecord], now: datetime) -> None:
+    """Insert or update every configured plan (by name); safe when several nodes seed at
+    once. Plans no longer configured stay (workspaces on them keep resolving) but can no
+    longer be bought."""
+    for plan in plans:
+        values = asdict(plan) | {"updated_at": now}
+        if not await _insert_ignore(db, Plan, values):
+            await db.execute(update(Plan).where(Plan.name == plan.name).values(**values))
+    names = [plan.name for plan in plans]
+    await db.execute(update(Plan).where(Plan.name.not_in(names)).values(purchasable=False))
+
+
+async def list_plans(db: AsyncSession) -> list[PlanRecord]:
+    rows = await db.scalars(select(Plan).order_by(Plan.position, Plan.name))
+    return [_plan(row) for row in rows]
+
+
+async def get_plan(db: AsyncSession, name: str) -> PlanRecord | None:
+    row = await db.get(Plan, name)
+    return _plan(row) if row is not None else None
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+async def get_account(db: AsyncSession, workspace_id: str) -> BillingAccountRecord | None:
+    row = await db.get(BillingAccount, workspace_id)
+    return _account(row) if row is not None else None
+
+
+async def _locked_account(db: AsyncSession, workspace_id: str, now: datetime) -> BillingAccount:
+    await _insert_ignore(
+        db,
+        BillingAccount,
+        {
+            "workspace_id": workspace_id,
+            "status": "none",
+            "cancel_at_period_end": False,
+            "updated_at": now,
+        },
+    )
+    row = await db.scalar(
+        select(BillingAccount)
+        .where(BillingAccount.workspace_id == workspace_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    assert row is not None
+    return row
+
+
+async def set_customer(db: AsyncSession, workspace_id: str, customer_id: str, now: datetime) -> str:
+    """Record the workspace's customer unless it has one already; returns the one kept."""
+    row = await _locked_account(db, workspace_id, now)
+    if row.stripe_customer_id is None:
+        row.stripe_customer_id = customer_id
+        row.updated_at = now
+    return row.stripe_customer_id
+
+
+async def workspace_of_customer(db: AsyncSession, customer_id: str) -> str | None:
+    return await db.scalar(
+        select(BillingAccount.workspace_id).where(BillingAccount.stripe_customer_id == customer_id)
+    )
+
+
+async def apply(
+    db: AsyncSession,
+    workspace_id: str,
+    entitlement: Entitlement,
+    *,
+    cause: str,
+    now: datetime,
+    event: StripeEventKey | None = None,
+    session_id: str | None = None,
+) -> ApplyOutcome:
+    """Make the workspace's entitlement `entitlement`: the one fulfilment write.
+
+    With `event`, the event id is recorded in the same transaction and an id seen before
+    changes nothing ("duplicate"). With `session_id`, that checkout session is marked
+    fulfilled (once). A change is written to the ledger only when something differs.
+    """
+    if event is not None and not await _insert_ignore(
+        db, StripeEvent, {"id": event.id, "type": event.type, "received_at": now}
+    ):
+        return "duplicate"
+    row = await _locked_account(db, workspace_id, now)
+    if session_id is not None:
+        await db.execute(
+            update(CheckoutSession)
+            .where(CheckoutSession.id == session_id, CheckoutSession.fulfilled_at.is_(None))
+            .values(fulfilled_at=now)
+        )
+    current = {name: getattr(row, name) for name in _ENTITLEMENT_FIELDS}
+    wanted = asdict(entitlement)
+    if current == wanted:
+        return "unchanged"
+    for name, value in wanted.items():
+        setattr(row, name, value)
+    row.updated_at = now
+    db.add(
+        BillingChange(
+            workspace_id=workspace_id,
+            at=now,
+            cause=cause[:255],
+            plan=entitlement.plan,
+            status=entitlement.status,
+        )
+    )
+    return "applied"
+
+
+async def record_event(db: AsyncSession, event: StripeEventKey, now: datetime) -> bool:
+    """Record an event that has no effect on any account; False if it was seen before."""
+    return await _insert_ignore(
+        db, StripeEvent, {"id": event.id, "type": event.type, "received_at": now}
+    )
+
+
+async def changes(db: AsyncSession, workspace_id: str) -> list[BillingChangeRecord]:
+    rows = await db.scalars(
+        select(BillingChange)
+        .where(BillingChange.workspace_id == workspace_id)
+        .order_by(BillingChange.id)
+    )
+    return [
+        BillingChangeRecord(
+            id=r.id,
+            workspace_id=r.workspace_id,
+            at=r.at,
+            cause=r.cause,
+            plan=r.plan,
+            status=r.status,
+        )
+        for r in rows
+    ]
+
+
+# -- checkout sessions -------------------------------------------------------------------------
+
+
+async def add_checkout_session(
+    db: AsyncSession,
+    *,
+    session_id: str,
+    workspace_id: str,
+    user_id: str,
+    plan: str,
+    now: datetime,
+) -> None:
+    db.add(
+        CheckoutSession(
+            id=session_id, workspace_id=workspace_id, user_id=user_id, plan=plan, created_at=now
+        )
+    )
+
+
+async def get_checkout_session(db: AsyncSession, session_id: str) -> CheckoutSessionRecord | None:
+    row = await db.get(CheckoutSession, session_id)
+    return _session(row) if row is not None else None
+
+
+async def latest_checkout_session(
+    db: AsyncSession, workspace_id: str, user_id: str
+) -> CheckoutSessionRecord | None:
+    row = await db.scalar(
+        select(CheckoutSession)
+        .where(CheckoutSession.workspace_id == workspace_id, CheckoutSession.user_id == user_id)
+        .order_by(CheckoutSession.created_at.desc())
+        .limit(1)
+    )
+    return _session(row) if row is not None else None
+
+
+# -- trial -------------------------------------------------------------------------------------
+
+
+async def trial_taken(db: AsyncSession, workspace_id: str, email: str) -> bool:
+    row = await db.scalar(
+        select(TrialClaim.email).where(
+            (TrialClaim.workspace_id == workspace_id) | (TrialClaim.email == email)
+        )
+    )
+    return row is not None
+
+
+async def add_trial_token(
+    db: AsyncSession,
+    *,
+    token_hash: str,
+    workspace_id: str,
+    user_id: str,
+    email: str,
+    now: datetime,
+    expires_at: datetime,
+) -> None:
+    db.add(
+        TrialToken(
+            token_hash=token_hash,
+            workspace_id=workspace_id,
+            user_id=user_id,
+            email=email,
+            created_at=now,
+            expires_at=expires_at,
+        )
+    )
+
+
+async def confirm_trial(
+    db: AsyncSession, token_hash: str, now: datetime, trial_end: datetime, plan: str
+) -> tuple[TrialOutcome, str | None]:
+    """Use a trial token and start the trial; (outcome, workspace id).
+
+    The token is spent by a conditional UPDATE (so two clicks cannot both pass); the claim's
+    unique keys make the trial once per e-mail and once per workspace.
+    """
+    spent = await db.execute(
+        update(TrialToken)
+        .where(
+            TrialToken.token_hash == token_hash,
+            TrialToken.used_at.is_(None),
+            TrialToken.expires_at > now,
+        )
+        .values(used_at=now)
+    )
+    token = await db.get(TrialToken, token_hash)
+    if token is None:
+        return "unknown_token", None
+    if not spent.rowcount:  # type: ignore[attr-defined]
+        return ("used_token" if token.used_at is not None else "expired_token"), None
+    workspace_id = token.workspace_id
+    account = await _locked_account(db, workspace_id, now)
+    if account.source == "stripe" and account.status in {"active", "trialing", "past_due"}:
+        return "subscribed", workspace_id
+    if not await _insert_ignore(
+        db, TrialClaim, {"email": token.email, "workspace_id": workspace_id, "claimed_at": now}
+    ):
+        return "trial_used", workspace_id
+    await apply(
+        db,
+        workspace_id,
+        Entitlement(
+            plan=plan,
+            status="trialing",
+            source="trial",
+            current_period_end=trial_end,
+            trial_end=trial_end,
+        ),
+        cause="trial confirmed",
+        now=now,
+    )
+    return "started", workspace_id

@@ -1,0 +1,95 @@
+"""Records of the billing domain, in and out of the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+# Stripe's subscription statuses plus our own "none" (never had a plan).
+BillingStatus = str
+BillingSource = Literal["stripe", "trial", "grant"]
+ApplyOutcome = Literal["applied", "unchanged", "duplicate", "ignored"]
+TrialOutcome = Literal[
+    "started", "unknown_token", "used_token", "expired_token", "trial_used", "subscribed"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord:
+    name: str
+    title: str
+    position: int
+    stripe_price_id: str | None
+    price_cents: int
+    currency: str
+    interval: str | None
+    purchasable: bool
+    active_monitors: int
+    runs_per_day: int
+    items_per_run: int
+    min_poll_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class Entitlement:
+    """What a workspace should be entitled to; applying it is idempotent by construction."""
+
+    plan: str | None
+    status: BillingStatus
+    source: BillingSource | None
+    stripe_subscription_id: str | None = None
+    current_period_end: datetime | None = None
+    cancel_at_period_end: bool = False
+    trial_end: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BillingAccountRecord:
+    workspace_id: str
+    plan: str | None
+    status: BillingStatus
+    source: BillingSource | None
+    stripe_customer_id: str | None
+    stripe_subscription_id: str | None
+    current_period_end: datetime | None
+    cancel_at_period_end: bool
+    trial_end: datetime | None
+    updated_at: datetime
+
+    def entitlement(self) -> Entitlement:
+        return Entitlement(
+            plan=self.plan,
+            status=self.status,
+            source=self.source,
+            stripe_subscription_id=self.stripe_subscription_id,
+            current_period_end=self.current_period_end,
+            cancel_at_period_end=self.cancel_at_period_end,
+            trial_end=self.trial_end,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckoutSessionRecord:
+    id: str
+    workspace_id: str
+    user_id: str
+    plan: str
+    created_at: datetime
+    fulfilled_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class BillingChangeRecord:
+    id: int
+    workspace_id: str
+    at: datetime
+    cause: str
+    plan: str | None
+    status: BillingStatus
+
+
+@dataclass(frozen=True, slots=True)
+class StripeEventKey:
+    id: str
+    type: str

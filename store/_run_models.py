@@ -1,0 +1,59 @@
+"""Tables of runs (analysis jobs), their logs, and the analyses they produce."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ._models import Base, UtcDateTime
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_workspace", "workspace_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    label: Mapped[str | None] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(16))
+    url: Mapped[str | None] = mapped_column(Text)
+    monitor_id: Mapped[str | None] = mapped_column(String(40))
+    max_items: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    replay_of: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    items: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    analysis_id: Mapped[str | None] = mapped_column(String(40))
+
+
+class RunLogLine(Base):
+    __tablename__ = "run_log_lines"
+    __table_args__ = (Index("ix_run_log_lines_run", "run_id", "id"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(UtcDateTime())
+    line: Mapped[str] = mapped_column(Text)
+
+
+class Analysis(Base):
+    """A finished analysis: ranked niches, alerts and graph specs, as one JSON document."""
+
+    __tablename__ = "analyses"
+    __table_args__ = (Index("ix_analyses_workspace", "workspace_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    run_id: Mapped[str | None] = mapped_column(String(40), index=True)
+    source: Mapped[str] = mapped_column(String(16))
+    source_url: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    result: Mapped[str] = mapped_column(Text)

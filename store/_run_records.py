@@ -1,0 +1,43 @@
+"""Records of runs and analyses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+RunState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+FINISHED_RUN_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
+RunSource = Literal["url", "monitor"]
+AnalysisSource = Literal["scrape", "monitor", "import"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    id: str
+    workspace_id: str
+    label: str | None
+    source: RunSource
+    url: str | None
+    monitor_id: str | None
+    max_items: int
+    state: RunState
+    replay_of: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    progress: float
+    items: int
+    error: str | None
+    analysis_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisRecord:
+    id: str
+    workspace_id: str
+    run_id: str | None
+    source: AnalysisSource
+    source_url: str | None
+    created_at: datetime
+    result_json: str

@@ -1,0 +1,120 @@
+"""The trio-facing facade of runs and analyses: `store.runs`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from . import _runs as repo
+from ._run_records import AnalysisRecord, AnalysisSource, RunRecord, RunSource, RunState
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+class RunStore:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def create(
+        self,
+        *,
+        run_id: str,
+        workspace_id: str,
+        label: str | None,
+        source: RunSource,
+        url: str | None,
+        monitor_id: str | None,
+        max_items: int,
+        replay_of: str | None = None,
+    ) -> RunRecord:
+        now = self._store.clock()
+        return await self._store.unit(
+            lambda db: repo.create_run(
+                db,
+                id=run_id,
+                workspace_id=workspace_id,
+                label=label,
+                source=source,
+                url=url,
+                monitor_id=monitor_id,
+                max_items=max_items,
+                replay_of=replay_of,
+                created_at=now,
+            )
+        )
+
+    async def get(self, run_id: str, workspace_id: str | None) -> RunRecord | None:
+        return await self._store.unit(lambda db: repo.get_run(db, run_id, workspace_id))
+
+    async def in_workspace(
+        self, workspace_id: str, offset: int, limit: int
+    ) -> tuple[list[RunRecord], int]:
+        return await self._store.unit(lambda db: repo.list_runs(db, workspace_id, offset, limit))
+
+    async def count_since(self, workspace_id: str, since: datetime) -> int:
+        return await self._store.unit(lambda db: repo.count_runs_since(db, workspace_id, since))
+
+    async def mark_running(self, run_id: str) -> None:
+        now = self._store.clock()
+        await self._store.unit(
+            lambda db: repo.update_run(db, run_id, state="running", started_at=now)
+        )
+
+    async def progress(self, run_id: str, progress: float, items: int) -> None:
+        await self._store.unit(
+            lambda db: repo.update_run(db, run_id, progress=progress, items=items)
+        )
+
+    async def finish(self, run_id: str, state: RunState, **values: Any) -> bool:
+        now = self._store.clock()
+        return await self._store.unit(
+            lambda db: repo.finish_run(db, run_id, state, at=now, **values)
+        )
+
+    async def unfinished(self) -> list[RunRecord]:
+        return await self._store.unit(repo.unfinished_runs)
+
+    async def log(self, run_id: str, line: str) -> None:
+        now = self._store.clock()
+        await self._store.unit(lambda db: repo.add_log_line(db, run_id, now, line))
+
+    async def log_tail(self, run_id: str, lines: int) -> list[tuple[datetime, str]]:
+        return await self._store.unit(lambda db: repo.log_tail(db, run_id, lines))
+
+    async def delete(self, run_id: str, workspace_id: str) -> bool:
+        return await self._store.unit(lambda db: repo.delete_run(db, run_id, workspace_id))
+
+    async def add_analysis(
+        self,
+        *,
+        analysis_id: str,
+        workspace_id: str,
+        run_id: str | None,
+        source: AnalysisSource,
+        source_url: str | None,
+        result_json: str,
+    ) -> AnalysisRecord:
+        now = self._store.clock()
+        return await self._store.unit(
+            lambda db: repo.add_analysis(
+                db,
+                id=analysis_id,
+                workspace_id=workspace_id,
+                run_id=run_id,
+                source=source,
+                source_url=source_url,
+                created_at=now,
+                result=result_json,
+            )
+        )
+
+    async def analysis(self, analysis_id: str, workspace_id: str | None) -> AnalysisRecord | None:
+        return await self._store.unit(lambda db: repo.get_analysis(db, analysis_id, workspace_id))
+
+    async def analyses(
+        self, workspace_id: str, offset: int, limit: int
+    ) -> tuple[list[AnalysisRecord], int]:
+        return await self._store.unit(
+            lambda db: repo.list_analyses(db, workspace_id, offset, limit)
+        )

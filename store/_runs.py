@@ -1,0 +1,178 @@
+"""Run and analysis repository; every function a request can reach is workspace-scoped."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._run_models import Analysis, Run, RunLogLine
+from ._run_records import (
+    FINISHED_RUN_STATES,
+    AnalysisRecord,
+    AnalysisSource,
+    RunRecord,
+    RunSource,
+    RunState,
+)
+
+
+def run_record(r: Run) -> RunRecord:
+    return RunRecord(
+        id=r.id,
+        workspace_id=r.workspace_id,
+        label=r.label,
+        source=cast(RunSource, r.source),
+        url=r.url,
+        monitor_id=r.monitor_id,
+        max_items=r.max_items,
+        state=cast(RunState, r.state),
+        replay_of=r.replay_of,
+        created_at=r.created_at,
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+        progress=r.progress,
+        items=r.items,
+        error=r.error,
+        analysis_id=r.analysis_id,
+    )
+
+
+def analysis_record(a: Analysis) -> AnalysisRecord:
+    return AnalysisRecord(
+        id=a.id,
+        workspace_id=a.workspace_id,
+        run_id=a.run_id,
+        source=cast(AnalysisSource, a.source),
+        source_url=a.source_url,
+        created_at=a.created_at,
+        result_json=a.result,
+    )
+
+
+async def create_run(db: AsyncSession, **fields: Any) -> RunRecord:
+    run = Run(state="queued", progress=0.0, items=0, **fields)
+    db.add(run)
+    await db.flush()
+    return run_record(run)
+
+
+async def get_run(db: AsyncSession, run_id: str, workspace_id: str | None) -> RunRecord | None:
+    query = select(Run).where(Run.id == run_id)
+    if workspace_id is not None:
+        query = query.where(Run.workspace_id == workspace_id)
+    run = await db.scalar(query)
+    return None if run is None else run_record(run)
+
+
+async def list_runs(
+    db: AsyncSession, workspace_id: str, offset: int, limit: int
+) -> tuple[list[RunRecord], int]:
+    total = int(
+        await db.scalar(
+            select(func.count()).select_from(Run).where(Run.workspace_id == workspace_id)
+        )
+        or 0
+    )
+    rows = await db.scalars(
+        select(Run)
+        .where(Run.workspace_id == workspace_id)
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    return [run_record(r) for r in rows], total
+
+
+async def count_runs_since(db: AsyncSession, workspace_id: str, since: datetime) -> int:
+    return int(
+        await db.scalar(
+            select(func.count())
+            .select_from(Run)
+            .where(Run.workspace_id == workspace_id, Run.created_at >= since)
+        )
+        or 0
+    )
+
+
+async def update_run(db: AsyncSession, run_id: str, **values: Any) -> None:
+    await db.execute(update(Run).where(Run.id == run_id).values(**values))
+
+
+async def finish_run(
+    db: AsyncSession, run_id: str, state: RunState, *, at: datetime, **values: Any
+) -> bool:
+    """Move a run to a final state unless it already is in one (first writer wins)."""
+    result = await db.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.state.not_in(tuple(FINISHED_RUN_STATES)))
+        .values(state=state, finished_at=at, **values)
+    )
+    return (result.rowcount or 0) == 1  # type: ignore[attr-defined]
+
+
+async def unfinished_runs(db: AsyncSession) -> list[RunRecord]:
+    rows = await db.scalars(select(Run).where(Run.state.in_(("queued", "running"))))
+    return [run_record(r) for r in rows]
+
+
+async def add_log_line(db: AsyncSession, run_id: str, at: datetime, line: str) -> None:
+    db.add(RunLogLine(run_id=run_id, at=at, line=line))
+
+
+async def log_tail(db: AsyncSession, run_id: str, lines: int) -> list[tuple[datetime, str]]:
+    rows = await db.execute(
+        select(RunLogLine.at, RunLogLine.line)
+        .where(RunLogLine.run_id == run_id)
+        .order_by(RunLogLine.id.desc())
+        .limit(lines)
+    )
+    return [(at, line) for at, line in reversed(list(rows))]
+
+
+async def delete_run(db: AsyncSession, run_id: str, workspace_id: str) -> bool:
+    run = await db.scalar(select(Run).where(Run.id == run_id, Run.workspace_id == workspace_id))
+    if run is None:
+        return False
+    await db.execute(delete(RunLogLine).where(RunLogLine.run_id == run_id))
+    await db.execute(delete(Analysis).where(Analysis.run_id == run_id))
+    await db.execute(delete(Run).where(Run.id == run_id))
+    return True
+
+
+async def add_analysis(db: AsyncSession, **fields: Any) -> AnalysisRecord:
+    analysis = Analysis(**fields)
+    db.add(analysis)
+    await db.flush()
+    return analysis_record(analysis)
+
+
+async def get_analysis(
+    db: AsyncSession, analysis_id: str, workspace_id: str | None
+) -> AnalysisRecord | None:
+    query = select(Analysis).where(Analysis.id == analysis_id)
+    if workspace_id is not None:
+        query = query.where(Analysis.workspace_id == workspace_id)
+    analysis = await db.scalar(query)
+    return None if analysis is None else analysis_record(analysis)
+
+
+async def list_analyses(
+    db: AsyncSession, workspace_id: str, offset: int, limit: int
+) -> tuple[list[AnalysisRecord], int]:
+    total = int(
+        await db.scalar(
+            select(func.count()).select_from(Analysis).where(Analysis.workspace_id == workspace_id)
+        )
+        or 0
+    )
+    rows = await db.scalars(
+        select(Analysis)
+        .where(Analysis.workspace_id == workspace_id)
+        .order_by(Analysis.created_at.desc(), Analysis.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    return [analysis_record(a) for a in rows], total

@@ -1,0 +1,148 @@
+"""`analyse`: backoff, snapshot vs history, per-niche metrics, score, alerts."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from engine.analysis import AnalysisInput, AnalysisResult, analyse, wilson
+
+from .factory import NOW, History
+
+
+def run(h: History, **kw: object) -> AnalysisResult:
+    return analyse(AnalysisInput.from_records(h.listings, h.events, now=NOW), **kw)  # type: ignore[arg-type]
+
+
+def by_label(result: AnalysisResult) -> dict[str, object]:
+    return {n.label: n for n in result.niches}
+
+
+def test_sparse_niches_back_off_to_brand_then_category() -> None:
+    h = History()
+    for _ in range(6):
+        h.listing(brand="Nike", size="M")
+    for size in ("L", "L", "L", "S", "S"):  # two sparse exact niches, 5 together
+        h.listing(brand="Nike", size=size)
+    h.listing(brand="Zara", size="M")
+    h.listing(brand="Zara", size="L")
+    h.listing(brand=None, size="L")
+    result = run(h, min_support=5)
+    levels = {n.label: (n.key.level, n.support) for n in result.niches}
+    assert levels == {
+        "cat 1 / Nike / M / good": ("exact", 6),
+        "cat 1 / Nike / (other)": ("brand", 5),
+        "cat 1 / (other brands)": ("category", 3),
+    }
+    assert sum(n.support for n in result.niches) == len(h.listings)
+    assert result.counts["niches_brand"] == 1
+
+
+def test_snapshot_has_no_sell_through_and_ranks_by_demand_proxy() -> None:
+    h = History()
+    for _ in range(5):
+        h.listing(brand="Nike", favourites=10, listed_days_ago=5, seen_days_ago=0)
+    for _ in range(5):
+        h.listing(brand="Zara", favourites=1, listed_days_ago=5, seen_days_ago=0)
+    result = analyse(AnalysisInput.from_records(h.listings, [], now=NOW))
+    assert result.evidence == "snapshot"
+    assert any("Snapshot" in note for note in result.notes)
+    top = result.niches[0]
+    assert top.key.brand == "Nike"
+    assert top.sell_through is None and top.km_median_days is None and top.trend is None
+    assert top.score_kind == "demand_proxy"
+    assert top.demand_velocity == pytest.approx(10 / 5)  # 10 favourites over 5 days each
+    assert top.score == pytest.approx(2.0 * 20.0 * 5 / (5 + 5))
+    assert result.alerts == ()
+
+
+def test_history_metrics_and_score_formula() -> None:
+    h = History()
+    # Listed and first seen 20 days ago; 4 sold after 2, 4, 6, 8 days; 1 deleted at 9; 5 open.
+    for days, price in ((2, "10.00"), (4, "20.00"), (6, "30.00"), (8, "40.00")):
+        h.listing(price=price, listed_days_ago=20, seen_days_ago=20, sold_days_ago=20 - days)
+    h.listing(listed_days_ago=20, seen_days_ago=20, deleted_days_ago=11)
+    for price in ("12.00", "14.00", "16.00", "18.00", "20.00"):
+        h.listing(price=price, listed_days_ago=20, seen_days_ago=20, favourites=4)
+    result = run(h)
+    assert result.evidence == "history"
+    [n] = result.niches
+    assert (n.support, n.supply, n.sold, n.deleted) == (10, 5, 4, 1)
+    assert n.sell_through == pytest.approx(4 / 9)
+    low, high = wilson([4], [9])  # type: ignore[arg-type]
+    assert (n.sell_through_low, n.sell_through_high) == pytest.approx((low[0], high[0]))
+    assert n.sold_price.median == 25.0 and (n.sold_price.q1, n.sold_price.q3) == (17.5, 32.5)
+    assert n.ask_price.median == 16.0 and n.ask_price.iqr == 4.0
+    # KM: at risk 10, 9, 8, 7 at days 2, 4, 6, 8 (deleted at 9 is censored) -> never <= 0.5.
+    assert n.km_median_days is None
+    assert n.km_curve is not None and n.km_curve.survival[-1] == pytest.approx(
+        0.9 * 8 / 9 * 7 / 8 * 6 / 7
+    )
+    assert n.score == pytest.approx(low[0] * 25.0 / result.window.days)
+    # Window = 20 days observed, midpoint 10 days ago: all four sales in the first half.
+    assert n.trend is not None and (n.trend.recent_sold, n.trend.previous_sold) == (0, 4)
+    assert n.demand_velocity == pytest.approx(20 / (2 + 4 + 6 + 8 + 9 + 5 * 20))
+    json.dumps(result.to_json(), allow_nan=False)
+
+
+def _neutral_market(h: History, brands: tuple[str, ...]) -> None:
+    # Every niche: 20 listings seen 30 days ago, 4 sold evenly over the window (2 per half).
+    for brand in brands:
+        for i in range(20):
+            sold = 2.0 + 7.5 * i if i < 4 else None
+            h.listing(brand=brand, price="20.00", listed_days_ago=30, sold_days_ago=sold)
+
+
+def test_neutral_market_raises_no_alerts() -> None:
+    h = History()
+    _neutral_market(h, ("A", "B", "C", "D", "E"))
+    result = run(h)
+    assert result.alerts == ()
+    assert not any(n.hot for n in result.niches)
+
+
+def test_deal_jump_and_new_hot_alerts_fire_with_their_numbers() -> None:
+    h = History()
+    _neutral_market(h, ("A", "B", "C", "D", "E", "F"))
+    # "Hot": 12 sales in the recent half at 50, none before; 3 still open, one at 20.
+    for i in range(12):
+        h.listing(brand="Hot", price="50.00", listed_days_ago=30, sold_days_ago=1 + i)
+    cheap = h.listing(brand="Hot", price="20.00", listed_days_ago=30, title="cheap jacket")
+    h.listing(brand="Hot", price="48.00", listed_days_ago=30)
+    h.listing(brand="Hot", price="55.00", listed_days_ago=30)
+    result = run(h)
+    kinds = {(a.kind, a.niche.brand) for a in result.alerts}
+    assert kinds == {("deal", "Hot"), ("sell_through_jump", "Hot"), ("new_hot_niche", "Hot")}
+    deal = next(a for a in result.alerts if a.kind == "deal")
+    assert deal.item_id == cheap
+    assert deal.figures["price"] == 20.0 and deal.figures["median_sold_price"] == 50.0
+    assert deal.figures["discount"] == pytest.approx(0.6)
+    assert "60% under the median sold price 50.00" in deal.reason and "cheap jacket" in deal.reason
+    jump = next(a for a in result.alerts if a.kind == "sell_through_jump")
+    assert (jump.figures["sold_previous"], jump.figures["trials_previous"]) == (0, 15)
+    assert (jump.figures["sold_recent"], jump.figures["trials_recent"]) == (12, 15)
+    assert "0% -> 80%" in jump.reason
+    assert result.counts["alerts_deal"] == 1
+    hot = by_label(result)["cat 1 / Hot / M / good"]
+    assert hot is result.niches[0]
+
+
+def test_window_shorter_than_requested_is_said() -> None:
+    h = History()
+    for _ in range(5):
+        h.listing(seen_days_ago=10, sold_days_ago=2)
+    data = AnalysisInput.from_records(h.listings, h.events, now=NOW, window_days=90)
+    result = analyse(data)
+    assert result.window.days == pytest.approx(10)
+    assert result.window.start == NOW - timedelta(days=10)
+    assert any("shortened" in note for note in result.notes)
+    assert sum(day.sold for day in result.flow) == 5
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError):
+        analyse(AnalysisInput.from_records([], [], now=NOW), top_n=0)
+    empty = analyse(AnalysisInput.from_records([], [], now=NOW))
+    assert len(empty.niches) == 0 and empty.evidence == "snapshot"

@@ -1,0 +1,84 @@
+"""`AnalysisInput.from_export`: round trip with `from_records`, and clear errors."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from api.monitor_export import EXPORT_SCHEMA
+from engine.analysis import AnalysisInput, InvalidExport, analyse
+
+from .factory import NOW, History, export_document
+
+
+def _history() -> History:
+    h = History()
+    for i in range(12):
+        h.listing(
+            brand="Nike" if i % 2 else "Zara",
+            price=f"{10 + i}.50",
+            favourites=i,
+            listed_days_ago=25 if i % 3 else None,
+            seen_days_ago=20,
+            sold_days_ago=3.0 + i if i % 4 == 0 else None,
+            deleted_days_ago=5.0 if i == 5 else None,
+            reserved_days_ago=1.0 if i == 7 else None,
+        )
+    return h
+
+
+def test_export_round_trip_equals_records() -> None:
+    h = _history()
+    document = export_document(h)
+    jsonschema.validate(document, EXPORT_SCHEMA)  # the test document is a real export
+    from_records = AnalysisInput.from_records(h.listings, h.events, now=NOW)
+    from_export = AnalysisInput.from_export(document)
+    assert from_export == from_records
+    assert AnalysisInput.from_export(json.dumps(document).encode()) == from_records
+    a, b = analyse(from_records, generated_at=NOW), analyse(from_export, generated_at=NOW)
+    assert {**a.to_json(), "source": None} == {**b.to_json(), "source": None}
+    assert b.source == "import"
+
+
+def _broken(change: Any) -> dict[str, Any]:
+    document = export_document(_history())
+    change(document)
+    return document
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (lambda d: d.update(format="something-else"), "format"),
+        (lambda d: d.update(version=2), "version"),
+        (lambda d: d.update(version=True), "version"),
+        (lambda d: d.pop("listings"), "listings"),
+        (lambda d: d.pop("exported_at"), "exported_at"),
+        (lambda d: d.update(events={}), "events"),
+        (lambda d: d["listings"][3].pop("first_seen_at"), "listings[3].first_seen_at"),
+        (lambda d: d["listings"][2].update(price=12.5), "listings[2].price"),
+        (lambda d: d["listings"][2].update(price="cheap"), "listings[2].price"),
+        (lambda d: d["listings"][1].update(item_id="1"), "listings[1].item_id"),
+        (lambda d: d["listings"][0].update(state="lost"), "listings[0].state"),
+        (lambda d: d["events"][4].update(at="yesterday"), "events[4].at"),
+        (lambda d: d["events"].__setitem__(0, [1, 2]), "events[0]"),
+    ],
+)
+def test_bad_export_raises_invalid_export(change: Any, where: str) -> None:
+    with pytest.raises(InvalidExport) as caught:
+        AnalysisInput.from_export(_broken(change))
+    assert caught.value.where == where
+    assert where in str(caught.value)
+
+
+def test_truncated_or_non_json_export_raises_invalid_export() -> None:
+    raw = json.dumps(export_document(_history())).encode()
+    for bad in (raw[: len(raw) // 2], b"\xff\xfe", b"[1, 2]", b""):
+        with pytest.raises(InvalidExport):
+            AnalysisInput.from_export(bad)
+    with pytest.raises(InvalidExport):
+        AnalysisInput.from_export(copy.deepcopy([]))  # type: ignore[arg-type]

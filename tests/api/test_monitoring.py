@@ -1,0 +1,223 @@
+"""Monitor endpoints over real sockets, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import trio
+
+from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
+from tests.conftest import RunningService
+from tests.engine.fake_market import FakeMarket
+
+URL = "https://www.vinted.fr/catalog?catalog[]=1904&brand_ids[]=53"
+
+
+async def _start(client: httpx.AsyncClient, **body: object) -> dict[str, object]:
+    response = await client.post(
+        "/api/monitoring/start", json={"url": URL, "interval_seconds": 60, **body}
+    )
+    assert response.status_code == 202, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+async def _wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, object]:
+    with trio.fail_after(15):
+        while True:
+            body = (await client.get(f"/api/monitoring/{monitor_id}")).json()
+            if body["status"] == "active":
+                return body  # type: ignore[no-any-return]
+            await trio.sleep(0.05)
+
+
+async def test_start_answers_202_paused_then_bootstrap_activates(
+    service: RunningService, market: FakeMarket
+) -> None:
+    for item in range(1, 31):
+        market.list(item, price=f"{item}.00")
+    async with service.client() as client:
+        await signed_in(client)
+        started = await _start(client, label="  Levi's jeans  ")
+        assert started["status"] == "paused" and started["bootstrapping"] is True
+        assert started["label"] == "Levi's jeans"
+        monitor = await _wait_active(client, str(started["id"]))
+        assert monitor["counts"] == {"open": 30, "reserved": 0, "sold": 0, "deleted": 0}
+        assert monitor["bootstrapping"] is False and monitor["polls"] >= 1
+        listed = (await client.get("/api/monitoring")).json()["monitors"]
+        assert [m["id"] for m in listed] == [started["id"]]
+
+
+async def test_start_validation(service: RunningService) -> None:
+    async with service.client() as client:
+        await signed_in(client)
+        both = await client.post("/api/monitoring/start", json={"url": URL, "analysis_id": "an_1"})
+        neither = await client.post("/api/monitoring/start", json={"label": "x"})
+        assert both.status_code == 422 and neither.status_code == 422
+        refused = await client.post(
+            "/api/monitoring/start", json={"url": "http://169.254.169.254/latest/meta-data"}
+        )
+        assert_envelope(refused, 400, "url_refused")
+        short = await client.post("/api/monitoring/start", json={"url": URL, "interval_seconds": 5})
+        body = assert_envelope(short, 400, "interval_too_short")
+        assert body["min_interval_seconds"] == 60
+        unknown = await client.post("/api/monitoring/start", json={"analysis_id": "an_nope"})
+        assert_envelope(unknown, 404, "not_found")
+        assert (await client.get("/api/monitoring")).json()["monitors"] == []
+
+
+async def test_listings_paging_and_state_filter(
+    service: RunningService, market: FakeMarket
+) -> None:
+    for item in range(1, 121):
+        market.list(item)
+    async with service.client() as client:
+        await signed_in(client)
+        monitor_id = str((await _start(client))["id"])
+        await _wait_active(client, monitor_id)
+        for item in (5, 6, 7):
+            market.states[item] = "sold"
+        market.states[8] = "reserved"
+        await client.post(f"/api/monitoring/{monitor_id}/resume")  # polls at once
+        with trio.fail_after(15):
+            while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < 3:
+                await trio.sleep(0.05)
+        base = f"/api/monitoring/{monitor_id}/listings"
+        default = (await client.get(base)).json()
+        assert default["state"] == "open" and default["total"] == 116
+        assert default["page_size"] == 50 and len(default["listings"]) == 50
+        assert default["pages"] == 3
+        last = (await client.get(base, params={"page": 3})).json()
+        assert [x["item_id"] for x in last["listings"]] == list(range(105, 121))
+        sold = (await client.get(base, params={"state": "sold"})).json()
+        assert [x["item_id"] for x in sold["listings"]] == [5, 6, 7]
+        assert sold["listings"][0]["price"] == "10.00"
+        every = (await client.get(base, params={"state": "all", "page_size": 200})).json()
+        assert every["total"] == 120
+        for params in (
+            {"state": "gone"},
+            {"page": 0},
+            {"page_size": 0},
+            {"page_size": 201},
+            {"page": "x"},
+        ):
+            bad = await client.get(base, params=params)
+            assert bad.status_code == 422, (params, bad.text)
+            assert bad.json()["detail"][0]["loc"][0] == "query"
+
+
+async def test_pause_resume_and_delete(service: RunningService, market: FakeMarket) -> None:
+    market.list(1)
+    async with service.client() as client:
+        await signed_in(client)
+        monitor_id = str((await _start(client))["id"])
+        await _wait_active(client, monitor_id)
+        paused = await client.post(f"/api/monitoring/{monitor_id}/pause")
+        assert paused.status_code == 200 and paused.json()["status"] == "paused"
+        resumed = await client.post(f"/api/monitoring/{monitor_id}/resume")
+        assert resumed.json()["status"] == "active"
+        deleted = await client.delete(f"/api/monitoring/{monitor_id}")
+        assert deleted.status_code == 204 and deleted.content == b""
+        assert_envelope(await client.get(f"/api/monitoring/{monitor_id}"), 404, "not_found")
+        assert_envelope(await client.delete(f"/api/monitoring/{monitor_id}"), 404, "not_found")
+
+
+async def test_another_workspace_sees_nothing(service: RunningService, market: FakeMarket) -> None:
+    market.list(1)
+    async with service.client() as owner, service.client() as stranger:
+        await signed_in(owner)
+        await signed_in(stranger)
+        monitor_id = str((await _start(owner))["id"])
+        await _wait_active(owner, monitor_id)
+        base = f"/api/monitoring/{monitor_id}"
+        for method, path in (
+            ("GET", base),
+            ("GET", f"{base}/listings"),
+            ("GET", f"{base}/export"),
+            ("POST", f"{base}/pause"),
+            ("POST", f"{base}/resume"),
+            ("DELETE", base),
+        ):
+            response = await stranger.request(method, path)
+            assert_envelope(response, 404, "not_found")
+            assert monitor_id not in response.text
+        assert (await stranger.get("/api/monitoring")).json()["monitors"] == []
+        assert (await owner.get(base)).json()["status"] == "active"  # untouched
+
+
+async def test_tokens_need_the_right_scope(service: RunningService, market: FakeMarket) -> None:
+    market.list(1)
+    async with service.client() as browser:
+        await signed_in(browser)
+        reader = await create_token(browser, ["read"])
+        writer = await create_token(browser, ["write"])
+    async with service.client() as agent:
+        denied = await agent.post(
+            "/api/monitoring/start", json={"url": URL}, headers=bearer(reader)
+        )
+        assert_envelope(denied, 403, "insufficient_scope")
+        started = await agent.post(
+            "/api/monitoring/start",
+            json={"url": URL, "interval_seconds": 60},
+            headers=bearer(writer),
+        )
+        assert started.status_code == 202
+        listed = await agent.get("/api/monitoring", headers=bearer(reader))
+        assert [m["id"] for m in listed.json()["monitors"]] == [started.json()["id"]]
+
+
+async def test_export_is_a_valid_self_describing_document(
+    service: RunningService, market: FakeMarket
+) -> None:
+    import jsonschema
+
+    for item in range(1, 11):
+        market.list(item)
+    async with service.client() as client:
+        await signed_in(client)
+        monitor_id = str((await _start(client))["id"])
+        await _wait_active(client, monitor_id)
+        market.states[3] = "sold"
+        await client.post(f"/api/monitoring/{monitor_id}/resume")
+        with trio.fail_after(15):
+            while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < 1:
+                await trio.sleep(0.05)
+        response = await client.get(f"/api/monitoring/{monitor_id}/export")
+        schema = (await client.get("/api/monitoring/export-schema")).json()
+    assert response.status_code == 200
+    assert "attachment" in response.headers["content-disposition"]
+    document = json.loads(response.content)
+    jsonschema.validate(document, schema)
+    assert document["format"] == "nichescope.monitor-export" and document["version"] == 1
+    assert document["monitor"]["id"] == monitor_id
+    assert "workspace_id" not in document["monitor"]
+    assert len(document["listings"]) == 10
+    assert {(e["item_id"], e["to_state"]) for e in document["events"] if e["kind"] == "state"} == {
+        (3, "sold")
+    }
+    assert len(document["polls"]) >= 2
+
+
+async def test_operators_see_actors_and_others_do_not(
+    service: RunningService, market: FakeMarket
+) -> None:
+    market.list(1)
+    async with service.client() as ops, service.client() as user:
+        await signed_in(ops, "ops@example.com")
+        await signed_in(user)
+        monitor_id = str((await _start(user))["id"])
+        await _wait_active(user, monitor_id)
+        assert_envelope(await user.get("/api/ops/actors"), 403, "forbidden")
+        body = (await ops.get("/api/ops/actors")).json()
+        assert body["node_id"] == service.settings.node_id
+        [actor] = [a for a in body["actors"] if a["monitor_id"] == monitor_id]
+        assert actor["kind"] == "monitor" and actor["restarts"] == 0
+        assert actor["state"] in {"idle", "polling"}
+        assert actor["queue_depth"] == 0
+        async with ops.stream("GET", "/api/ops/actors/stream") as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            async for line in stream.aiter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line.removeprefix("data: "))
+                    assert any(a["monitor_id"] == monitor_id for a in event["actors"])
+                    break

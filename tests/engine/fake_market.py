@@ -1,0 +1,52 @@
+"""An in-memory marketplace for engine tests: the marketplace is outside our walls, so a
+fake of it is fair; the store under it is the real one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import trio
+import trio.lowlevel
+
+from engine import CatalogueUrlRefused, Feed
+from store import ListingState, ObservedListing
+
+
+@dataclass
+class FakeMarket:
+    states: dict[int, ListingState] = field(default_factory=dict)
+    prices: dict[int, Decimal] = field(default_factory=dict)
+    feed_window: int = 1000
+    feed_error: Exception | None = None
+    feed_calls: int = 0
+    detail_calls: int = 0
+    gate: trio.Event | None = None
+
+    def list(self, item_id: int, price: str = "10.00") -> None:
+        self.states[item_id] = "open"
+        self.prices[item_id] = Decimal(price)
+
+    async def check_url(self, url: str) -> str:
+        if not url.startswith("https://www.vinted.fr/"):
+            raise CatalogueUrlRefused(url, "not a marketplace origin")
+        return url
+
+    async def fetch_feed(self, url: str, page_cap: int) -> Feed:
+        self.feed_calls += 1
+        if self.gate is not None:
+            await self.gate.wait()
+        await trio.lowlevel.checkpoint()
+        if self.feed_error is not None:
+            raise self.feed_error
+        live = sorted((i for i, s in self.states.items() if s == "open"), reverse=True)
+        listings = tuple(
+            ObservedListing(item_id=i, price=self.prices[i], brand="Levi's", favourites=1)
+            for i in live[: self.feed_window]
+        )
+        return Feed(listings=listings, pages=1)
+
+    async def fetch_state(self, url: str, item_id: int) -> ListingState:
+        self.detail_calls += 1
+        await trio.lowlevel.checkpoint()
+        return self.states.get(item_id, "deleted")

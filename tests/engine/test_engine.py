@@ -1,0 +1,214 @@
+"""The Engine with real stores (SQLite and PostgreSQL) and an in-memory marketplace."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy
+from store import MonitorRecord, Store
+from tests.conftest import unique_email
+from tests.engine.fake_market import FakeMarket
+
+FAST = EngineSettings(
+    monitor_policy=MonitorPolicy(max_consecutive_errors=3, max_backoff_seconds=0.2),
+    restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
+    grace_seconds=2,
+)
+
+
+async def _workspace(store: Store) -> str:
+    suffix = uuid.uuid4().hex[:12]
+    user = await store.create_user(
+        user_id=f"usr_{suffix}",
+        workspace_id=f"ws_{suffix}",
+        email=unique_email(),
+        name=None,
+        password_hash="h",
+    )
+    return user.workspace_id
+
+
+async def _start(engine: Engine, workspace_id: str, interval: int = 1) -> MonitorRecord:
+    return await engine.start_monitor(
+        monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
+        workspace_id=workspace_id,
+        url="https://www.vinted.fr/catalog?brand_ids[]=53",
+        label=None,
+        interval_seconds=interval,
+        page_cap=2,
+    )
+
+
+async def _until(check: Callable[[], Awaitable[bool]], seconds: float = 10) -> None:
+    with trio.fail_after(seconds):
+        while not await check():
+            await trio.sleep(0.05)
+
+
+async def test_monitor_bootstraps_then_tracks_transitions(store: Store) -> None:
+    market = FakeMarket()
+    for item in range(1, 6):
+        market.list(item)
+    workspace = await _workspace(store)
+    async with Engine(store, market, FAST) as engine:
+        monitor = await _start(engine, workspace)
+        assert monitor.status == "paused" and monitor.bootstrapped_at is None
+
+        async def active() -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return m is not None and m.status == "active"
+
+        await _until(active)
+        assert (await store.monitors.state_counts(monitor.id))["open"] == 5
+        market.states[1] = "sold"
+        market.states[2] = "reserved"
+        market.states[3] = "deleted"
+        market.list(6)
+        assert engine.poll_now(monitor.id)
+
+        async def settled() -> bool:
+            return await store.monitors.state_counts(monitor.id) == {
+                "open": 3,
+                "reserved": 1,
+                "sold": 1,
+                "deleted": 1,
+            }
+
+        await _until(settled)
+        statuses = engine.actors()
+        assert [s.monitor_id for s in statuses] == [monitor.id]
+        assert statuses[0].workspace_id == workspace and statuses[0].restarts == 0
+
+
+async def test_listing_out_of_the_feed_window_is_not_a_sale(store: Store) -> None:
+    market = FakeMarket(feed_window=2)
+    market.list(1)
+    market.list(2)
+    workspace = await _workspace(store)
+    async with Engine(store, market, FAST) as engine:
+        monitor = await _start(engine, workspace)
+
+        async def active() -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return m is not None and m.status == "active"
+
+        await _until(active)
+        market.list(3)  # pushes item 1 out of the two-item feed window; it is still for sale
+        engine.poll_now(monitor.id)
+
+        async def asked() -> bool:
+            return (
+                market.detail_calls >= 1
+                and (await store.monitors.state_counts(monitor.id))["open"] == 3
+            )
+
+        await _until(asked)
+    listing = (await store.monitors.listings(monitor.id, ["open"], 1, 10)).listings[0]
+    assert listing.item_id == 1 and listing.in_feed is False
+    kinds = [e.kind async for e in store.monitors.iter_events(monitor.id)]
+    assert kinds == ["new", "new", "new"]  # no state event for the confirmed-open listing
+
+
+async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> None:
+    market = FakeMarket(feed_error=RuntimeError("403 blocked"))
+    market.list(1)
+    workspace = await _workspace(store)
+    async with Engine(store, market, FAST) as engine:
+        monitor = await _start(engine, workspace)
+
+        async def errored() -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return m is not None and m.status == "error"
+
+        await _until(errored)
+        failed = await store.monitors.get(monitor.id, workspace)
+        assert failed is not None and failed.consecutive_errors == 3
+        assert failed.last_error is not None and "403 blocked" in failed.last_error
+        calls = market.feed_calls
+        await trio.sleep(0.5)
+        assert market.feed_calls == calls  # in `error`, the actor stops polling
+        assert engine.is_running(monitor.id)  # ...but it is alive and listening
+
+        market.feed_error = None
+        await engine.resume(failed)
+
+        async def recovered() -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return (
+                m is not None
+                and m.status == "active"
+                and m.consecutive_errors == 0
+                and m.polls == 1
+            )
+
+        await _until(recovered)
+
+
+async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None:
+    market = FakeMarket()
+    market.list(1)
+    workspace = await _workspace(store)
+    async with Engine(store, market, FAST) as engine:
+        monitor = await _start(engine, workspace, interval=60)
+
+        async def active() -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return m is not None and m.status == "active"
+
+        await _until(active)
+    assert not engine.is_running(monitor.id)
+    market.states[1] = "sold"
+    async with Engine(store, market, FAST) as engine:
+        with trio.fail_after(5):
+            await engine.resumed.wait()
+        assert engine.is_running(monitor.id)  # re-spawned from the database
+        engine.poll_now(monitor.id)
+
+        async def sold() -> bool:
+            return (await store.monitors.state_counts(monitor.id))["sold"] == 1
+
+        await _until(sold)
+    events = [(e.item_id, e.kind, e.to_state) async for e in store.monitors.iter_events(monitor.id)]
+    assert events == [(1, "new", "open"), (1, "state", "sold")]
+
+
+async def test_pause_stops_polling_and_delete_stops_the_actor(store: Store) -> None:
+    market = FakeMarket()
+    market.list(1)
+    workspace = await _workspace(store)
+    async with Engine(store, market, FAST) as engine:
+        monitor = await _start(engine, workspace)
+
+        async def active() -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return m is not None and m.status == "active"
+
+        await _until(active)
+        await engine.pause(monitor)
+        await trio.sleep(0.2)
+        calls = market.feed_calls
+        await trio.sleep(1.5)
+        assert market.feed_calls == calls
+        assert await engine.delete_monitor(monitor)
+        assert not engine.is_running(monitor.id)
+        assert await store.monitors.get(monitor.id, workspace) is None
+
+
+async def test_shutdown_waits_for_the_poll_in_flight(store: Store) -> None:
+    market = FakeMarket(gate=trio.Event())
+    market.list(1)
+    workspace = await _workspace(store)
+    async with Engine(store, market, FAST) as engine:
+        monitor = await _start(engine, workspace)
+        await _until(lambda: _true_if(market.feed_calls >= 1))
+        market.gate.set()  # type: ignore[union-attr]
+    # The poll that was in flight at shutdown was finished and recorded, not cut off.
+    recorded = await store.monitors.get(monitor.id, workspace)
+    assert recorded is not None and recorded.polls == 1
+
+
+async def _true_if(value: bool) -> bool:
+    return value

@@ -1,0 +1,54 @@
+"""One-for-one supervision, timed with trio's autojump clock."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import trio
+import trio.testing
+
+from engine.monitors._actor import ActorStatusBoard, MonitorStopped
+from engine.monitors._commands import Command
+from engine.monitors._supervisor import RestartPolicy, supervise
+
+
+def _board() -> ActorStatusBoard:
+    send, _ = trio.open_memory_channel[Command](1)
+    return ActorStatusBoard("mon_1", "ws_1", send)
+
+
+async def test_failed_actor_restarts_with_capped_exponential_backoff(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    starts: list[float] = []
+
+    async def flaky() -> None:
+        starts.append(trio.current_time())
+        if len(starts) <= 5:
+            raise RuntimeError("boom")
+        raise MonitorStopped("mon_1")
+
+    board = _board()
+    await supervise("flaky", flaky, board, RestartPolicy(base_seconds=1, cap_seconds=4))
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(starts)]
+    assert gaps == [1, 2, 4, 4, 4]
+    assert board.snapshot().restarts == 5
+    assert board.snapshot().last_error == "RuntimeError: boom"
+
+
+async def test_cancellation_is_never_swallowed(autojump_clock: trio.testing.MockClock) -> None:
+    async def forever() -> None:
+        await trio.sleep_forever()
+
+    with trio.move_on_after(5) as scope:
+        await supervise("forever", forever, _board(), RestartPolicy())
+    assert scope.cancelled_caught
+
+
+async def test_base_exceptions_are_not_restarted(autojump_clock: trio.testing.MockClock) -> None:
+    async def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        await supervise("interrupted", interrupted, _board(), RestartPolicy())

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+import trio
+
+from scrapers import BreakerState, CircuitOpen, RobotsRules
+from scrapers._breaker import CircuitBreaker
+from scrapers._ratelimit import TokenBucket
+from scrapers._retry import full_jitter, parse_retry_after
+
+
+async def test_token_bucket_rate_and_burst(autojump_clock: trio.abc.Clock) -> None:
+    bucket = TokenBucket(rate=2.0, burst=3)
+    start = trio.current_time()
+    stamps = []
+    for _ in range(7):
+        await bucket.take()
+        stamps.append(trio.current_time() - start)
+    assert stamps[:3] == [0, 0, 0]  # the burst goes at once
+    assert stamps[3:] == pytest.approx([0.5, 1.0, 1.5, 2.0])  # then 2 per second
+
+
+async def test_token_bucket_is_fair_across_tasks(autojump_clock: trio.abc.Clock) -> None:
+    bucket = TokenBucket(rate=10.0, burst=1)
+    stamps: list[float] = []
+
+    async def worker() -> None:
+        for _ in range(5):
+            await bucket.take()
+            stamps.append(trio.current_time())
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(4):
+            nursery.start_soon(worker)
+    gaps = [b - a for a, b in zip(sorted(stamps), sorted(stamps)[1:], strict=False)]
+    assert len(stamps) == 20 and min(gaps) >= 0.1 - 1e-9
+
+
+async def test_breaker_opens_half_opens_and_closes(autojump_clock: trio.abc.Clock) -> None:
+    breaker = CircuitBreaker("o", threshold=3, reset_after=10)
+    for _ in range(3):
+        assert breaker.before_request() is False
+        breaker.record_failure()
+    assert breaker.state is BreakerState.OPEN
+    with pytest.raises(CircuitOpen) as info:
+        breaker.before_request()
+    assert info.value.retry_in == pytest.approx(10)
+    await trio.sleep(10)
+    assert breaker.state is BreakerState.HALF_OPEN
+    assert breaker.before_request() is True  # the one probe
+    with pytest.raises(CircuitOpen):
+        breaker.before_request()  # nobody else while it runs
+    breaker.record_failure()
+    assert breaker.state is BreakerState.OPEN  # a failed probe re-opens at once
+    await trio.sleep(10)
+    assert breaker.before_request() is True
+    breaker.record_success()
+    assert breaker.state is BreakerState.CLOSED and breaker.failures == 0
+
+
+def test_retry_after_both_forms() -> None:
+    now = datetime(2025, 1, 1, tzinfo=UTC)
+    assert parse_retry_after("120") == 120
+    assert parse_retry_after(format_datetime(now + timedelta(seconds=90), usegmt=True), now) == 90
+    assert parse_retry_after("Wed, 01 Jan 2020 00:00:00 GMT", now) == 0
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("-5") is None
+
+
+def test_full_jitter_is_capped_and_grows() -> None:
+    rng = random.Random(1)
+    samples = [full_jitter(10, 0.5, 30.0, rng) for _ in range(500)]
+    assert max(samples) <= 30 and min(samples) >= 0 and max(samples) > 20
+    assert all(full_jitter(0, 0.5, 30.0, rng) <= 0.5 for _ in range(100))
+
+
+ROBOTS = """
+User-agent: otherbot
+Disallow: /
+
+User-agent: *
+Disallow: /member/
+Disallow: /*.json$
+Allow: /member/public
+
+User-agent: Nichescope
+Disallow: /catalog/private
+Allow: /catalog/private/ok
+"""
+
+
+def test_robots_groups_and_longest_match() -> None:
+    ours = RobotsRules.parse(ROBOTS, "nichescope")
+    assert not ours.can_fetch("/catalog/private/x")
+    assert ours.can_fetch("/catalog/private/ok/1")
+    assert ours.can_fetch("/member/1")  # our own group replaces the * group
+    anyone = RobotsRules.parse(ROBOTS, "somebot")
+    assert not anyone.can_fetch("/member/1")
+    assert anyone.can_fetch("/member/public")
+    assert not anyone.can_fetch("/a/b.json") and anyone.can_fetch("/a/b.json?x")
+    assert anyone.can_fetch("/catalog")
+
+
+def test_robots_status_rules() -> None:
+    assert RobotsRules.for_status(404, "", "nichescope").can_fetch("/anything")
+    assert not RobotsRules.for_status(503, "", "nichescope").can_fetch("/catalog")
+    assert RobotsRules.for_status(200, "", "nichescope").can_fetch("/catalog")

@@ -1,0 +1,137 @@
+"""Pages over plain HTTP: security headers, CSRF refusals, redirects (no browser needed)."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.conftest import unique_email
+from tests.web.conftest import PASSWORD, StartWeb
+
+TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
+
+
+def csrf_of(html: str) -> str:
+    found = TOKEN.search(html)
+    assert found, "no CSRF token in the form"
+    return found.group(1)
+
+
+async def sign_in(client: httpx.AsyncClient) -> str:
+    email = unique_email("web")
+    signup = await client.get("/signup")
+    response = await client.post(
+        "/signup",
+        data={"email": email, "password": PASSWORD, "csrf_token": csrf_of(signup.text)},
+    )
+    assert response.status_code == 303
+    login = await client.get("/login")
+    response = await client.post(
+        "/login",
+        data={"email": email, "password": PASSWORD, "csrf_token": csrf_of(login.text)},
+    )
+    assert response.status_code == 303 and response.headers["location"] == "/dashboard"
+    return email
+
+
+async def test_pages_send_a_strict_policy_and_security_headers(start_web: StartWeb) -> None:
+    service = await start_web()
+    async with service.client() as client:
+        response = await client.get("/login")
+        css = await client.get("/assets/site.css")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["cache-control"] == "no-store"
+    assert "<script>" not in response.text and " style=" not in response.text
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    # OIDC is not configured here: no button.
+    assert "/auth/oidc/start" not in response.text
+
+
+async def test_forms_without_the_right_token_are_refused(start_web: StartWeb) -> None:
+    service = await start_web()
+    async with service.client() as client:
+        email = await sign_in(client)
+        keys_page = await client.get("/account/keys")
+        good = csrf_of(keys_page.text)
+        for data in ({"label": "x", "scopes": "read"}, {"label": "x", "csrf_token": "0" * 64}):
+            refused = await client.post("/account/keys", data=data)
+            assert refused.status_code == 403
+            assert refused.headers["content-type"].startswith("text/html")
+            assert "This form has expired" in refused.text
+        assert "No keys yet" in (await client.get("/account/keys")).text
+        # Sign-out is a state change too.
+        assert (await client.post("/logout", data={})).status_code == 403
+        created = await client.post(
+            "/account/keys", data={"label": "ok", "scopes": ["read"], "csrf_token": good}
+        )
+        assert created.status_code == 201 and "nsc_" in created.text
+    async with service.client() as stranger:
+        # No pre-session cookie and no token: a cross-site sign-in attempt.
+        login = await stranger.post("/login", data={"email": email, "password": PASSWORD})
+        assert login.status_code == 403
+        assert "session_token" not in login.cookies
+
+
+async def test_signed_out_visitors_are_sent_to_sign_in(start_web: StartWeb) -> None:
+    service = await start_web()
+    async with service.client() as client:
+        for path in ("/dashboard", "/account/keys"):
+            response = await client.get(path)
+            assert response.status_code == 303
+            assert response.headers["location"].startswith("/login?notice=signin-needed&next=")
+        assert (await client.get("/")).headers["location"] == "/login"
+        assert (await client.get("/auth/oidc/start")).status_code == 404
+
+
+async def test_form_errors_are_sentences(start_web: StartWeb) -> None:
+    service = await start_web()
+    async with service.client() as client:
+        page = await client.get("/signup")
+        response = await client.post(
+            "/signup",
+            data={"email": "not-an-email", "password": "short", "csrf_token": csrf_of(page.text)},
+        )
+        assert response.status_code == 422
+        assert "Enter an e-mail address such as name@example.com." in response.text
+        assert "Use at least 10 characters." in response.text
+        assert 'aria-invalid="true"' in response.text
+        login = await client.get("/login")
+        wrong = await client.post(
+            "/login",
+            data={"email": unique_email(), "password": "x" * 12, "csrf_token": csrf_of(login.text)},
+        )
+        assert wrong.status_code == 401
+        assert "That e-mail and password do not match" in wrong.text
+        # A redirect target that would leave the site is ignored.
+        await sign_in(client)
+        bounced = await client.get("/login", params={"next": "//evil.example/"})
+        assert bounced.headers["location"] == "/dashboard"
+
+
+async def test_page_sign_in_shares_the_api_limits(start_web: StartWeb) -> None:
+    service = await start_web(login_failures_per_account=2)
+    email = unique_email("limited")
+
+    async def page_login(client: httpx.AsyncClient, password: str) -> httpx.Response:
+        form = await client.get("/login")
+        return await client.post(
+            "/login", data={"email": email, "password": password, "csrf_token": csrf_of(form.text)}
+        )
+
+    async with service.client() as client:
+        await client.post("/api/auth/register", json={"email": email, "password": PASSWORD})
+        wrong = await client.post("/api/auth/login", json={"email": email, "password": "wrong"})
+        assert wrong.status_code == 401
+        assert (await page_login(client, "also wrong")).status_code == 401
+        locked = await page_login(client, PASSWORD)  # even the right password now waits
+    assert locked.status_code == 429
+    assert "Too many attempts. Try again in 15 minutes." in locked.text
+    assert "session_token" not in client.cookies
