@@ -26,7 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--port", type=int, default=8000)
     serve_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
     serve_cmd.add_argument(
-        "--demo", action="store_true", help="also run the marketplace simulator (when available)"
+        "--demo",
+        action="store_true",
+        help="also run the marketplace simulator, allowlisted, with a demo account",
+    )
+    serve_cmd.add_argument(
+        "--simulator-port", type=int, default=8100, help="the demo simulator's port"
     )
 
     commands.add_parser(
@@ -65,7 +70,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         trio.run(migrate, settings.database_url)
         print(f"migrated {settings.database_url}")
         return 0
-    trio.run(serve, settings, ServeOptions(host=args.host, port=args.port, demo=args.demo))
+    trio.run(
+        serve,
+        settings,
+        ServeOptions(
+            host=args.host,
+            port=args.port,
+            demo=args.demo,
+            demo_simulator_port=args.simulator_port,
+        ),
+    )
     return 0
 
 

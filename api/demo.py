@@ -14,6 +14,7 @@ import trio
 from scrapers.simulator import SimulatorConfig, serve_simulator
 from store import AlreadyExists, Store
 
+from .billing.grants import grant_trial
 from .security import hash_password, new_id
 from .settings import Settings
 
@@ -30,12 +31,15 @@ async def start_simulator(nursery: trio.Nursery, port: int) -> str:
 
 
 def demo_settings(settings: Settings, origin: str) -> Settings:
-    """Allowlist the simulator and let demo monitors poll every few seconds."""
+    """Allowlist the simulator and let demo monitors (trial plan included) poll every few
+    seconds: the simulator's time runs fast, a newcomer should not wait minutes."""
+    trial = {**settings.plan_quotas.get("trial", {}), "min_poll_seconds": DEMO_MIN_POLL_SECONDS}
     return dataclasses.replace(
         settings,
         market_origins=(*settings.market_origins, origin),
         min_poll_seconds=min(settings.min_poll_seconds, DEMO_MIN_POLL_SECONDS),
         default_poll_seconds=min(settings.default_poll_seconds, 30),
+        plan_quotas={**settings.plan_quotas, "trial": trial},
     )
 
 
@@ -44,8 +48,8 @@ def _credentials_file(settings: Settings) -> Path:
 
 
 async def ensure_demo_account(store: Store, settings: Settings) -> tuple[str, str | None]:
-    """Create the demo account on first start; returns (e-mail, password or None if the
-    account existed before and its password file is gone)."""
+    """Create the demo account, with a trial, on first start; returns (e-mail, password or
+    None if the account existed before and its password file is gone)."""
     path = _credentials_file(settings)
     password = secrets.token_urlsafe(12)
     try:
@@ -61,6 +65,9 @@ async def ensure_demo_account(store: Store, settings: Settings) -> tuple[str, st
             return DEMO_EMAIL, path.read_text().strip() or None
         except FileNotFoundError:
             return DEMO_EMAIL, None
+    user = await store.get_credentials(DEMO_EMAIL)
+    if user is not None:
+        await grant_trial(store, settings, user.user.workspace_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:

@@ -20,7 +20,8 @@ from engine import CatalogueUrlRefused, EngineBusy
 from store import LISTING_STATES, MonitorRecord
 
 from .auth import current_principal
-from .errors import ApiError, BadRequest, NotFound
+from .billing.quotas import plan_limits, require_poll_interval, require_quota
+from .errors import ApiError, BadRequest, Conflict, NotFound
 from .monitor_export import EXPORT_SCHEMA, stream_export
 from .monitor_schemas import (
     ListingsPage,
@@ -78,20 +79,21 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
     """
     svc = services()
     settings = svc.settings
+    requested_url = data.url
     if data.analysis_id is not None:
-        # Analyses arrive with their own issue; until then no id can name one.
-        raise NotFound("analysis")
-    assert data.url is not None
+        requested_url = await catalogue_url_of_analysis(workspace_id, data.analysis_id)
+    assert requested_url is not None
     try:
-        url = await svc.engine.market.check_url(data.url)
+        url = await svc.engine.market.check_url(requested_url)
     except CatalogueUrlRefused as err:
         raise BadRequest(
             f"This catalogue URL cannot be monitored: {err.reason}",
             code="url_refused",
             suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
         ) from err
+    limits = await plan_limits(workspace_id)
     interval = data.interval_seconds or max(
-        settings.default_poll_seconds, settings.min_poll_seconds
+        settings.default_poll_seconds, settings.min_poll_seconds, limits.min_poll_seconds
     )
     if interval < settings.min_poll_seconds:
         raise BadRequest(
@@ -100,6 +102,8 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
             suggest=[f"Use interval_seconds >= {settings.min_poll_seconds}"],
             extra={"min_interval_seconds": settings.min_poll_seconds},
         )
+    await require_active_monitor_slot(workspace_id)
+    await require_poll_interval(workspace_id, interval)
     monitor = await svc.engine.start_monitor(
         monitor_id=new_id("mon"),
         workspace_id=workspace_id,
@@ -107,8 +111,40 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
         label=data.label.strip() if data.label and data.label.strip() else None,
         interval_seconds=interval,
         page_cap=settings.page_cap,
+        source_analysis_id=data.analysis_id,
     )
     return monitor
+
+
+async def require_active_monitor_slot(workspace_id: str) -> None:
+    """The plan's active-monitor quota; `quota_exceeded` (or `plan_required`) when full."""
+    in_use = await services().store.monitors.count_active(workspace_id)
+    await require_quota(workspace_id, "active_monitors", in_use)
+
+
+async def catalogue_url_of_analysis(workspace_id: str, analysis_id: str) -> str:
+    """The catalogue URL an analysis looked at: the scraped URL, or its monitor's URL.
+
+    `NotFound` for another workspace's (or no) analysis; `Conflict` `no_catalogue_url` for
+    one that has none (an import whose export named no URL).
+    """
+    store = services().store
+    analysis = await store.runs.analysis(analysis_id, workspace_id)
+    if analysis is None:
+        raise NotFound("analysis")
+    if analysis.source_url:
+        return analysis.source_url
+    if analysis.run_id is not None:
+        run = await store.runs.get(analysis.run_id, workspace_id)
+        if run is not None and run.monitor_id is not None:
+            monitor = await store.monitors.get(run.monitor_id, workspace_id)
+            if monitor is not None:
+                return monitor.url
+    raise Conflict(
+        "This analysis names no catalogue URL to monitor",
+        code="no_catalogue_url",
+        suggest=["Start the monitor with the catalogue URL instead"],
+    )
 
 
 @blueprint.get("")
@@ -158,6 +194,8 @@ async def pause_monitor(monitor_id: str) -> MonitorOut:
 async def resume_monitor(monitor_id: str) -> MonitorOut:
     """Resume polling, also out of `error` (the error count starts again); polls at once."""
     monitor = await owned_monitor(monitor_id)
+    if monitor.status != "active":
+        await require_active_monitor_slot(monitor.workspace_id)
     try:
         await services().engine.resume(monitor)
     except EngineBusy as err:

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from quart import Blueprint, Response
@@ -25,6 +26,7 @@ from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
 from store import RunRecord
 
 from .auth import current_principal
+from .billing.quotas import require_items_per_run, require_quota
 from .errors import BadRequest, Conflict, NotFound
 from .openapi import operation
 from .run_schemas import (
@@ -73,6 +75,14 @@ async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
     return run_out(await create_run_in(current_principal().workspace_id, data)), 201
 
 
+async def require_run_quota(workspace_id: str, max_items: int) -> None:
+    """The plan's runs per day (UTC) and items per run; `quota_exceeded`/`plan_required`."""
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    runs_today = await services().store.runs.count_since(workspace_id, today)
+    await require_quota(workspace_id, "runs_per_day", runs_today)
+    await require_items_per_run(workspace_id, max_items)
+
+
 async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
     """Queue a run in `workspace_id` (the REST view and the MCP `create_analysis` tool).
 
@@ -87,6 +97,7 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
     else:
         assert data.url is not None
         url = await checked_url(data.url)
+    await require_run_quota(workspace_id, data.max_items)
     run = await svc.engine.runs.start(
         run_id=new_id("run"),
         workspace_id=workspace_id,
@@ -164,6 +175,7 @@ async def replay_run(run_id: str) -> RunOut:
         await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
     ):
         raise Conflict("The monitor of this run no longer exists", code="source_gone")
+    await require_run_quota(run.workspace_id, run.max_items)
     replay = await svc.engine.runs.start(
         run_id=new_id("run"),
         workspace_id=run.workspace_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Mapping
@@ -53,6 +54,33 @@ def _smtp_url(env: Mapping[str, str]) -> str:
             "NICHESCOPE_SMTP_URL", "expected smtp://[user:pass@]host[:port][?starttls=1]"
         )
     return raw
+
+
+PLAN_QUOTA_NAMES = ("active_monitors", "runs_per_day", "items_per_run", "min_poll_seconds")
+
+
+def _plan_quotas(raw: str) -> dict[str, dict[str, int]]:
+    """`NICHESCOPE_PLAN_QUOTAS`: a JSON object of plan name -> {quota: non-negative int}."""
+    if not raw.strip():
+        return {}
+    name = "NICHESCOPE_PLAN_QUOTAS"
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        raise ConfigError(name, f"not JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise ConfigError(name, "expected a JSON object of plan name -> quotas")
+    result: dict[str, dict[str, int]] = {}
+    for plan, quotas in data.items():
+        if not isinstance(quotas, dict):
+            raise ConfigError(name, f"quotas of {plan!r} must be an object")
+        for quota, value in quotas.items():
+            if quota not in PLAN_QUOTA_NAMES:
+                raise ConfigError(name, f"unknown quota {quota!r}; known: {PLAN_QUOTA_NAMES}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(name, f"{plan}.{quota} must be a non-negative integer")
+        result[str(plan)] = {str(k): int(v) for k, v in quotas.items()}
+    return result
 
 
 def load_or_create_secret(path: Path) -> str:
@@ -111,6 +139,8 @@ class Settings:
     stripe_price_starter: str = ""
     stripe_price_pro: str = ""
     trial_days: int = 7
+    # Quota overrides per plan, e.g. {"trial": {"active_monitors": 3, "min_poll_seconds": 300}}
+    plan_quotas: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     trial_token_hours: int = 48
     smtp_url: str = field(default="", repr=False)
     mail_from: str = "Nichescope <no-reply@nichescope.local>"
@@ -170,6 +200,7 @@ class Settings:
             ).rstrip("/"),
             stripe_price_starter=env.get("NICHESCOPE_STRIPE_PRICE_STARTER") or "",
             stripe_price_pro=env.get("NICHESCOPE_STRIPE_PRICE_PRO") or "",
+            plan_quotas=_plan_quotas(env.get("NICHESCOPE_PLAN_QUOTAS") or ""),
             smtp_url=_smtp_url(env),
             mail_from=env.get("NICHESCOPE_MAIL_FROM") or defaults.mail_from,
         )

@@ -132,11 +132,16 @@ async def list_monitors(db: AsyncSession, workspace_id: str) -> list[MonitorReco
 
 
 async def count_active(db: AsyncSession, workspace_id: str) -> int:
+    """Monitors that poll: active ones and those still bootstrapping (the plan's quota)."""
     return int(
         await db.scalar(
             select(func.count())
             .select_from(Monitor)
-            .where(Monitor.workspace_id == workspace_id, Monitor.status != "error")
+            .where(
+                Monitor.workspace_id == workspace_id,
+                (Monitor.status == "active")
+                | ((Monitor.status == "paused") & Monitor.bootstrapped_at.is_(None)),
+            )
         )
         or 0
     )

@@ -125,7 +125,23 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         outbox_dir=tmp_path / "outbox",
         public_url="http://testserver.local",
         operators=("ops@example.com",),
+        # Tests start many monitors and runs per account and poll fast; the trial's real
+        # quotas are the billing tests' business.
+        plan_quotas={
+            "trial": {
+                "active_monitors": 50,
+                "runs_per_day": 500,
+                "items_per_run": 5000,
+                "min_poll_seconds": 1,
+            }
+        },
     )
+
+
+class ServiceClient(httpx.AsyncClient):
+    """An HTTP client of a test service; knows the service (its outbox) for helpers."""
+
+    service: RunningService
 
 
 @dataclasses.dataclass
@@ -133,8 +149,10 @@ class RunningService:
     url: str
     settings: Settings
 
-    def client(self, **kwargs: object) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, timeout=30, **kwargs)  # type: ignore[arg-type]
+    def client(self, **kwargs: object) -> ServiceClient:
+        client = ServiceClient(base_url=self.url, timeout=30, **kwargs)  # type: ignore[arg-type]
+        client.service = self
+        return client
 
     def outbox(self) -> list[str]:
         folder = self.settings.outbox_dir

@@ -10,8 +10,9 @@ TRIAL_PLAN = "trial"
 
 
 def configured_plans(settings: Settings) -> list[PlanRecord]:
-    """trial, starter and pro. A paid plan is purchasable only with its Stripe price id set;
-    no plan polls faster than the service-wide `min_poll_seconds`."""
+    """trial, starter and pro, with quotas overridable by `NICHESCOPE_PLAN_QUOTAS`. A paid plan
+    is purchasable only with its Stripe price id set; no plan polls faster than the
+    service-wide `min_poll_seconds`."""
     floor = settings.min_poll_seconds
 
     def plan(
@@ -25,6 +26,11 @@ def configured_plans(settings: Settings) -> list[PlanRecord]:
         items: int,
         poll: int,
     ) -> PlanRecord:
+        overrides = settings.plan_quotas.get(name, {})
+        monitors = overrides.get("active_monitors", monitors)
+        runs = overrides.get("runs_per_day", runs)
+        items = overrides.get("items_per_run", items)
+        poll = overrides.get("min_poll_seconds", poll)
         return PlanRecord(
             name=name,
             title=title,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
-from tests.conftest import unique_email
+from tests.conftest import ServiceClient, unique_email
 
 PASSWORD = "correct horse battery"
 
@@ -14,13 +16,32 @@ async def register(client: httpx.AsyncClient, email: str, password: str = PASSWO
     assert response.status_code == 201, response.text
 
 
-async def signed_in(client: httpx.AsyncClient, email: str | None = None) -> str:
-    """Register and sign in `client` (its cookie jar keeps the session); returns the e-mail."""
+async def signed_in(
+    client: httpx.AsyncClient, email: str | None = None, *, trial: bool = True
+) -> str:
+    """Register and sign in `client` (its cookie jar keeps the session); returns the e-mail.
+
+    With `trial` (and a client of a test service writing mail to its outbox), the free trial
+    is started the way a person starts it, through the e-mailed link, so that the account
+    may create things. Services with SMTP (the billing tests) manage trials themselves.
+    """
     email = email or unique_email()
     await register(client, email)
     response = await client.post("/api/auth/login", json={"email": email, "password": PASSWORD})
     assert response.status_code == 200, response.text
+    if trial and isinstance(client, ServiceClient) and not client.service.settings.smtp_url:
+        await start_trial(client, email)
     return email
+
+
+async def start_trial(client: ServiceClient, email: str) -> None:
+    started = await client.post("/api/billing/trial/start", json={"email": email})
+    assert started.status_code == 200, started.text
+    mails = [m for m in client.service.outbox() if f"To: {email}" in m and "trial" in m]
+    match = re.search(r"/api/billing/trial/confirm\?token=([A-Za-z0-9_\-]+)", mails[-1])
+    assert match, mails[-1]
+    confirmed = await client.get("/api/billing/trial/confirm", params={"token": match.group(1)})
+    assert confirmed.status_code == 200, confirmed.text
 
 
 async def create_token(client: httpx.AsyncClient, scopes: list[str], label: str = "agent") -> str:

@@ -96,3 +96,60 @@ def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Path) -> None:
+    port, simulator_port = _free_port(), _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "api.cli",
+            "serve",
+            "--demo",
+            "--port",
+            str(port),
+            "--simulator-port",
+            str(simulator_port),
+        ],
+        cwd=ROOT,
+        env=_env(tmp_path, tmp_path / "demo.db"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        printed: dict[str, str] = {}
+        deadline = time.monotonic() + 60
+        while "simulator" not in printed:
+            assert time.monotonic() < deadline and process.poll() is None, printed
+            line = process.stdout.readline().strip()
+            for key in ("sign in as", "password", "simulator"):
+                if line.startswith(key):
+                    printed[key] = line.removeprefix(key).split()[0]
+        origin = f"http://127.0.0.1:{simulator_port}"
+        assert printed["simulator"] == origin
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            login = client.post(
+                "/api/auth/login",
+                json={"email": printed["sign in as"], "password": printed["password"]},
+            )
+            assert login.status_code == 200, login.text
+            assert client.get("/api/auth/me").json()["billing"]["plan"] == "trial"
+            started = client.post(
+                "/api/monitoring/start", json={"url": f"{origin}/catalog", "interval_seconds": 5}
+            )
+            assert started.status_code == 202, started.text
+            monitor_id = started.json()["id"]
+            while client.get(f"/api/monitoring/{monitor_id}").json()["status"] != "active":
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            counts = client.get(f"/api/monitoring/{monitor_id}").json()["counts"]
+            assert counts["open"] > 0
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

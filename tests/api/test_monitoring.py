@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import httpx
 import trio
 
+from api.settings import Settings
 from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
-from tests.conftest import RunningService
+from tests.conftest import RunningService, start_service
 from tests.engine.fake_market import FakeMarket
 
 URL = "https://www.vinted.fr/catalog?catalog[]=1904&brand_ids[]=53"
@@ -221,3 +223,37 @@ async def test_operators_see_actors_and_others_do_not(
                     event = json.loads(line.removeprefix("data: "))
                     assert any(a["monitor_id"] == monitor_id for a in event["actors"])
                     break
+
+
+async def test_plans_and_quotas_bite_where_things_are_created(
+    settings: Settings, market: FakeMarket, nursery: trio.Nursery
+) -> None:
+    market.list(1)
+    trial_quotas = {
+        "active_monitors": 1,
+        "runs_per_day": 1,
+        "items_per_run": 100,
+        "min_poll_seconds": 60,
+    }
+    strict = dataclasses.replace(settings, plan_quotas={"trial": trial_quotas})
+    running, stop = await start_service(nursery, strict, market)
+    async with running.client() as planless, running.client() as trial:
+        await signed_in(planless, trial=False)
+        await signed_in(trial)
+        refused = await planless.post("/api/monitoring/start", json={"url": URL})
+        assert_envelope(refused, 403, "plan_required")
+        assert (await planless.get("/api/monitoring")).status_code == 200  # reading is fine
+        first = await trial.post("/api/monitoring/start", json={"url": URL, "interval_seconds": 60})
+        assert first.status_code == 202, first.text
+        second = await trial.post(
+            "/api/monitoring/start", json={"url": URL, "interval_seconds": 60}
+        )
+        body = assert_envelope(second, 403, "quota_exceeded")
+        assert body["quota"] == "active_monitors" and body["limit"] == 1
+        too_many_items = await trial.post("/api/runs", json={"url": URL, "max_items": 101})
+        assert assert_envelope(too_many_items, 403, "quota_exceeded")["quota"] == "items_per_run"
+        run = await trial.post("/api/runs", json={"url": URL, "max_items": 100})
+        assert run.status_code == 201
+        again = await trial.post("/api/runs", json={"url": URL, "max_items": 100})
+        assert assert_envelope(again, 403, "quota_exceeded")["quota"] == "runs_per_day"
+    stop.set()

@@ -267,3 +267,23 @@ async def test_oversized_import_is_refused_before_reading(
     stop.set()
     body = assert_envelope(response, 413, "payload_too_large")
     assert body["max_bytes"] == 2000
+
+
+async def test_monitor_from_an_analysis(service: RunningService, market: FakeMarket) -> None:
+    _stock(market)
+    async with service.client() as owner, service.client() as stranger:
+        await signed_in(owner)
+        await signed_in(stranger)
+        run = (await owner.post("/api/runs", json={"url": URL})).json()
+        analysis_id = (await _finished(owner, run["id"]))["analysis_id"]
+        started = await owner.post(
+            "/api/monitoring/start", json={"analysis_id": analysis_id, "interval_seconds": 60}
+        )
+        assert started.status_code == 202, started.text
+        monitor = started.json()
+        assert monitor["source_analysis_id"] == analysis_id
+        assert monitor["url"] == run["url"]
+        foreign = await stranger.post(
+            "/api/monitoring/start", json={"analysis_id": analysis_id, "interval_seconds": 60}
+        )
+        assert_envelope(foreign, 404, "not_found")

@@ -85,6 +85,7 @@ def billing_settings(settings: Settings, fake: FakeStripe, smtp_port: int | None
         stripe_price_pro=PRICE_PRO,
         smtp_url=f"smtp://127.0.0.1:{smtp_port}" if smtp_port else "",
         mail_from="Nichescope <billing@nichescope.test>",
+        plan_quotas={},  # billing tests check the plans' own quotas
     )
 
 
