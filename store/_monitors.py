@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,90 +18,30 @@ from ._monitor_records import (
     ListingEventRecord,
     ListingPage,
     ListingRecord,
-    ListingState,
     MonitorRecord,
     MonitorStatus,
     PollOutcome,
     PollRecord,
 )
+from ._rows import to_record
 
 _IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
 
 
-def monitor_record(m: Monitor) -> MonitorRecord:
-    return MonitorRecord(
-        id=m.id,
-        workspace_id=m.workspace_id,
-        label=m.label,
-        url=m.url,
-        source_analysis_id=m.source_analysis_id,
-        status=cast(MonitorStatus, m.status),
-        interval_seconds=m.interval_seconds,
-        page_cap=m.page_cap,
-        created_at=m.created_at,
-        bootstrapped_at=m.bootstrapped_at,
-        last_poll_at=m.last_poll_at,
-        next_poll_at=m.next_poll_at,
-        consecutive_errors=m.consecutive_errors,
-        total_errors=m.total_errors,
-        last_error=m.last_error,
-        polls=m.polls,
-    )
+def monitor_record(row: Monitor) -> MonitorRecord:
+    return to_record(MonitorRecord, row)
 
 
 def listing_record(row: Listing) -> ListingRecord:
-    return ListingRecord(
-        item_id=row.item_id,
-        title=row.title,
-        brand=row.brand,
-        size=row.size,
-        condition=row.condition,
-        category_id=row.category_id,
-        price=row.price,
-        currency=row.currency,
-        favourites=row.favourites,
-        views=row.views,
-        seller_id=row.seller_id,
-        url=row.url,
-        photo_url=row.photo_url,
-        listed_at=row.listed_at,
-        first_seen_at=row.first_seen_at,
-        last_seen_at=row.last_seen_at,
-        state=cast(ListingState, row.state),
-        state_changed_at=row.state_changed_at,
-        in_feed=row.in_feed,
-    )
+    return to_record(ListingRecord, row)
 
 
 def event_record(row: ListingEvent) -> ListingEventRecord:
-    return ListingEventRecord(
-        id=row.id,
-        item_id=row.item_id,
-        poll_id=row.poll_id,
-        kind=row.kind,
-        from_state=row.from_state,
-        to_state=row.to_state,
-        price=row.price,
-        favourites=row.favourites,
-        views=row.views,
-        at=row.at,
-    )
+    return to_record(ListingEventRecord, row)
 
 
 def poll_record(row: Poll) -> PollRecord:
-    return PollRecord(
-        id=row.id,
-        monitor_id=row.monitor_id,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        pages=row.pages,
-        items=row.items,
-        new=row.new,
-        changed=row.changed,
-        confirmed=row.confirmed,
-        duration_ms=row.duration_ms,
-        error=row.error,
-    )
+    return to_record(PollRecord, row)
 
 
 async def create_monitor(db: AsyncSession, **fields: Any) -> MonitorRecord:

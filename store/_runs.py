@@ -3,53 +3,27 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ._rows import to_record
 from ._run_models import Analysis, Run, RunLogLine
 from ._run_records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
-    AnalysisSource,
     RunRecord,
-    RunSource,
     RunState,
 )
 
 
-def run_record(r: Run) -> RunRecord:
-    return RunRecord(
-        id=r.id,
-        workspace_id=r.workspace_id,
-        label=r.label,
-        source=cast(RunSource, r.source),
-        url=r.url,
-        monitor_id=r.monitor_id,
-        max_items=r.max_items,
-        state=cast(RunState, r.state),
-        replay_of=r.replay_of,
-        created_at=r.created_at,
-        started_at=r.started_at,
-        finished_at=r.finished_at,
-        progress=r.progress,
-        items=r.items,
-        error=r.error,
-        analysis_id=r.analysis_id,
-    )
+def run_record(row: Run) -> RunRecord:
+    return to_record(RunRecord, row)
 
 
-def analysis_record(a: Analysis) -> AnalysisRecord:
-    return AnalysisRecord(
-        id=a.id,
-        workspace_id=a.workspace_id,
-        run_id=a.run_id,
-        source=cast(AnalysisSource, a.source),
-        source_url=a.source_url,
-        created_at=a.created_at,
-        result_json=a.result,
-    )
+def analysis_record(row: Analysis) -> AnalysisRecord:
+    return to_record(AnalysisRecord, row, result_json="result")
 
 
 async def create_run(db: AsyncSession, **fields: Any) -> RunRecord:
@@ -67,22 +41,30 @@ async def get_run(db: AsyncSession, run_id: str, workspace_id: str | None) -> Ru
     return None if run is None else run_record(run)
 
 
-async def list_runs(
-    db: AsyncSession, workspace_id: str, offset: int, limit: int
-) -> tuple[list[RunRecord], int]:
+async def _newest_first(
+    db: AsyncSession, model: type[Run] | type[Analysis], workspace_id: str, offset: int, limit: int
+) -> tuple[list[Any], int]:
+    """One page of a workspace's rows of `model`, newest first, and the total count."""
     total = int(
         await db.scalar(
-            select(func.count()).select_from(Run).where(Run.workspace_id == workspace_id)
+            select(func.count()).select_from(model).where(model.workspace_id == workspace_id)
         )
         or 0
     )
     rows = await db.scalars(
-        select(Run)
-        .where(Run.workspace_id == workspace_id)
-        .order_by(Run.created_at.desc(), Run.id.desc())
+        select(model)
+        .where(model.workspace_id == workspace_id)
+        .order_by(model.created_at.desc(), model.id.desc())
         .offset(offset)
         .limit(limit)
     )
+    return list(rows), total
+
+
+async def list_runs(
+    db: AsyncSession, workspace_id: str, offset: int, limit: int
+) -> tuple[list[RunRecord], int]:
+    rows, total = await _newest_first(db, Run, workspace_id, offset, limit)
     return [run_record(r) for r in rows], total
 
 
@@ -162,17 +144,5 @@ async def get_analysis(
 async def list_analyses(
     db: AsyncSession, workspace_id: str, offset: int, limit: int
 ) -> tuple[list[AnalysisRecord], int]:
-    total = int(
-        await db.scalar(
-            select(func.count()).select_from(Analysis).where(Analysis.workspace_id == workspace_id)
-        )
-        or 0
-    )
-    rows = await db.scalars(
-        select(Analysis)
-        .where(Analysis.workspace_id == workspace_id)
-        .order_by(Analysis.created_at.desc(), Analysis.id.desc())
-        .offset(offset)
-        .limit(limit)
-    )
+    rows, total = await _newest_first(db, Analysis, workspace_id, offset, limit)
     return [analysis_record(a) for a in rows], total
