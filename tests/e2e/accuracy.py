@@ -1,0 +1,417 @@
+"""Accuracy of niche detection against the simulator's ground truth (used by the e2e test and
+by `bench/bench_accuracy.py`).
+
+`measure` runs the whole product: the simulator with planted hot niches, the real service on a
+socket with the real scrapers client, a monitor over the whole catalogue through the REST API,
+then analyses over REST, and compares them with `GET /__sim__/truth`.
+
+Clocks. The simulator runs `speed` times faster than the wall clock (a month in a minute), but
+the service stamps what it sees (first seen, state changes, polls) with the wall clock, while
+listing dates (`listed_at`) come from the simulated market. Durations in the monitor's raw
+evidence are therefore squeezed by `speed` (a 3-day sale takes 3 s), so every Kaplan-Meier
+median falls under the score's one-day floor and the score degenerates to
+"sell-through x price". That is an artefact of the speed-up, not of the market, so the ranking
+is judged on the monitor's export with its wall-clock stamps mapped onto the simulated clock
+(`sim = sim_ref + (wall - wall_ref) * speed`, the pair read from `/__sim__/clock`), imported
+back through `POST /api/analysis/import-monitoring`: the very same evidence and analysis code,
+on the market's own clock. The run over the raw evidence (`POST /api/runs`) is measured too and
+reported as `precision_wall_clock`.
+
+Definitions (the same on both sides):
+- A niche here is (category, brand), what the simulator plants. Precision@10: the ranked
+  niches of the analysis (exact, then backed-off (category, brand) residuals) are read in rank
+  order and each (category, brand) counts where its best niche ranks; category-only niches
+  name no brand and are skipped. Of the first 10 distinct pairs, the share planted hot.
+  Brand titles map to brand ids by joining the export's listings (brand title) with the
+  truth's listings (brand id) on the item id.
+- Per-niche figures come from an analysis of the same export with size and condition blanked,
+  so that each (category, brand) pair is one niche computed by the production code.
+- Window: from the simulated start of the monitor's first poll (t0) to the end of its last
+  recorded poll (t1). Truth sell-through = listings sold in [t0, t1] / (those + listings open at
+  t1), over listings alive in the window; truth median sold price = median price of those
+  sales (simulated prices never change; a relist is a new listing). The simulator's own
+  `sell_through` (sold / born since the start of time) is a different quantity and is not used.
+- Random baseline: the expected precision@10 of ten distinct pairs drawn at random from the
+  pairs the monitor saw = hot pairs seen / pairs seen.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import statistics
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import trio
+
+from api.settings import Settings
+from scrapers.simulator import SimulatorConfig, serve_simulator
+from tests.api.helpers import signed_in
+from tests.conftest import ServiceClient, start_service
+
+DAY = 86_400.0
+TOP = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """What to simulate: `days` of market at `speed` simulated seconds per real second."""
+
+    seed: int = 3
+    speed: float = 86_400.0
+    days: float = 30.0
+    n_hot: int = 10  # precision@10 needs at least ten planted hot niches to reach 1.0
+    n_listings: int = 600
+    arrivals_per_day: float = 120.0
+    page_cap: int = 20  # the whole catalogue (~1,100 open listings) every poll
+
+
+@dataclasses.dataclass(frozen=True)
+class NicheError:
+    category_id: int
+    brand_id: int
+    kind: str
+    sell_through: float
+    true_sell_through: float  # the market: every listing alive in the window
+    seen_sell_through: float | None  # the truth of the listings the monitor saw
+    median_sold: float | None
+    true_median_sold: float | None
+    seen_median_sold: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Accuracy:
+    simulated_days: float
+    polls: int
+    listings_seen: int
+    precision: float  # at 10, market clock (the figure the target is about)
+    precision_wall_clock: float  # at 10, the run over the raw wall-clock evidence
+    random_baseline: float
+    top_pairs: tuple[tuple[int, int], ...]
+    hot: frozenset[tuple[int, int]]
+    niches: tuple[NicheError, ...]
+    false_sales: tuple[int, ...]  # recorded sold, not sold in truth
+    false_transitions: int  # recorded state changes to a state the listing never had
+    sold_recorded: int
+
+    @property
+    def mae_sell_through(self) -> float:
+        return statistics.fmean(abs(n.sell_through - n.true_sell_through) for n in self.niches)
+
+    @property
+    def mae_sell_through_seen(self) -> float:
+        return statistics.fmean(
+            abs(n.sell_through - n.seen_sell_through)
+            for n in self.niches
+            if n.seen_sell_through is not None
+        )
+
+    def _priced(self, seen: bool = False) -> list[tuple[float, float]]:
+        pairs = [
+            (n.median_sold, n.seen_median_sold if seen else n.true_median_sold) for n in self.niches
+        ]
+        return [(ours, true) for ours, true in pairs if ours is not None and true is not None]
+
+    @property
+    def mae_median_sold(self) -> float:
+        return statistics.fmean(abs(ours - true) for ours, true in self._priced())
+
+    @property
+    def mean_relative_median_sold(self) -> float:
+        return statistics.fmean(abs(ours - true) / true for ours, true in self._priced())
+
+    @property
+    def mae_median_sold_seen(self) -> float:
+        return statistics.fmean(abs(ours - true) for ours, true in self._priced(seen=True))
+
+    @property
+    def priced_niches(self) -> int:
+        return len(self._priced())
+
+    def lines(self) -> list[str]:
+        return [
+            f"simulated days watched      {self.simulated_days:.1f} ({self.polls} polls, "
+            f"{self.listings_seen} listings seen)",
+            f"precision@10 (market clock) {self.precision:.2f}",
+            f"precision@10 (wall clock)   {self.precision_wall_clock:.2f}",
+            f"baseline: random ranking    {self.random_baseline:.2f} (expected precision@10)",
+            f"niches compared             {len(self.niches)} (with sales: {self.priced_niches})",
+            f"mean |d sell-through|       {self.mae_sell_through:.3f} vs the market, "
+            f"{self.mae_sell_through_seen:.3f} vs the truth of the listings seen",
+            f"mean |d median sold price|  {self.mae_median_sold:.2f} "
+            f"({100 * self.mean_relative_median_sold:.1f}% of the true median) vs the market, "
+            f"{self.mae_median_sold_seen:.2f} vs the listings seen",
+        ]
+
+
+async def _json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> Any:
+    response = await client.request(method, url, **kwargs)
+    assert response.is_success, (url, response.status_code, response.text[:500])
+    return response.json()
+
+
+async def _sim_time(sim: httpx.AsyncClient) -> float:
+    return float((await _json(sim, "GET", "/__sim__/clock"))["sim_time"])
+
+
+async def _quiet(sim: httpx.AsyncClient, seconds: float) -> None:
+    """Until no marketplace request arrived for `seconds` (a poll in flight has finished)."""
+    with trio.fail_after(30):
+        while True:
+            log = (await _json(sim, "GET", "/__sim__/requests"))["requests"]
+            last = max((e["t"] for e in log), default=0.0)
+            if trio.current_time() - last >= seconds:
+                return
+            await trio.sleep(0.2)
+
+
+async def _analysis_of_run(client: ServiceClient, monitor_id: str) -> dict[str, Any]:
+    run = await _json(client, "POST", "/api/runs", json={"monitor_id": monitor_id})
+    with trio.fail_after(60):
+        while run["state"] in ("queued", "running"):
+            await trio.sleep(0.2)
+            run = await _json(client, "GET", f"/api/runs/{run['id']}")
+    assert run["state"] == "succeeded", run
+    analysis: dict[str, Any] = await _json(client, "GET", f"/api/analyses/{run['analysis_id']}")
+    return analysis["result"]  # type: ignore[no-any-return]
+
+
+async def _import(client: ServiceClient, document: Mapping[str, Any]) -> dict[str, Any]:
+    analysis = await _json(client, "POST", "/api/analysis/import-monitoring", json=document)
+    return analysis["result"]  # type: ignore[no-any-return]
+
+
+def _on_market_clock(
+    export: Mapping[str, Any], to_sim: Any, t1: float, *, blank_size: bool
+) -> dict[str, Any]:
+    """The export with its wall-clock stamps mapped onto the simulated clock (capped at t1,
+    the end of the last poll) and, with `blank_size`, size and condition erased."""
+
+    def iso(value: str | None) -> str | None:
+        if value is None:
+            return None
+        at = min(to_sim(_wall(value)), t1)
+        return datetime.fromtimestamp(at, UTC).isoformat()
+
+    out = copy.deepcopy(dict(export))
+    out["exported_at"] = datetime.fromtimestamp(t1, UTC).isoformat()
+    for row in out["listings"]:
+        for key in ("first_seen_at", "last_seen_at", "state_changed_at"):
+            row[key] = iso(row[key])
+        if blank_size:
+            row["size"] = row["condition"] = None
+    for row in out["events"]:
+        row["at"] = iso(row["at"])
+    for row in out["polls"]:
+        for key in ("started_at", "finished_at"):
+            if key in row:
+                row[key] = iso(row[key])
+    return out
+
+
+def top_pairs(result: Mapping[str, Any], brand_ids: Mapping[str, int]) -> list[tuple[int, int]]:
+    """The first `TOP` distinct (category, brand id) pairs in rank order (see module doc)."""
+    pairs: list[tuple[int, int]] = []
+    for niche in result["niches"]:
+        key = niche["niche"]
+        if key["level"] == "category" or key["brand"] not in brand_ids:
+            continue
+        pair = (int(key["category_id"]), brand_ids[key["brand"]])
+        if pair not in pairs:
+            pairs.append(pair)
+        if len(pairs) == TOP:
+            break
+    return pairs
+
+
+def _state_at(history: list[list[Any]], at: float) -> str | None:
+    state = None
+    for when, name in history:
+        if when <= at:
+            state = name
+    return state
+
+
+def true_niches(
+    listings: list[Mapping[str, Any]], t0: float, t1: float, only: set[int] | None = None
+) -> dict[tuple[int, int], tuple[float | None, float | None]]:
+    """(category, brand id) -> (sell-through, median sold price) over [t0, t1] (module doc),
+    of every listing, or of the listings in `only`."""
+    sold: dict[tuple[int, int], list[float]] = {}
+    still_open: dict[tuple[int, int], int] = {}
+    for item in listings:
+        if only is not None and int(item["id"]) not in only:
+            continue
+        pair = (int(item["category_id"]), int(item["brand_id"]))
+        history = [h for h in item["history"] if h[0] <= t1]
+        if not history:
+            continue
+        sold.setdefault(pair, [])
+        still_open.setdefault(pair, 0)
+        final = history[-1]
+        if final[1] == "sold" and final[0] >= t0:
+            sold[pair].append(float(item["price"]))
+        elif final[1] == "open":
+            still_open[pair] += 1
+    out: dict[tuple[int, int], tuple[float | None, float | None]] = {}
+    for pair, prices in sold.items():
+        denominator = len(prices) + still_open[pair]
+        out[pair] = (
+            len(prices) / denominator if denominator else None,
+            statistics.median(prices) if prices else None,
+        )
+    return out
+
+
+def _wall(value: str) -> float:
+    return datetime.fromisoformat(value).timestamp()
+
+
+def _is_market(entry: Mapping[str, Any]) -> bool:
+    """A request that reads the market (feed or listing), not robots.txt or the warm-up."""
+    return str(entry["path"]).startswith(("/api/", "/catalog", "/items/"))
+
+
+def _precision(pairs: list[tuple[int, int]], hot: frozenset[tuple[int, int]]) -> float:
+    return sum(pair in hot for pair in pairs) / TOP
+
+
+async def measure(nursery: trio.Nursery, settings: Settings, scenario: Scenario) -> Accuracy:
+    """Simulate, monitor over REST for `scenario.days` simulated days, analyse, compare.
+
+    Fails (AssertionError, trio.TooSlowError) when any step of the product does.
+    """
+    config = SimulatorConfig(
+        seed=scenario.seed,
+        speed=scenario.speed,
+        n_listings=scenario.n_listings,
+        arrivals_per_day=scenario.arrivals_per_day,
+        horizon_days=scenario.days + 5,
+        n_hot=scenario.n_hot,
+    )
+    origin: str = await nursery.start(serve_simulator, config)
+    settings = dataclasses.replace(
+        settings,
+        market_origins=(origin,),
+        market_rate=0,
+        min_poll_seconds=1,
+        page_cap=scenario.page_cap,
+    )
+    service, stop = await start_service(nursery, settings)
+    async with httpx.AsyncClient(base_url=origin, timeout=30) as sim, service.client() as client:
+        await signed_in(client)
+        started = await _json(
+            client,
+            "POST",
+            "/api/monitoring/start",
+            json={"url": f"{origin}/catalog?order=newest_first", "interval_seconds": 1},
+        )
+        monitor_id = started["id"]
+        # One (wall, simulated) pair of the same instant: the service and the simulator share
+        # this process's trio clock, so the only error is this coroutine's own few steps.
+        clock = await _json(sim, "GET", "/__sim__/clock")
+        wall_ref = time.time() - (trio.current_time() - float(clock["clock"]))
+        sim_ref = float(clock["sim_time"])
+
+        def to_sim(wall: float) -> float:
+            return sim_ref + (wall - wall_ref) * scenario.speed
+
+        # Watch until the monitor's recorded polls span `days` of simulated time.
+        with trio.fail_after(scenario.days * DAY / scenario.speed * 2 + 30):
+            while True:
+                await trio.sleep(0.25)
+                monitor = await _json(client, "GET", f"/api/monitoring/{monitor_id}")
+                first, last = monitor["bootstrapped_at"], monitor["last_poll_at"]
+                if (
+                    first
+                    and last
+                    and to_sim(_wall(last)) - to_sim(_wall(first)) >= scenario.days * DAY
+                ):
+                    break
+        await _json(client, "POST", f"/api/monitoring/{monitor_id}/pause")
+        await _quiet(sim, 1.0)
+        monitor = await _json(client, "GET", f"/api/monitoring/{monitor_id}")
+        export = await _json(client, "GET", f"/api/monitoring/{monitor_id}/export")
+        raw_result = await _analysis_of_run(client, monitor_id)
+
+        # The window the monitor recorded: from its first poll's start to its last recorded
+        # poll's end (a poll cut short by the pause wrote nothing and does not count).
+        t0 = to_sim(min(_wall(p["started_at"]) for p in export["polls"]))
+        t1 = to_sim(max(_wall(p["finished_at"]) for p in export["polls"]))
+        ranked = await _import(client, _on_market_clock(export, to_sim, t1, blank_size=False))
+        per_pair = await _import(client, _on_market_clock(export, to_sim, t1, blank_size=True))
+        truth = await _json(sim, "GET", "/__sim__/truth")
+    stop.set()
+
+    truth_items = {int(item["id"]): item for item in truth["listings"]}
+    brand_ids: dict[str, int] = {}
+    for row in export["listings"]:
+        if row["brand"] is not None and int(row["item_id"]) in truth_items:
+            brand_ids[row["brand"]] = int(truth_items[int(row["item_id"])]["brand_id"])
+    hot = frozenset((int(c), int(b)) for c, b in truth["hot"])
+    kinds = {(int(n["category_id"]), int(n["brand_id"])): n["kind"] for n in truth["niches"]}
+
+    # Transitions: every recorded sale is a sale in truth, every state change a real state.
+    false_sales = tuple(
+        int(row["item_id"])
+        for row in export["listings"]
+        if row["state"] == "sold"
+        and _state_at(truth_items[int(row["item_id"])]["history"], t1) != "sold"
+    )
+    false_transitions = sum(
+        1
+        for event in export["events"]
+        if event["kind"] == "state"
+        and event["to_state"]
+        not in {state for _, state in truth_items[int(event["item_id"])]["history"]}
+    )
+
+    truth_stats = true_niches(truth["listings"], t0, t1)
+    seen_ids = {int(row["item_id"]) for row in export["listings"]}
+    seen_stats = true_niches(truth["listings"], t0, t1, seen_ids)
+    errors: list[NicheError] = []
+    for niche in per_pair["niches"]:
+        key = niche["niche"]
+        if key["brand"] not in brand_ids or niche["sell_through"] is None:
+            continue
+        pair = (int(key["category_id"]), brand_ids[key["brand"]])
+        true_st, true_median = truth_stats.get(pair, (None, None))
+        seen_st, seen_median = seen_stats.get(pair, (None, None))
+        if true_st is None:
+            continue
+        errors.append(
+            NicheError(
+                category_id=pair[0],
+                brand_id=pair[1],
+                kind=kinds[pair],
+                sell_through=float(niche["sell_through"]),
+                true_sell_through=true_st,
+                seen_sell_through=seen_st,
+                median_sold=niche["sold_price"]["median"],
+                true_median_sold=true_median,
+                seen_median_sold=seen_median,
+            )
+        )
+    seen_pairs = {
+        (int(row["category_id"]), brand_ids[row["brand"]])
+        for row in export["listings"]
+        if row["brand"] in brand_ids and row["category_id"] is not None
+    }
+    return Accuracy(
+        simulated_days=(t1 - t0) / DAY,
+        polls=int(monitor["polls"]),
+        listings_seen=len(export["listings"]),
+        precision=_precision(top_pairs(ranked, brand_ids), hot),
+        precision_wall_clock=_precision(top_pairs(raw_result, brand_ids), hot),
+        random_baseline=len(hot & seen_pairs) / len(seen_pairs) if seen_pairs else 0.0,
+        top_pairs=tuple(top_pairs(ranked, brand_ids)),
+        hot=hot,
+        niches=tuple(errors),
+        false_sales=false_sales,
+        false_transitions=false_transitions,
+        sold_recorded=sum(1 for row in export["listings"] if row["state"] == "sold"),
+    )
