@@ -132,7 +132,6 @@ async def import_monitoring() -> tuple[AnalysisOut, int]:
     Takes the export as the JSON body, or as the multipart file field `file`. A malformed,
     truncated, wrong-version or oversized export is a 4xx and nothing is stored.
     """
-    svc = services()
     principal = current_principal()
     raw: bytes
     if request.mimetype == "multipart/form-data":
@@ -144,6 +143,16 @@ async def import_monitoring() -> tuple[AnalysisOut, int]:
     else:
         data = await request.get_data()
         raw = data if isinstance(data, bytes) else data.encode()
+    analysis = await import_export_in(principal.workspace_id, raw)
+    return analysis_out(analysis), 201
+
+
+async def import_export_in(workspace_id: str, raw: bytes) -> AnalysisRecord:
+    """Analyse a monitor export (`raw` JSON bytes) into a new analysis of `workspace_id`.
+
+    `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
+    """
+    svc = services()
     try:
         document = json.loads(raw)
     except (ValueError, RecursionError) as err:
@@ -159,13 +168,13 @@ async def import_monitoring() -> tuple[AnalysisOut, int]:
     source_url = monitor.get("url") if isinstance(monitor, dict) else None
     analysis = await svc.store.runs.add_analysis(
         analysis_id=new_id("an"),
-        workspace_id=principal.workspace_id,
+        workspace_id=workspace_id,
         run_id=None,
         source="import",
         source_url=source_url if isinstance(source_url, str) else None,
         result_json=json.dumps(result),
     )
-    return analysis_out(analysis), 201
+    return analysis
 
 
 @blueprint.get("/api/dashboard")

@@ -180,12 +180,16 @@ async def delete_monitor(monitor_id: str) -> Response:
 @validate_response(MonitorOut, 200)
 async def pause_monitor(monitor_id: str) -> MonitorOut:
     """Stop polling until resumed (data is kept)."""
-    monitor = await owned_monitor(monitor_id)
+    await pause_monitor_in(await owned_monitor(monitor_id))
+    return monitor_out(await owned_monitor(monitor_id))
+
+
+async def pause_monitor_in(monitor: MonitorRecord) -> None:
+    """Stop polling (the REST view and the web page); `Busy` while the engine is busy."""
     try:
         await services().engine.pause(monitor)
     except EngineBusy as err:
         raise Busy(str(err), headers={"Retry-After": "1"}) from err
-    return monitor_out(await owned_monitor(monitor_id))
 
 
 @blueprint.post("/<monitor_id>/resume")
@@ -193,14 +197,18 @@ async def pause_monitor(monitor_id: str) -> MonitorOut:
 @validate_response(MonitorOut, 200)
 async def resume_monitor(monitor_id: str) -> MonitorOut:
     """Resume polling, also out of `error` (the error count starts again); polls at once."""
-    monitor = await owned_monitor(monitor_id)
+    await resume_monitor_in(await owned_monitor(monitor_id))
+    return monitor_out(await owned_monitor(monitor_id))
+
+
+async def resume_monitor_in(monitor: MonitorRecord) -> None:
+    """Resume polling (quota-checked unless active); `Busy` while the engine is busy."""
     if monitor.status != "active":
         await require_active_monitor_slot(monitor.workspace_id)
     try:
         await services().engine.resume(monitor)
     except EngineBusy as err:
         raise Busy(str(err), headers={"Retry-After": "1"}) from err
-    return monitor_out(await owned_monitor(monitor_id))
 
 
 @blueprint.get("/<monitor_id>/listings")
@@ -236,11 +244,15 @@ async def export_monitor(monitor_id: str) -> Response:
     """
     monitor = await owned_monitor(monitor_id)
     filename = f"nichescope-monitor-{monitor.id}.json"
-    return Response(
+    response = Response(
         stream_export(services().store, monitor),
         content_type="application/json",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
+    # Quart cuts responses after RESPONSE_TIMEOUT (60 s); a large history streams for longer,
+    # and the client, not a timer, decides when to give up.
+    response.timeout = None
+    return response
 
 
 @blueprint.get("/export-schema")

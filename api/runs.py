@@ -142,14 +142,18 @@ async def get_run(run_id: str) -> RunOut:
 @validate_response(DeletedOut, 200)
 async def delete_run(run_id: str) -> DeletedOut:
     """Delete a finished run with its log, alerts and analysis (409 while it runs)."""
-    run = await owned_run(run_id)
+    await delete_run_in(await owned_run(run_id))
+    return DeletedOut(id=run_id, deleted=True)
+
+
+async def delete_run_in(run: RunRecord) -> None:
+    """Delete a finished run (the REST view and the web page); `Conflict` `run_running`."""
     try:
         deleted = await services().engine.runs.delete(run)
     except RunStillRunning as err:
         raise Conflict(str(err), code="run_running", suggest=["Cancel the run first"]) from err
     if not deleted:
         raise NotFound("run")
-    return DeletedOut(id=run_id, deleted=True)
 
 
 @blueprint.post("/<run_id>/cancel")
@@ -157,9 +161,13 @@ async def delete_run(run_id: str) -> DeletedOut:
 @validate_response(RunOut, 200)
 async def cancel_run(run_id: str) -> RunOut:
     """Cancel a queued or running run; it ends `cancelled` within a second."""
-    run = await owned_run(run_id)
+    return run_out(await cancel_run_in(await owned_run(run_id)))
+
+
+async def cancel_run_in(run: RunRecord) -> RunRecord:
+    """Cancel a queued or running run; `Conflict` `run_finished` once it has ended."""
     try:
-        return run_out(await services().engine.runs.cancel(run))
+        return await services().engine.runs.cancel(run)
     except RunNotCancellable as err:
         raise Conflict(str(err), code="run_finished") from err
 
@@ -169,7 +177,11 @@ async def cancel_run(run_id: str) -> RunOut:
 @validate_response(RunOut, 200)
 async def replay_run(run_id: str) -> RunOut:
     """Start a new run with the same inputs; `replay_of` links it to the original."""
-    run = await owned_run(run_id)
+    return run_out(await replay_run_in(await owned_run(run_id)))
+
+
+async def replay_run_in(run: RunRecord) -> RunRecord:
+    """A new run with `run`'s inputs; `Conflict` `source_gone`, quota errors."""
     svc = services()
     if run.monitor_id is not None and (
         await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
@@ -186,7 +198,7 @@ async def replay_run(run_id: str) -> RunOut:
         max_items=run.max_items,
         replay_of=run.id,
     )
-    return run_out(replay)
+    return replay
 
 
 @blueprint.get("/<run_id>/log")

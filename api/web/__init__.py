@@ -6,7 +6,17 @@ strict Content-Security-Policy (`_blueprint.py`). Add a page: a view in one of t
 modules (or a new one imported below), a template extending `base.html`.
 """
 
-from . import account_pages, auth_pages, oidc_pages  # noqa: F401  (they register routes)
+from . import (  # noqa: F401  (they register routes and filters)
+    _filters,
+    account_pages,
+    analysis_pages,
+    auth_pages,
+    billing_pages,
+    dashboard_pages,
+    monitor_pages,
+    oidc_pages,
+    run_pages,
+)
 from ._blueprint import blueprint
 
 __all__ = ["blueprint"]

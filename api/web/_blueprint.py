@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 from ..errors import ApiError
 from . import csrf
 from ._render import page
+from ._words import explain
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,10 @@ async def _csrf_refused(err: csrf.CsrfRefused) -> Response:
 @blueprint.errorhandler(ApiError)
 async def _api_error(err: ApiError) -> Response:
     return await page(
-        "error.html", status=err.status, title="That did not work", reason=err.message
+        "error.html",
+        status=err.status,
+        title="Page not found" if err.status == 404 else "That did not work",
+        reason=explain(err),
     )
 
 

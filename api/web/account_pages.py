@@ -39,12 +39,6 @@ async def signed_in() -> Principal:
     return who
 
 
-@blueprint.get("/dashboard")
-async def dashboard() -> Response:
-    await signed_in()
-    return await page("dashboard.html")
-
-
 async def _keys_page(
     who: Principal, *, status: int = 200, created: object = None, **context: object
 ) -> Response:

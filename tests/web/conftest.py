@@ -55,10 +55,11 @@ def _free_port() -> int:
 def start_web(
     nursery: trio.Nursery, tmp_path: Path, sqlite_template: Path, market: Marketplace
 ) -> Iterator[StartWeb]:
-    """`await start_web(**settings_overrides)`: the service on a fresh SQLite copy."""
+    """`await start_web(**settings_overrides)`: the service on a fresh SQLite copy, with the
+    fake marketplace unless `fake_market=False` (then the real client, e.g. to a simulator)."""
     stops: list[trio.Event] = []
 
-    async def start(**overrides: Any) -> RunningService:
+    async def start(*, fake_market: bool = True, **overrides: Any) -> RunningService:
         database = tmp_path / f"web-{len(stops)}.db"
         shutil.copy(sqlite_template, database)
         port = _free_port()
@@ -76,7 +77,7 @@ def start_web(
             lambda task_status: serve(
                 settings,
                 ServeOptions(port=port, graceful_seconds=1),
-                market=market,
+                market=market if fake_market else None,
                 shutdown_trigger=stop,
                 task_status=task_status,
             )

@@ -1,0 +1,96 @@
+"""Analysis pages: list, detail (niches, alerts, the four graphs), import of an export."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quart import Response, request
+
+from ..analyses import GRAPH_NAMES, analysis_in_workspace, import_export_in
+from ..errors import ApiError
+from ..limits import allow_body
+from ..services import services
+from . import csrf
+from ._blueprint import blueprint
+from ._render import page, see_other
+from ._words import explain
+from .account_pages import signed_in
+
+GRAPHS = {
+    "niche-map": (
+        "Niche map",
+        "Each niche placed by how fast it sells and what it sells for; the bigger the mark, "
+        "the more listings.",
+    ),
+    "price-bands": ("Price bands", "Asking and selling price ranges of the top niches."),
+    "time-to-sell": (
+        "Time to sell",
+        "Share of listings still unsold after each number of days, per top niche.",
+    ),
+    "market-flow": (
+        "Market flow",
+        "Listings that appeared, sold and were deleted on each day of the window.",
+    ),
+}
+assert tuple(GRAPHS) == GRAPH_NAMES
+
+
+def graphs_of(analysis_id: str) -> list[dict[str, str]]:
+    """What a template needs to show the four SVG graphs with a text alternative."""
+    return [
+        {
+            "name": name,
+            "title": title,
+            "alt": alt,
+            "src": f"/api/analyses/{analysis_id}/graphs/{name}.svg",
+        }
+        for name, (title, alt) in GRAPHS.items()
+    ]
+
+
+def document(result_json: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(result_json)
+    return loaded
+
+
+@blueprint.get("/analyses")
+async def analyses() -> Response:
+    who = await signed_in()
+    items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
+    return await page("analyses.html", analyses=items)
+
+
+@blueprint.get("/analyses/<analysis_id>")
+async def analysis_detail(analysis_id: str) -> Response:
+    who = await signed_in()
+    analysis = await analysis_in_workspace(analysis_id, who.workspace_id)
+    result = document(analysis.result_json)
+    notice = "Your export was imported and analysed." if request.args.get("notice") else None
+    return await page(
+        "analysis.html",
+        analysis=analysis,
+        result=result,
+        niches=result.get("niches", [])[:25],
+        alerts=result.get("alerts", [])[:50],
+        graphs=graphs_of(analysis.id),
+        notice=notice,
+    )
+
+
+@blueprint.post("/analyses/import")
+@allow_body("import_max_bytes")
+async def import_export() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    files = await request.files
+    upload = files.get("file")
+    raw = upload.read() if upload is not None else b""
+    try:
+        if not raw:
+            raise ApiError("No file", code="missing_file")
+        analysis = await import_export_in(who.workspace_id, raw)
+    except ApiError as err:
+        items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
+        return await page("analyses.html", status=err.status, analyses=items, error=explain(err))
+    return see_other(f"/analyses/{analysis.id}?notice=imported")

@@ -1,0 +1,90 @@
+"""Billing pages: plans and quotas, trial start, checkout redirect, return page, portal."""
+
+from __future__ import annotations
+
+from quart import Response, redirect, request
+
+from ..billing import service
+from ..errors import ApiError
+from ..services import services
+from . import csrf
+from ._blueprint import blueprint
+from ._render import page, see_other
+from ._words import explain
+from .account_pages import signed_in
+
+NOTICES = {
+    "trial-sent": "Check your inbox: the link in the e-mail starts your free trial.",
+    "cancelled": "The checkout was cancelled. Nothing was charged.",
+}
+
+
+def billing_configured() -> bool:
+    return bool(services().settings.stripe_secret_key)
+
+
+async def _billing_page(*, status: int = 200, **context: object) -> Response:
+    who = await signed_in()
+    await service.ensure_plans()
+    plans = await services().store.billing.plans()
+    return await page(
+        "billing.html",
+        status=status,
+        plans=plans,
+        summary=await service.summary(who.workspace_id),
+        configured=billing_configured(),
+        **context,
+    )
+
+
+@blueprint.get("/billing")
+async def billing() -> Response:
+    notice = NOTICES.get(request.args.get("notice", ""))
+    return await _billing_page(notice=notice)
+
+
+@blueprint.post("/billing/trial")
+async def start_trial() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    try:
+        await service.start_trial(who, who.email)
+    except ApiError as err:
+        return await _billing_page(status=err.status, error=explain(err))
+    return see_other("/billing?notice=trial-sent")
+
+
+@blueprint.post("/billing/checkout")
+async def checkout() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    plan = (await request.form).get("plan", "")
+    try:
+        url, _session = await service.checkout(who, plan)
+    except ApiError as err:
+        return await _billing_page(status=err.status, error=explain(err))
+    return redirect(url, code=303)  # type: ignore[return-value]
+
+
+@blueprint.post("/billing/portal")
+async def portal() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    try:
+        url = await service.portal(who)
+    except ApiError as err:
+        return await _billing_page(status=err.status, error=explain(err))
+    return redirect(url, code=303)  # type: ignore[return-value]
+
+
+@blueprint.get("/billing/success")
+async def success() -> Response:
+    """Stripe's return address: synchronise the subscription now (the webhook may lag)."""
+    who = await signed_in()
+    session_id = request.args.get("session_id", "").strip()[:255] or None
+    try:
+        outcome = await service.sync_checkout(who, session_id)
+    except ApiError as err:
+        return await _billing_page(status=err.status, error=explain(err))
+    summary = await service.summary(who.workspace_id)
+    return await page("billing_success.html", outcome=outcome, summary=summary)

@@ -1,0 +1,33 @@
+"""The dashboard: top niches and graphs of the latest analysis, recent runs, monitors."""
+
+from __future__ import annotations
+
+from quart import Response
+
+from ..services import services
+from ._blueprint import blueprint
+from ._render import page
+from .account_pages import signed_in
+from .analysis_pages import document, graphs_of
+
+TOP_NICHES = 10
+RECENT_RUNS = 8
+
+
+@blueprint.get("/dashboard")
+async def dashboard() -> Response:
+    who = await signed_in()
+    store = services().store
+    latest, _ = await store.runs.analyses(who.workspace_id, 0, 1)
+    analysis = latest[0] if latest else None
+    niches = document(analysis.result_json).get("niches", [])[:TOP_NICHES] if analysis else []
+    runs, _ = await store.runs.in_workspace(who.workspace_id, 0, RECENT_RUNS)
+    monitors = await store.monitors.in_workspace(who.workspace_id)
+    return await page(
+        "dashboard.html",
+        analysis=analysis,
+        niches=niches,
+        graphs=graphs_of(analysis.id) if analysis else [],
+        runs=runs,
+        monitors=monitors[:6],
+    )

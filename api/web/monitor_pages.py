@@ -1,0 +1,176 @@
+"""Monitor pages: list and start, detail with counts and listings, pause/resume, delete."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import ValidationError
+from quart import Response, request
+
+from store import LISTING_STATES, MonitorRecord
+
+from ..errors import ApiError, NotFound
+from ..monitor_schemas import StartMonitorRequest
+from ..monitoring import (
+    monitor_out,
+    pause_monitor_in,
+    resume_monitor_in,
+    start_monitor_in,
+)
+from ..services import services
+from . import csrf
+from ._blueprint import blueprint
+from ._render import page, see_other
+from ._words import explain
+from .account_pages import signed_in
+
+PAGE_SIZE = 25
+STATES = ("open", "reserved", "sold", "deleted", "all")
+NOTICES = {
+    "started": "Your monitor is starting: the first look at the catalogue takes a moment.",
+    "paused": "The monitor is paused. Its data is kept.",
+    "resumed": "The monitor is checking the catalogue again.",
+    "deleted": "The monitor and all its data were deleted.",
+}
+INTERVALS = (
+    (60, "Every minute"),
+    (300, "Every 5 minutes"),
+    (900, "Every 15 minutes"),
+    (3600, "Every hour"),
+    (21600, "Every 6 hours"),
+    (86400, "Every day"),
+)
+
+
+async def owned(monitor_id: str, workspace_id: str) -> MonitorRecord:
+    monitor = await services().store.monitors.get(monitor_id, workspace_id)
+    if monitor is None:
+        raise NotFound("monitor")
+    return monitor
+
+
+async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
+    monitors = await services().store.monitors.in_workspace(workspace_id)
+    analyses, _ = await services().store.runs.analyses(workspace_id, 0, 20)
+    context.setdefault("form", {"url": "", "label": "", "interval": "", "analysis_id": ""})
+    context.setdefault("errors", {})
+    return await page(
+        "monitors.html",
+        status=status,
+        monitors=[monitor_out(m) for m in monitors],
+        analyses=analyses,
+        intervals=INTERVALS,
+        notice=NOTICES.get(request.args.get("notice", "")),
+        **context,
+    )
+
+
+@blueprint.get("/monitors")
+async def monitors() -> Response:
+    who = await signed_in()
+    form = {"url": "", "label": "", "interval": "", "analysis_id": request.args.get("analysis", "")}
+    return await _list_page(who.workspace_id, form=form)
+
+
+@blueprint.post("/monitors")
+async def start_monitor() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    form = await request.form
+    values = {k: form.get(k, "").strip() for k in ("url", "label", "interval", "analysis_id")}
+    source = form.get("source", "url")
+    errors: dict[str, str] = {}
+    interval = int(values["interval"]) if values["interval"].isdigit() else None
+    if values["interval"] and interval is None:
+        errors["interval"] = "Enter a number of seconds, such as 300."
+    if source == "analysis" and not values["analysis_id"]:
+        errors["analysis_id"] = "Pick the analysis whose catalogue to follow."
+    if source != "analysis" and not values["url"]:
+        errors["url"] = "Paste the address of a catalogue page."
+    if errors:
+        return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
+    try:
+        data = StartMonitorRequest(
+            url=values["url"] if source != "analysis" else None,
+            analysis_id=values["analysis_id"] if source == "analysis" else None,
+            label=values["label"] or None,
+            interval_seconds=interval,
+        )
+    except ValidationError:
+        errors["form"] = "Check the fields: the label is at most 200 characters and the "
+        errors["form"] += "interval between 1 second and 7 days."
+        return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
+    try:
+        monitor = await start_monitor_in(who.workspace_id, data)
+    except ApiError as err:
+        return await _list_page(
+            who.workspace_id, status=err.status, form=values, error=explain(err)
+        )
+    return see_other(f"/monitors/{monitor.id}?notice=started")
+
+
+@blueprint.get("/monitors/<monitor_id>")
+async def monitor_detail(monitor_id: str) -> Response:
+    who = await signed_in()
+    monitor = await owned(monitor_id, who.workspace_id)
+    store = services().store
+    state = request.args.get("state", "open")
+    if state not in STATES:
+        state = "open"
+    number = request.args.get("page", "1")
+    current = max(1, int(number)) if number.isdigit() else 1
+    states = LISTING_STATES if state == "all" else (state,)
+    listings = await store.monitors.listings(monitor.id, states, current, PAGE_SIZE)
+    pages = max(1, math.ceil(listings.total / PAGE_SIZE))
+    return await page(
+        "monitor.html",
+        monitor=monitor_out(monitor, await store.monitors.state_counts(monitor.id)),
+        listings=listings.listings,
+        total=listings.total,
+        filter_state=state,
+        states=STATES,
+        current=current,
+        pages=pages,
+        notice=NOTICES.get(request.args.get("notice", "")),
+    )
+
+
+@blueprint.post("/monitors/<monitor_id>/pause")
+async def pause_monitor(monitor_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    await pause_monitor_in(await owned(monitor_id, who.workspace_id))
+    return see_other(f"/monitors/{monitor_id}?notice=paused")
+
+
+@blueprint.post("/monitors/<monitor_id>/resume")
+async def resume_monitor(monitor_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    await resume_monitor_in(await owned(monitor_id, who.workspace_id))
+    return see_other(f"/monitors/{monitor_id}?notice=resumed")
+
+
+@blueprint.get("/monitors/<monitor_id>/delete")
+async def confirm_delete_monitor(monitor_id: str) -> Response:
+    who = await signed_in()
+    monitor = await owned(monitor_id, who.workspace_id)
+    return await page(
+        "confirm.html",
+        title=f"Delete the monitor “{monitor.label or monitor.url}”?",
+        message="This stops it and deletes every listing, change and check it recorded. "
+        "Analyses made from it are kept. This cannot be undone.",
+        action=f"/monitors/{monitor.id}/delete",
+        button="Delete monitor",
+        back=f"/monitors/{monitor.id}",
+    )
+
+
+@blueprint.post("/monitors/<monitor_id>/delete")
+async def delete_monitor(monitor_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    monitor = await owned(monitor_id, who.workspace_id)
+    if not await services().engine.delete_monitor(monitor):
+        raise NotFound("monitor")
+    return see_other("/monitors?notice=deleted")

@@ -1,0 +1,159 @@
+"""Run pages: list and start, detail with progress and log tail, cancel, replay, delete."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from quart import Response, request
+
+from store import RunRecord
+
+from ..errors import ApiError, NotFound
+from ..run_schemas import DEFAULT_MAX_ITEMS, CreateRunRequest
+from ..runs import cancel_run_in, create_run_in, delete_run_in, replay_run_in
+from ..services import services
+from . import csrf
+from ._blueprint import blueprint
+from ._render import page, see_other
+from ._words import explain
+from .account_pages import signed_in
+
+PAGE_SIZE = 20
+LOG_LINES = 40
+NOTICES = {
+    "started": "Your analysis is queued. This page follows its progress.",
+    "cancelled": "The analysis was cancelled.",
+    "replayed": "A new analysis with the same inputs has started.",
+    "deleted": "The analysis run and its results were deleted.",
+}
+
+
+async def owned(run_id: str, workspace_id: str) -> RunRecord:
+    run = await services().store.runs.get(run_id, workspace_id)
+    if run is None:
+        raise NotFound("run")
+    return run
+
+
+async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
+    store = services().store
+    number = request.args.get("page", "1")
+    current = max(1, int(number)) if number.isdigit() else 1
+    runs, total = await store.runs.in_workspace(workspace_id, (current - 1) * PAGE_SIZE, PAGE_SIZE)
+    monitors = await store.monitors.in_workspace(workspace_id)
+    context.setdefault(
+        "form",
+        {
+            "url": "",
+            "label": "",
+            "monitor_id": request.args.get("monitor", ""),
+            "max_items": str(DEFAULT_MAX_ITEMS),
+        },
+    )
+    context.setdefault("errors", {})
+    return await page(
+        "runs.html",
+        status=status,
+        runs=runs,
+        monitors=monitors,
+        current=current,
+        pages=max(1, -(-total // PAGE_SIZE)),
+        notice=NOTICES.get(request.args.get("notice", "")),
+        **context,
+    )
+
+
+@blueprint.get("/runs")
+async def runs() -> Response:
+    who = await signed_in()
+    return await _list_page(who.workspace_id)
+
+
+@blueprint.post("/runs")
+async def start_run() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    form = await request.form
+    values = {k: form.get(k, "").strip() for k in ("url", "label", "monitor_id", "max_items")}
+    source = form.get("source", "monitor" if values["monitor_id"] else "url")
+    errors: dict[str, str] = {}
+    if source == "monitor" and not values["monitor_id"]:
+        errors["monitor_id"] = "Pick the monitor whose history to analyse."
+    if source != "monitor" and not values["url"]:
+        errors["url"] = "Paste the address of a catalogue page."
+    items = values["max_items"] or str(DEFAULT_MAX_ITEMS)
+    if not items.isdigit():
+        errors["max_items"] = "Enter a whole number of listings, such as 960."
+    if errors:
+        return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
+    try:
+        data = CreateRunRequest(
+            url=values["url"] if source != "monitor" else None,
+            monitor_id=values["monitor_id"] if source == "monitor" else None,
+            label=values["label"] or None,
+            max_items=int(items),
+        )
+    except ValidationError:
+        errors["max_items"] = "Use between 1 and 20,000 listings and a label under 200 characters."
+        return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
+    try:
+        run = await create_run_in(who.workspace_id, data)
+    except ApiError as err:
+        return await _list_page(
+            who.workspace_id, status=err.status, form=values, error=explain(err)
+        )
+    return see_other(f"/runs/{run.id}?notice=started")
+
+
+@blueprint.get("/runs/<run_id>")
+async def run_detail(run_id: str) -> Response:
+    who = await signed_in()
+    run = await owned(run_id, who.workspace_id)
+    store = services().store
+    lines = await store.runs.log_tail(run.id, LOG_LINES)
+    monitor = await store.monitors.get(run.monitor_id, who.workspace_id) if run.monitor_id else None
+    return await page(
+        "run.html",
+        run=run,
+        monitor=monitor,
+        log=lines,
+        live=run.state in ("queued", "running"),
+        notice=NOTICES.get(request.args.get("notice", "")),
+    )
+
+
+@blueprint.post("/runs/<run_id>/cancel")
+async def cancel_run(run_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    await cancel_run_in(await owned(run_id, who.workspace_id))
+    return see_other(f"/runs/{run_id}?notice=cancelled")
+
+
+@blueprint.post("/runs/<run_id>/replay")
+async def replay_run(run_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    replay = await replay_run_in(await owned(run_id, who.workspace_id))
+    return see_other(f"/runs/{replay.id}?notice=replayed")
+
+
+@blueprint.get("/runs/<run_id>/delete")
+async def confirm_delete_run(run_id: str) -> Response:
+    who = await signed_in()
+    run = await owned(run_id, who.workspace_id)
+    return await page(
+        "confirm.html",
+        title=f"Delete the analysis run “{run.label or run.id}”?",
+        message="This deletes the run with its log, alerts and results. This cannot be undone.",
+        action=f"/runs/{run.id}/delete",
+        button="Delete run",
+        back=f"/runs/{run.id}",
+    )
+
+
+@blueprint.post("/runs/<run_id>/delete")
+async def delete_run(run_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    await delete_run_in(await owned(run_id, who.workspace_id))
+    return see_other("/runs?notice=deleted")
