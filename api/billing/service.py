@@ -351,7 +351,7 @@ async def start_trial(principal: Principal, email: str) -> None:
         "Confirm your Nichescope trial",
         f"Confirm your e-mail to start your free {svc.settings.trial_days}-day Nichescope "
         "trial (no payment card needed):\n"
-        f"{svc.settings.public_url}/api/billing/trial/confirm?token={token}\n\n"
+        f"{svc.settings.public_url}/billing/trial/confirm?token={token}\n\n"
         f"The link works once, within {hours} hours. If you did not ask for it, ignore it.\n",
     )
 

@@ -88,3 +88,24 @@ async def success() -> Response:
         return await _billing_page(status=err.status, error=explain(err))
     summary = await service.summary(who.workspace_id)
     return await page("billing_success.html", outcome=outcome, summary=summary)
+
+
+@blueprint.get("/billing/trial/confirm")
+async def trial_confirm_form() -> Response:
+    """The e-mailed trial link lands here. The trial starts on the button's POST, not on
+    this GET, so a mail scanner that opens links cannot use the single-use token up."""
+    token = request.args.get("token", "").strip()[:200]
+    return await page("trial_confirm.html", token=token, started=False, error=None)
+
+
+@blueprint.post("/billing/trial/confirm")
+async def trial_confirm() -> Response:
+    await csrf.check("pre")
+    token = (await request.form).get("token", "")
+    try:
+        _plan, trial_end = await service.confirm_trial(token)
+    except ApiError as err:
+        return await page(
+            "trial_confirm.html", status=err.status, token="", started=False, error=explain(err)
+        )
+    return await page("trial_confirm.html", token="", started=True, trial_end=trial_end, error=None)

@@ -38,7 +38,7 @@ async def start_trial(client: ServiceClient, email: str) -> None:
     started = await client.post("/api/billing/trial/start", json={"email": email})
     assert started.status_code == 200, started.text
     mails = [m for m in client.service.outbox() if f"To: {email}" in m and "trial" in m]
-    match = re.search(r"/api/billing/trial/confirm\?token=([A-Za-z0-9_\-]+)", mails[-1])
+    match = re.search(r"/billing/trial/confirm\?token=([A-Za-z0-9_\-]+)", mails[-1])
     assert match, mails[-1]
     confirmed = await client.get("/api/billing/trial/confirm", params={"token": match.group(1)})
     assert confirmed.status_code == 200, confirmed.text

@@ -59,6 +59,9 @@ async def test_journey_from_sign_up_to_graphs(
         link = re.search(r"http://\S+/trial/confirm\?token=\S+", mail)
         assert link is not None
         page.goto(link.group(0))
+        page.get_by_role("button", name="Start my trial").click()
+        assert page.get_by_text("Your free trial has started").is_visible()
+        screenshot(page, "trial-started")
         page.goto(f"{base}/billing")
         assert page.get_by_text("Your plan").is_visible()
         screenshot(page, "billing")

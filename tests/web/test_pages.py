@@ -135,3 +135,26 @@ async def test_page_sign_in_shares_the_api_limits(start_web: StartWeb) -> None:
     assert locked.status_code == 429
     assert "Too many attempts. Try again in 15 minutes." in locked.text
     assert "session_token" not in client.cookies
+
+
+async def test_the_emailed_trial_link_needs_a_click_and_works_once(start_web: StartWeb) -> None:
+    service = await start_web()
+    async with service.client() as client:
+        email = await sign_in(client)
+        billing = await client.get("/billing")
+        sent = await client.post("/billing/trial", data={"csrf_token": csrf_of(billing.text)})
+        assert sent.status_code == 303
+        (mail,) = [m for m in service.outbox() if f"To: {email}" in m and "trial" in m]
+        link = re.search(r"http://\S+(/billing/trial/confirm\?token=(\S+))", mail)
+        assert link is not None
+    async with service.client() as visitor:  # the link works signed out, from any browser
+        landing = await visitor.get(link.group(1))
+        assert landing.status_code == 200 and "Start my trial" in landing.text
+        again = await visitor.get(link.group(1))  # opening it (a mail scanner) used nothing
+        form = {"token": link.group(2), "csrf_token": csrf_of(again.text)}
+        forged = await visitor.post("/billing/trial/confirm", data={"token": link.group(2)})
+        assert forged.status_code == 403
+        started = await visitor.post("/billing/trial/confirm", data=form)
+        assert started.status_code == 200 and "Your free trial has started" in started.text
+        reused = await visitor.post("/billing/trial/confirm", data=form)
+        assert reused.status_code == 410 and "cannot be used" in reused.text
