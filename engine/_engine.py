@@ -40,6 +40,7 @@ class EngineSettings:
     monitor_policy: MonitorPolicy = field(default_factory=MonitorPolicy)
     restart_policy: RestartPolicy = field(default_factory=RestartPolicy)
     grace_seconds: float = 10.0
+    poll_concurrency: int = 16  # polls in flight at once across every monitor of this node
 
 
 @dataclass
@@ -73,6 +74,7 @@ class Engine:
         self.settings = settings or EngineSettings()
         self._monitors: dict[str, MonitorHandle] = {}
         self.runs = RunManager(store, market, analyser, lambda: self.nursery)
+        self._poll_slots = trio.CapacityLimiter(self.settings.poll_concurrency)
         self.resumed = trio.Event()  # set once previous work has been re-spawned
         self._nursery_manager = trio.open_nursery()
         self._nursery: trio.Nursery | None = None
@@ -147,6 +149,7 @@ class Engine:
             commands=receive,
             policy=self.settings.monitor_policy,
             status=board,
+            poll_slots=self._poll_slots,
         )
         self.nursery.start_soon(self._run_supervised, handle, actor, receive)
         return handle

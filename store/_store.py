@@ -18,6 +18,7 @@ import trio_asyncio
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -70,7 +71,7 @@ class Store:
 
         try:
             return await trio_asyncio.aio_as_trio(in_asyncio)()
-        except (OperationalError, OSError) as err:
+        except (OperationalError, OSError, PoolTimeout) as err:
             raise DatabaseUnavailable(type(err).__name__) from err
         except DBAPIError as err:
             # A dropped connection surfaces as a plain DBAPIError flagged `connection_invalidated`;

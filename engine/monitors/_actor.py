@@ -53,6 +53,7 @@ class MonitorActor:
         commands: trio.MemoryReceiveChannel[Command],
         policy: MonitorPolicy,
         status: ActorStatusBoard,
+        poll_slots: trio.CapacityLimiter,
     ) -> None:
         self.monitor_id = monitor_id
         self._store = store
@@ -60,6 +61,7 @@ class MonitorActor:
         self._commands = commands
         self._policy = policy
         self._board = status
+        self._poll_slots = poll_slots
         self._next_poll = 0.0  # trio time; 0 means "now"
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -118,6 +120,12 @@ class MonitorActor:
                     await reply_to.send(self._board.snapshot())
 
     async def _poll(self, monitor: MonitorRecord) -> None:
+        # Polls queue here, cheaply, rather than for database connections (whose pool would
+        # time out under a thousand monitors); the wait shows as schedule lag.
+        async with self._poll_slots:
+            await self._poll_now(monitor)
+
+    async def _poll_now(self, monitor: MonitorRecord) -> None:
         self._board.update(monitor, "polling")
         started = self._store.clock()
         try:
