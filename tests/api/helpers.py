@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import httpx
+import trio
 
 from tests.conftest import ServiceClient, unique_email
 
@@ -69,3 +70,13 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
     assert isinstance(error["suggest"], list)
     assert "Traceback" not in response.text
     return body  # type: ignore[no-any-return]
+
+
+async def wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, object]:
+    """Poll the monitor until its bootstrap made it `active`; its JSON then."""
+    with trio.fail_after(15):
+        while True:
+            body = (await client.get(f"/api/monitoring/{monitor_id}")).json()
+            if body["status"] == "active":
+                return body  # type: ignore[no-any-return]
+            await trio.sleep(0.05)

@@ -9,7 +9,7 @@ import httpx
 import trio
 
 from api.settings import Settings
-from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
+from tests.api.helpers import assert_envelope, bearer, create_token, signed_in, wait_active
 from tests.conftest import RunningService, start_service
 from tests.engine.fake_market import FakeMarket
 
@@ -24,15 +24,6 @@ async def _start(client: httpx.AsyncClient, **body: object) -> dict[str, object]
     return response.json()  # type: ignore[no-any-return]
 
 
-async def _wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, object]:
-    with trio.fail_after(15):
-        while True:
-            body = (await client.get(f"/api/monitoring/{monitor_id}")).json()
-            if body["status"] == "active":
-                return body  # type: ignore[no-any-return]
-            await trio.sleep(0.05)
-
-
 async def test_start_answers_202_paused_then_bootstrap_activates(
     service: RunningService, market: FakeMarket
 ) -> None:
@@ -43,7 +34,7 @@ async def test_start_answers_202_paused_then_bootstrap_activates(
         started = await _start(client, label="  Levi's jeans  ")
         assert started["status"] == "paused" and started["bootstrapping"] is True
         assert started["label"] == "Levi's jeans"
-        monitor = await _wait_active(client, str(started["id"]))
+        monitor = await wait_active(client, str(started["id"]))
         assert monitor["counts"] == {"open": 30, "reserved": 0, "sold": 0, "deleted": 0}
         assert monitor["bootstrapping"] is False and monitor["polls"] >= 1
         listed = (await client.get("/api/monitoring")).json()["monitors"]
@@ -76,7 +67,7 @@ async def test_listings_paging_and_state_filter(
     async with service.client() as client:
         await signed_in(client)
         monitor_id = str((await _start(client))["id"])
-        await _wait_active(client, monitor_id)
+        await wait_active(client, monitor_id)
         for item in (5, 6, 7):
             market.states[item] = "sold"
         market.states[8] = "reserved"
@@ -113,7 +104,7 @@ async def test_pause_resume_and_delete(service: RunningService, market: FakeMark
     async with service.client() as client:
         await signed_in(client)
         monitor_id = str((await _start(client))["id"])
-        await _wait_active(client, monitor_id)
+        await wait_active(client, monitor_id)
         paused = await client.post(f"/api/monitoring/{monitor_id}/pause")
         assert paused.status_code == 200 and paused.json()["status"] == "paused"
         resumed = await client.post(f"/api/monitoring/{monitor_id}/resume")
@@ -130,7 +121,7 @@ async def test_another_workspace_sees_nothing(service: RunningService, market: F
         await signed_in(owner)
         await signed_in(stranger)
         monitor_id = str((await _start(owner))["id"])
-        await _wait_active(owner, monitor_id)
+        await wait_active(owner, monitor_id)
         base = f"/api/monitoring/{monitor_id}"
         for method, path in (
             ("GET", base),
@@ -178,7 +169,7 @@ async def test_export_is_a_valid_self_describing_document(
     async with service.client() as client:
         await signed_in(client)
         monitor_id = str((await _start(client))["id"])
-        await _wait_active(client, monitor_id)
+        await wait_active(client, monitor_id)
         market.states[3] = "sold"
         await client.post(f"/api/monitoring/{monitor_id}/resume")
         with trio.fail_after(15):
@@ -208,7 +199,7 @@ async def test_operators_see_actors_and_others_do_not(
         await signed_in(ops, "ops@example.com")
         await signed_in(user)
         monitor_id = str((await _start(user))["id"])
-        await _wait_active(user, monitor_id)
+        await wait_active(user, monitor_id)
         assert_envelope(await user.get("/api/ops/actors"), 403, "forbidden")
         body = (await ops.get("/api/ops/actors")).json()
         assert body["node_id"] == service.settings.node_id

@@ -11,7 +11,7 @@ import httpx
 import trio
 
 from api.settings import Settings
-from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
+from tests.api.helpers import assert_envelope, bearer, create_token, signed_in, wait_active
 from tests.conftest import RunningService, start_service
 from tests.engine.fake_market import FakeMarket
 
@@ -85,11 +85,7 @@ async def test_monitor_run_replay_and_alert_downloads(
         monitor = (
             await client.post("/api/monitoring/start", json={"url": URL, "interval_seconds": 60})
         ).json()
-        with trio.fail_after(15):
-            while (await client.get(f"/api/monitoring/{monitor['id']}")).json()[
-                "status"
-            ] != "active":
-                await trio.sleep(0.05)
+        await wait_active(client, monitor["id"])
         run = (await client.post("/api/runs", json={"monitor_id": monitor["id"]})).json()
         done = await _finished(client, run["id"])
         assert done["state"] == "succeeded" and done["source"] == "monitor"
@@ -190,11 +186,7 @@ async def test_export_import_round_trip_without_scraping(
         monitor = (
             await client.post("/api/monitoring/start", json={"url": URL, "interval_seconds": 60})
         ).json()
-        with trio.fail_after(15):
-            while (await client.get(f"/api/monitoring/{monitor['id']}")).json()[
-                "status"
-            ] != "active":
-                await trio.sleep(0.05)
+        await wait_active(client, monitor["id"])
         for item in range(1, 20):
             market.states[item] = "sold"
         await client.post(f"/api/monitoring/{monitor['id']}/resume")
