@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import asdict
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from store import MonitorRecord, Store
+from store import MonitorRecord, Store, record_fields
 
 EXPORT_FORMAT = "nichescope.monitor-export"
 EXPORT_VERSION = 1
@@ -40,7 +39,7 @@ def _dumps(value: object) -> str:
 
 async def stream_export(store: Store, monitor: MonitorRecord) -> AsyncIterator[bytes]:
     counts = await store.monitors.state_counts(monitor.id)
-    monitor_fields = {k: v for k, v in asdict(monitor).items() if k != "workspace_id"}
+    monitor_fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
     head = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -59,7 +58,7 @@ async def stream_export(store: Store, monitor: MonitorRecord) -> AsyncIterator[b
         batch: list[str] = []
         first = True
         async for row in rows:
-            batch.append(_dumps(asdict(row)))
+            batch.append(_dumps(record_fields(row)))
             if len(batch) >= 500:
                 yield (("" if first else ",") + ",".join(batch)).encode()
                 first, batch = False, []

@@ -7,7 +7,6 @@ indistinguishable from one that does not exist.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 
 from quart import Blueprint, Response
 from quart_schema import (
@@ -17,7 +16,7 @@ from quart_schema import (
 )
 
 from engine import CatalogueUrlRefused, EngineBusy
-from store import LISTING_STATES, MonitorRecord
+from store import LISTING_STATES, MonitorRecord, record_fields
 
 from .auth import current_principal
 from .billing.quotas import plan_limits, require_poll_interval, require_quota
@@ -42,7 +41,7 @@ class Busy(ApiError):
 
 
 def monitor_out(monitor: MonitorRecord, counts: dict[str, int] | None = None) -> MonitorOut:
-    fields = {k: v for k, v in asdict(monitor).items() if k != "workspace_id"}
+    fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
     return MonitorOut.model_validate(
         {
             **fields,
@@ -217,14 +216,20 @@ async def resume_monitor_in(monitor: MonitorRecord) -> None:
 @validate_response(ListingsPage, 200)
 async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsPage:
     """One page of the monitor's listings in a state (`all` for every state), by item id."""
-    monitor = await owned_monitor(monitor_id)
     states = LISTING_STATES if query_args.state == "all" else (query_args.state,)
+    # One transaction checks the workspace and reads the page: the API's hottest read.
     page = await services().store.monitors.listings(
-        monitor.id, states, query_args.page, query_args.page_size
+        monitor_id,
+        states,
+        query_args.page,
+        query_args.page_size,
+        workspace_id=current_principal().workspace_id,
     )
+    if page is None:
+        raise NotFound("monitor")
     return ListingsPage.model_validate(
         {
-            "listings": [asdict(listing) for listing in page.listings],
+            "listings": [record_fields(listing) for listing in page.listings],
             "state": query_args.state,
             "page": query_args.page,
             "page_size": query_args.page_size,

@@ -50,9 +50,12 @@ def hypercorn_config(options: ServeOptions) -> HypercornConfig:
     config.bind = [f"{options.host}:{options.port}"]
     config.graceful_timeout = options.graceful_seconds
     config.accesslog = None
-    # Slow or idle clients must not hold connections forever (slowloris).
+    # Slow or idle clients must not hold connections forever (slowloris): Hypercorn counts a
+    # connection idle until a request's headers are complete, so headers trickled in byte by
+    # byte are cut after `keep_alive_timeout`; a body that trickles is cut by Quart's
+    # BODY_TIMEOUT. No `read_timeout`: it fires whenever the client sends nothing for that
+    # long, which is every long download (a large export streams for minutes).
     config.keep_alive_timeout = 15
-    config.read_timeout = 30
     config.h11_max_incomplete_size = 64 * 1024
     return config
 

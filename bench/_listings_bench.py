@@ -100,6 +100,16 @@ async def _prepare(url: str, n: int, key: str) -> tuple[str, str, float]:
 
             await store.unit(double)
             copied *= 2
+
+        async def count(db: Any) -> None:  # what `record_poll` would have kept
+            for state in ("open", "reserved", "sold", "deleted"):
+                recount = text(
+                    f"UPDATE monitors SET {state}_count = (SELECT count(*) FROM listings "
+                    "WHERE monitor_id = :m AND state = :s) WHERE id = :m"
+                )
+                await db.execute(recount, {"m": monitor_id, "s": state})
+
+        await store.unit(count)
         return monitor_id, cookie, time.monotonic() - started
 
 

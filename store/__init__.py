@@ -30,6 +30,7 @@ from ._monitor_records import (
 )
 from ._monitor_store import MonitorStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._rows import record_fields
 from ._run_records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
@@ -82,5 +83,6 @@ __all__ = [
     "alembic_config",
     "migrate",
     "open_store",
+    "record_fields",
     "utc_now",
 ]

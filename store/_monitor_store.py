@@ -7,6 +7,7 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING
 
+from . import _listing_pages as pages
 from . import _monitors as repo
 from ._monitor_records import (
     ListingEventRecord,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 class MonitorStore:
     def __init__(self, store: Store) -> None:
+        self._bookmarks = pages.BookmarkCache()
         self._store = store
 
     async def create(
@@ -111,11 +113,42 @@ class MonitorStore:
         return await self._store.unit(lambda db: repo.state_counts(db, monitor_id))
 
     async def listings(
-        self, monitor_id: str, states: Iterable[str] | None, page: int, page_size: int
-    ) -> ListingPage:
-        return await self._store.unit(
-            lambda db: repo.list_listings(db, monitor_id, states, page, page_size)
+        self,
+        monitor_id: str,
+        states: Iterable[str] | None,
+        page: int,
+        page_size: int,
+        *,
+        workspace_id: str | None = None,
+    ) -> ListingPage | None:
+        """One page in item-id order, or None when the monitor is not found (in
+        `workspace_id`, when given); deep pages seek through bookmarks (`_listing_pages`)."""
+        key = pages.page_key(monitor_id, None if states is None else tuple(states))
+        read = partial(
+            pages.listing_page,
+            key=key,
+            workspace_id=workspace_id,
+            offset=(page - 1) * page_size,
+            limit=page_size,
         )
+        for _ in range(3):  # a poll landing between build and read makes the marks stale
+            result = await self._store.unit(partial(read, bookmarks=self._bookmarks.fresh))
+            if not isinstance(result, pages.BookmarksNeeded):
+                return result
+            await self._build_bookmarks(key, result.version)
+        # Still racing a busy monitor's polls: a plain OFFSET read is slower but correct.
+        plain = await self._store.unit(partial(read, bookmarks=None))
+        assert not isinstance(plain, pages.BookmarksNeeded)  # only asked for with bookmarks
+        return plain
+
+    async def _build_bookmarks(self, key: pages.PageKey, version: int) -> None:
+        try:
+            async with self._bookmarks.builder(key):
+                if self._bookmarks.fresh(key, version) is None:
+                    marks = await self._store.unit(partial(pages.take_bookmarks, key=key))
+                    self._bookmarks.put(key, marks)
+        finally:
+            self._bookmarks.release(key)
 
     async def iter_listings(
         self, monitor_id: str, batch: int = 1000

@@ -6,7 +6,8 @@ so another workspace's monitor is simply not found.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
+    LISTING_STATES,
     ListingEventRecord,
-    ListingPage,
     ListingRecord,
     MonitorRecord,
     MonitorStatus,
@@ -166,6 +167,7 @@ async def record_poll(db: AsyncSession, monitor_id: str, outcome: PollOutcome) -
     ids = sorted({s.item_id for s in outcome.seen} | {c.item_id for c in outcome.confirmed})
     existing = await _existing(db, monitor_id, ids)
     new = changed = 0
+    moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) each state
     for seen in outcome.seen:
         row = existing.get(seen.item_id)
         fields = {
@@ -210,6 +212,7 @@ async def record_poll(db: AsyncSession, monitor_id: str, outcome: PollOutcome) -
                 )
             )
             new += 1
+            moved["open"] += 1
             continue
         touched = False
         if seen.price is not None and row.price is not None and seen.price != row.price:
@@ -242,6 +245,8 @@ async def record_poll(db: AsyncSession, monitor_id: str, outcome: PollOutcome) -
                     to_state="open",
                 )
             )
+            moved[row.state] -= 1
+            moved["open"] += 1
             row.state, row.state_changed_at = "open", at
             touched = True
         for name, value in fields.items():
@@ -266,6 +271,8 @@ async def record_poll(db: AsyncSession, monitor_id: str, outcome: PollOutcome) -
                     to_state=confirmation.state,
                 )
             )
+            moved[row.state] -= 1
+            moved[confirmation.state] += 1
             row.state, row.state_changed_at = confirmation.state, at
             changed += 1
     poll = Poll(
@@ -289,6 +296,8 @@ async def record_poll(db: AsyncSession, monitor_id: str, outcome: PollOutcome) -
         monitor.consecutive_errors = 0
         monitor.last_error = None
         monitor.polls += 1
+        for state, delta in moved.items():
+            setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)
         if monitor.bootstrapped_at is None:
             monitor.bootstrapped_at = at
             if monitor.status == "paused":
@@ -339,32 +348,11 @@ async def record_poll_error(
 
 
 async def state_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
-    rows = await db.execute(
-        select(Listing.state, func.count())
-        .where(Listing.monitor_id == monitor_id)
-        .group_by(Listing.state)
-    )
-    counts = {state: 0 for state in ("open", "reserved", "sold", "deleted")}
-    counts.update({state: int(n) for state, n in rows})
-    return counts
-
-
-async def list_listings(
-    db: AsyncSession, monitor_id: str, states: Iterable[str] | None, page: int, page_size: int
-) -> ListingPage:
-    """One page of a monitor's listings, ordered by item id (stable across pages)."""
-    where = [Listing.monitor_id == monitor_id]
-    if states is not None:
-        where.append(Listing.state.in_(tuple(states)))
-    total = int(await db.scalar(select(func.count()).select_from(Listing).where(*where)) or 0)
-    rows = await db.scalars(
-        select(Listing)
-        .where(*where)
-        .order_by(Listing.item_id)
-        .offset((page - 1) * page_size)
-        .limit(page_size)
-    )
-    return ListingPage(listings=[listing_record(r) for r in rows], total=total)
+    """Listings per state, as `record_poll` keeps them on the monitor row."""
+    monitor = await db.get(Monitor, monitor_id)
+    if monitor is None:
+        return {state: 0 for state in LISTING_STATES}
+    return {state: int(getattr(monitor, f"{state}_count")) for state in LISTING_STATES}
 
 
 async def listings_after(

@@ -121,6 +121,8 @@ async def monitor_detail(monitor_id: str) -> Response:
     current = max(1, int(number)) if number.isdigit() else 1
     states = LISTING_STATES if state == "all" else (state,)
     listings = await store.monitors.listings(monitor.id, states, current, PAGE_SIZE)
+    if listings is None:  # deleted since `owned` found it
+        raise NotFound("monitor")
     pages = max(1, math.ceil(listings.total / PAGE_SIZE))
     return await page(
         "monitor.html",

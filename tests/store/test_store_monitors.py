@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import uuid
 from datetime import timedelta
 from decimal import Decimal
 
-from store import ConfirmedState, ObservedListing, PollOutcome, Store
+import pytest
+
+from store import LISTING_STATES, ConfirmedState, ObservedListing, PollOutcome, Store
+from store import _listing_pages as listing_pages
 from tests.conftest import unique_email
 
 
@@ -136,4 +140,66 @@ async def test_scoping_paging_and_delete(store: Store) -> None:
     assert await store.monitors.delete(monitor_id, other_workspace) is False
     assert await store.monitors.delete(monitor_id, workspace_id) is True
     assert await store.monitors.get(monitor_id, workspace_id) is None
-    assert (await store.monitors.listings(monitor_id, None, 1, 10)).total == 0
+    assert await store.monitors.listings(monitor_id, None, 1, 10) is None
+
+
+async def _counted(store: Store, monitor_id: str) -> dict[str, int]:
+    """Listings per state counted the slow way, to check the counts kept on the monitor."""
+    counts = {state: 0 for state in LISTING_STATES}
+    async for listing in store.monitors.iter_listings(monitor_id):
+        counts[listing.state] += 1
+    return counts
+
+
+async def test_state_counts_follow_every_transition(store: Store) -> None:
+    monitor_id, _ = await _monitor(store)
+    rng = random.Random(5)
+    live: set[int] = set()
+    for minute in range(12):
+        fresh = [ObservedListing(item_id=minute * 100 + i) for i in range(rng.randint(0, 9))]
+        gone = rng.sample(sorted(live), k=min(len(live), rng.randint(0, 4)))
+        back = rng.sample(sorted(live - set(gone)), k=min(len(live - set(gone)), 2))
+        confirmed = [ConfirmedState(i, rng.choice(LISTING_STATES[1:])) for i in gone]
+        seen = fresh + [ObservedListing(item_id=i) for i in back]
+        outcome = _outcome(store, seen, confirmed, minutes=minute)
+        await store.monitors.record_poll(monitor_id, outcome)
+        await store.monitors.record_poll(monitor_id, outcome)  # a replay moves nothing
+        live |= {x.item_id for x in fresh}
+        assert await store.monitors.state_counts(monitor_id) == await _counted(store, monitor_id)
+    assert sum((await store.monitors.state_counts(monitor_id)).values()) == len(live)
+
+
+async def test_deep_pages_through_bookmarks_match_plain_offset(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(listing_pages, "BOOKMARK_EVERY", 7)  # deep from the 8th row on
+    monitor_id, _ = await _monitor(store)
+    ids = random.Random(9).sample(range(1, 10_000), 130)
+    seen = [ObservedListing(item_id=i) for i in ids]
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    sold = [ConfirmedState(i, "sold") for i in sorted(ids)[::3]]
+    await store.monitors.record_poll(monitor_id, _outcome(store, [], sold, minutes=1))
+    truth = {
+        None: sorted(ids),
+        ("sold",): sorted(c.item_id for c in sold),
+        ("open",): sorted(set(ids) - {c.item_id for c in sold}),
+    }
+
+    async def every_page(states: tuple[str, ...] | None, size: int) -> list[int]:
+        got: list[int] = []
+        for page in range(1, len(ids) // size + 3):
+            result = await store.monitors.listings(monitor_id, states, page, size)
+            assert result.total == len(truth[states])
+            got += [x.item_id for x in result.listings]
+        return got
+
+    for states, expected in truth.items():
+        for size in (1, 5, 50):
+            assert await every_page(states, size) == expected
+    # A poll moves rows between pages: the next read takes fresh bookmarks, not stale ones.
+    newcomers = [ObservedListing(item_id=i) for i in (0, 10_001, 10_002)]
+    await store.monitors.record_poll(monitor_id, _outcome(store, newcomers, [], minutes=2))
+    truth[None] = sorted([*ids, 0, 10_001, 10_002])
+    assert await every_page(None, 5) == truth[None]
+    far = await store.monitors.listings(monitor_id, None, page=10**12, page_size=200)
+    assert far.listings == [] and far.total == len(ids) + 3

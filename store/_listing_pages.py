@@ -1,0 +1,174 @@
+"""Pages of a monitor's listings that cost about the same on page 20,000 as on page 1.
+
+`LIMIT ... OFFSET n` makes the database walk past every skipped row, so page 20,000 of a
+million listings walks a million index entries on every request. Instead we keep
+*bookmarks*: the item id of every `BOOKMARK_EVERY`-th listing in page order (item id), per
+monitor and state filter, found by one recursive query that hops from bookmark to bookmark.
+They stay valid until the monitor records its next poll (`record_poll` is the only writer of
+listings), which the monitor's `polls` counter tells. A deep page seeks by key to the nearest
+bookmark below it and skips fewer than `BOOKMARK_EVERY` rows from there.
+
+Totals come from the per-state counts on the monitor row, never from `COUNT(*)`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import trio
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._monitor_models import Listing, Monitor
+from ._monitor_records import LISTING_STATES, ListingPage, ListingRecord
+from ._rows import to_record
+
+BOOKMARK_EVERY = 1000
+# (monitor id, sorted states or () for every state): the key of one bookmark list.
+PageKey = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Bookmarks:
+    version: int  # the monitor's `polls` when they were taken
+    item_ids: tuple[int, ...]  # item_ids[k] is the item id of row k * BOOKMARK_EVERY
+
+
+@dataclass(frozen=True, slots=True)
+class BookmarksNeeded:
+    """A deep page was asked for and no fresh bookmarks exist: build them, then ask again."""
+
+    version: int
+
+
+def page_key(monitor_id: str, states: tuple[str, ...] | None) -> PageKey:
+    """`None` and the full set of states both mean "no filter"."""
+    if states is None or set(states) >= set(LISTING_STATES):
+        return (monitor_id, ())
+    return (monitor_id, tuple(sorted(set(states))))
+
+
+class BookmarkCache:
+    """Bookmarks of the most recently paged monitors (bounded), with one builder per key."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[PageKey, Bookmarks] = OrderedDict()
+        self._builders: dict[PageKey, trio.Lock] = {}
+
+    def fresh(self, key: PageKey, version: int) -> Bookmarks | None:
+        marks = self._entries.get(key)
+        if marks is None or marks.version != version:
+            return None
+        self._entries.move_to_end(key)
+        return marks
+
+    def put(self, key: PageKey, marks: Bookmarks) -> None:
+        self._entries[key] = marks
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+
+    def builder(self, key: PageKey) -> trio.Lock:
+        """The lock that makes concurrent requests for one key wait for a single build
+        instead of each scanning the index (a thundering herd right after every poll)."""
+        lock = self._builders.get(key)
+        if lock is None:
+            lock = self._builders[key] = trio.Lock()
+        return lock
+
+    def release(self, key: PageKey) -> None:
+        lock = self._builders.get(key)
+        if lock is not None and not lock.locked() and lock.statistics().tasks_waiting == 0:
+            del self._builders[key]
+
+
+def _filter(states: tuple[str, ...]) -> tuple[str, dict[str, object]]:
+    if not states:
+        return "", {}
+    names = [f"s{i}" for i in range(len(states))]
+    clause = f" AND state IN ({', '.join(':' + n for n in names)})"
+    return clause, dict(zip(names, states, strict=True))
+
+
+async def _version_and_total(
+    db: AsyncSession, monitor_id: str, workspace_id: str | None, states: tuple[str, ...]
+) -> tuple[int, int] | None:
+    """The monitor's poll counter and the filter's total, or None if it is not there (or,
+    with `workspace_id`, not in that workspace)."""
+    counted = states or LISTING_STATES
+    query = select(Monitor.polls, *(getattr(Monitor, f"{s}_count") for s in counted)).where(
+        Monitor.id == monitor_id
+    )
+    if workspace_id is not None:
+        query = query.where(Monitor.workspace_id == workspace_id)
+    head = (await db.execute(query)).first()
+    if head is None:
+        return None
+    return int(head[0]), sum(int(n) for n in head[1:])
+
+
+async def listing_page(
+    db: AsyncSession,
+    key: PageKey,
+    workspace_id: str | None,
+    offset: int,
+    limit: int,
+    bookmarks: Callable[[PageKey, int], Bookmarks | None] | None,
+) -> ListingPage | BookmarksNeeded | None:
+    """Rows `offset .. offset + limit` in item-id order, with the filter's total; None when
+    the monitor is not found (in `workspace_id`, when given).
+
+    `bookmarks` looks up fresh bookmarks for a deep page; `None` reads by plain OFFSET.
+    Two statements in all: the monitor's counters, then the page. This is the hottest read
+    of the API, so rows come back as Core rows, not ORM entities."""
+    monitor_id, states = key
+    head = await _version_and_total(db, monitor_id, workspace_id, states)
+    if head is None:
+        return None
+    version, total = head
+    if offset >= total:  # past the end: nothing to read (and no huge OFFSET to overflow)
+        return ListingPage(listings=[], total=total)
+    clause, params = _filter(states)
+    seek, skip = "", offset
+    if offset >= BOOKMARK_EVERY and bookmarks is not None:
+        marks = bookmarks(key, version)
+        if marks is None:
+            return BookmarksNeeded(version)
+        mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
+        seek, skip = " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY
+        params["mark"] = marks.item_ids[mark]
+    # The keys come from an index alone ((monitor_id, state, item_id) or the primary key);
+    # only the page's own rows are read in full.
+    page = text(
+        f"SELECT * FROM listings WHERE monitor_id = :monitor AND item_id IN ("
+        f"SELECT item_id FROM listings WHERE monitor_id = :monitor{clause}{seek} "
+        "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id"
+    ).columns(*Listing.__table__.columns)
+    rows = await db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
+    return ListingPage(listings=[to_record(ListingRecord, r) for r in rows], total=total)
+
+
+async def take_bookmarks(db: AsyncSession, key: PageKey) -> Bookmarks:
+    """Every `BOOKMARK_EVERY`-th item id of the filter, in one statement: each step of the
+    recursion seeks by key from the previous bookmark and skips `BOOKMARK_EVERY` index
+    entries, so the whole walk stays inside the database."""
+    monitor_id, states = key
+    head = await _version_and_total(db, monitor_id, None, states)
+    version = head[0] if head is not None else -1
+    clause, params = _filter(states)
+    walk = f"""
+        WITH RECURSIVE marks(item_id) AS (
+            SELECT min(item_id) FROM listings WHERE monitor_id = :monitor{clause}
+            UNION ALL
+            SELECT (SELECT item_id FROM listings
+                    WHERE monitor_id = :monitor{clause} AND item_id >= marks.item_id
+                    ORDER BY item_id LIMIT 1 OFFSET :every)
+            FROM marks WHERE marks.item_id IS NOT NULL
+        )
+        SELECT item_id FROM marks WHERE item_id IS NOT NULL
+    """
+    found = await db.scalars(text(walk), {"monitor": monitor_id, "every": BOOKMARK_EVERY, **params})
+    return Bookmarks(version=version, item_ids=tuple(int(i) for i in found))
