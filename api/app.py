@@ -29,6 +29,11 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
     # The largest body any route accepts; each route's own limit is enforced by `limits`.
     app.config["MAX_CONTENT_LENGTH"] = max(settings.max_body_bytes, settings.import_max_bytes)
     app.config["JSON_SORT_KEYS"] = False
+    # Response models are dumped to JSON-ready values by pydantic (dates as ISO 8601, decimals
+    # as strings) in one pass, instead of every date and decimal reaching the JSON encoder's
+    # fallback one exception at a time: a listings page costs half as much. (Set here because
+    # quart-schema's typed option dict does not know `mode`; it passes it to `model_dump`.)
+    app.config["QUART_SCHEMA_PYDANTIC_DUMP_OPTIONS"] = {"mode": "json"}
     QuartSchema(
         app,
         info=Info(

@@ -113,18 +113,19 @@ async def _run_monitors(
         stop_seconds = time.monotonic() - stopping
         del engine
 
-    async def polls(db: object) -> list[tuple[str, datetime, datetime, str | None]]:
+    async def polls(db: object) -> list[tuple[str, datetime, datetime, str | None, int, int]]:
         rows = await db.execute(  # type: ignore[attr-defined]
-            select(Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error).order_by(
-                Poll.monitor_id, Poll.started_at
-            )
-        )
+            select(
+                Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error, Poll.confirmed,
+                Poll.duration_ms,
+            ).order_by(Poll.monitor_id, Poll.started_at)
+        )  # fmt: skip
         return [tuple(r) for r in rows]
 
     rows = await store.unit(polls)  # type: ignore[arg-type]
     lags, boot_lags, errors, promised = [], [], 0, dict(first)
     previous: dict[str, bool] = {}
-    for monitor_id, poll_started, poll_finished, error in rows:
+    for monitor_id, poll_started, poll_finished, error, _, _ in rows:
         lag = (poll_started - promised[monitor_id]).total_seconds()
         if monitor_id not in previous:
             boot_lags.append(lag)
@@ -151,6 +152,12 @@ async def _run_monitors(
           f"{cpu / wall:.0%} of one core; RSS before engine {rss_before / 1024:.0f} MiB, "
           f"peak RSS {peak_rss_kib() / 1024:.0f} MiB; "
           f"graceful stop of 1,000 actors {stop_seconds:.1f} s")  # fmt: skip
+    recorded = [r for r in rows if r[3] is None]
+    confirmations = sum(r[4] for r in recorded) / max(1, len(recorded))
+    durations = [r[5] / 1000 for r in recorded]
+    print(f"  per poll: {confirmations:.1f} drop-out confirmations (detail requests) on "
+          f"average; poll duration p50 {percentile(durations, 50):.2f} s, "
+          f"p99 {percentile(durations, 99):.2f} s")  # fmt: skip
 
 
 # -- 2. 10,000 idle actors --------------------------------------------------------------------
