@@ -132,6 +132,8 @@ async def _client(
 
         async def worker(seed: int) -> None:
             rng = random.Random(seed)
+            if think:  # users arrive spread over one think time, not all in the same instant
+                await trio.sleep(rng.uniform(0, think))
             while trio.current_time() < deadline:
                 page = rng.randint(first_page, last_page)
                 sent = time.perf_counter()

@@ -245,7 +245,10 @@ async def open_store(
     url = make_url(database_url)
     options: dict[str, Any] = {"pool_pre_ping": True}
     if url.get_backend_name() == "sqlite":
-        options = {"connect_args": {"timeout": 30}}
+        # SQLite has one writer, and Python one core's worth of readers: a few connections
+        # (each its own aiosqlite thread) beat many threads contending for the GIL. Measured
+        # on listings pages under 50 clients: 137 req/s with 3, 78 with the default 5 + 10.
+        options = {"connect_args": {"timeout": 30}, "pool_size": 3, "max_overflow": 0}
     engine = create_async_engine(database_url, **options)
     if url.get_backend_name() == "sqlite":
         _prepare_sqlite(engine)
