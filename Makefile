@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow lint bench clean
+.PHONY: run test test-slow fuzz lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: lint
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# A longer Schemathesis run than `make test`'s (README, Reliability).
+fuzz: $(STAMP)
+	NICHESCOPE_FUZZ_EXAMPLES=$${NICHESCOPE_FUZZ_EXAMPLES:-400} $(BIN)/python -m pytest -q -s tests/hardening/test_schemathesis.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -77,7 +77,7 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
     )
 
 
-@blueprint.get("/api/analyses/<analysis_id>")
+@blueprint.get("/api/analyses/<id:analysis_id>")
 @operation("getAnalysis")
 @validate_response(AnalysisOut, 200)
 async def get_analysis(analysis_id: str) -> AnalysisOut:
@@ -102,7 +102,7 @@ def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
     return document
 
 
-@blueprint.get("/api/analyses/<analysis_id>/graphs/<name>.json")
+@blueprint.get("/api/analyses/<id:analysis_id>/graphs/<name>.json")
 @operation("getAnalysisGraphSpec")
 async def graph_spec(analysis_id: str, name: str) -> dict[str, Any]:
     """One of the four graphs as a Vega-Lite spec with its data inline."""
@@ -113,7 +113,7 @@ async def graph_spec(analysis_id: str, name: str) -> dict[str, Any]:
     return spec
 
 
-@blueprint.get("/api/analyses/<analysis_id>/graphs/<name>.svg")
+@blueprint.get("/api/analyses/<id:analysis_id>/graphs/<name>.svg")
 @operation("getAnalysisGraphSvg", success=(200, "The graph as SVG", "image/svg+xml"))
 async def graph_svg(analysis_id: str, name: str) -> Response:
     """One of the four graphs rendered server-side as SVG (no browser, no network)."""
@@ -123,7 +123,17 @@ async def graph_svg(analysis_id: str, name: str) -> Response:
 
 
 @blueprint.post("/api/analysis/import-monitoring")
-@operation("importMonitoringExport")
+@operation(
+    "importMonitoringExport",
+    body={
+        "application/json": {"$ref": "#/components/schemas/MonitorExport"},
+        "multipart/form-data": {
+            "type": "object",
+            "required": ["file"],
+            "properties": {"file": {"type": "string", "format": "binary"}},
+        },
+    },
+)
 @allow_body("import_max_bytes")
 @validate_response(AnalysisOut, 201)
 async def import_monitoring() -> tuple[AnalysisOut, int]:

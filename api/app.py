@@ -17,7 +17,7 @@ from .errors import JsonStrictRequest, register_error_handlers
 from .mail import Mailer, SmtpTarget
 from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
 from .ratelimit import SlidingWindowLimiter
-from .security import TokenHasher
+from .security import ResourceIdConverter, TokenHasher
 from .services import Services
 from .sessions import SessionCache
 from .settings import Settings
@@ -64,6 +64,7 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
         ),
         mail_limiter=SlidingWindowLimiter(5, settings.login_window_seconds),
     )
+    app.url_map.converters["id"] = ResourceIdConverter
     register_error_handlers(app)
     limits.install(app)
     auth.install(app)

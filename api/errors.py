@@ -144,7 +144,23 @@ class JsonStrictRequest(TrioRequest):
         refuse_too_large(len(body))  # bodies sent without a declared length
         if body and self.method in {"POST", "PUT", "PATCH"} and not self.is_json:
             raise UnsupportedMediaType("Send the body as JSON with Content-Type: application/json")
-        return await super().get_json(*args, **kwargs)
+        try:
+            return await super().get_json(*args, **kwargs)
+        except UnicodeDecodeError as err:  # JSON is UTF-8; other bytes were a 500
+            raise BadRequest(
+                "The request body is not valid UTF-8 JSON",
+                code="invalid_json",
+                suggest=["Send a JSON object encoded as UTF-8"],
+            ) from err
+        except RecursionError as err:
+            # `json.loads` refuses nesting deeper than the recursion limit with a RecursionError,
+            # not the ValueError Quart hands to `on_json_loading_failed`: without this, 20 KB of
+            # `[[[[...` was a 500.
+            raise BadRequest(
+                "The request body is nested too deeply",
+                code="invalid_json",
+                suggest=["Send a JSON object with Content-Type: application/json"],
+            ) from err
 
 
 def problem(

@@ -59,7 +59,7 @@ async def list_keys() -> KeyList:
     return KeyList.model_validate({"keys": [_key_out(r) for r in records]})
 
 
-@blueprint.delete("/<key_id>")
+@blueprint.delete("/<id:key_id>")
 @operation("revokeAccessToken", access="browser")
 @validate_response(KeyOut, 200)
 async def revoke_key(key_id: str) -> KeyOut:

@@ -6,12 +6,16 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .schemas import Strict
+from .schemas import MAX_PAGE, Strict, exactly_one_of
 
 
 class StartMonitorRequest(Strict):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=exactly_one_of("analysis_id", "url")
+    )
+
     analysis_id: str | None = Field(default=None, min_length=1, max_length=64)
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     label: str | None = Field(default=None, max_length=200)
@@ -26,7 +30,7 @@ class StartMonitorRequest(Strict):
 
 class ListingsQuery(BaseModel):
     state: str = Field(default="open", pattern=r"^(open|sold|reserved|deleted|all)$")
-    page: int = Field(default=1, ge=1)
+    page: int = Field(default=1, ge=1, le=MAX_PAGE)
     page_size: int = Field(default=50, ge=1, le=200)
 
 

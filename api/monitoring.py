@@ -59,7 +59,7 @@ async def owned_monitor(monitor_id: str) -> MonitorRecord:
 
 
 @blueprint.post("/start")
-@operation("startMonitor")
+@operation("startMonitor", errors=(409,))
 @validate_request(StartMonitorRequest)
 @validate_response(MonitorOut, 202)
 async def start_monitor(data: StartMonitorRequest) -> tuple[MonitorOut, int]:
@@ -155,7 +155,7 @@ async def list_monitors() -> MonitorList:
     return MonitorList(monitors=[monitor_out(m) for m in monitors])
 
 
-@blueprint.get("/<monitor_id>")
+@blueprint.get("/<id:monitor_id>")
 @operation("getMonitor")
 @validate_response(MonitorOut, 200)
 async def get_monitor(monitor_id: str) -> MonitorOut:
@@ -164,7 +164,7 @@ async def get_monitor(monitor_id: str) -> MonitorOut:
     return monitor_out(monitor, await services().store.monitors.state_counts(monitor.id))
 
 
-@blueprint.delete("/<monitor_id>")
+@blueprint.delete("/<id:monitor_id>")
 @operation("deleteMonitor", success=(204, "Deleted; no body", None))
 async def delete_monitor(monitor_id: str) -> Response:
     """Stop the monitor's actor and delete the monitor with all its data. 204."""
@@ -174,7 +174,7 @@ async def delete_monitor(monitor_id: str) -> Response:
     return Response(b"", status=204)
 
 
-@blueprint.post("/<monitor_id>/pause")
+@blueprint.post("/<id:monitor_id>/pause")
 @operation("pauseMonitor")
 @validate_response(MonitorOut, 200)
 async def pause_monitor(monitor_id: str) -> MonitorOut:
@@ -191,7 +191,7 @@ async def pause_monitor_in(monitor: MonitorRecord) -> None:
         raise Busy(str(err), headers={"Retry-After": "1"}) from err
 
 
-@blueprint.post("/<monitor_id>/resume")
+@blueprint.post("/<id:monitor_id>/resume")
 @operation("resumeMonitor")
 @validate_response(MonitorOut, 200)
 async def resume_monitor(monitor_id: str) -> MonitorOut:
@@ -210,7 +210,7 @@ async def resume_monitor_in(monitor: MonitorRecord) -> None:
         raise Busy(str(err), headers={"Retry-After": "1"}) from err
 
 
-@blueprint.get("/<monitor_id>/listings")
+@blueprint.get("/<id:monitor_id>/listings")
 @operation("listMonitorListings")
 @validate_querystring(ListingsQuery)
 @validate_response(ListingsPage, 200)
@@ -239,7 +239,7 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsP
     )
 
 
-@blueprint.get("/<monitor_id>/export")
+@blueprint.get("/<id:monitor_id>/export")
 @operation("exportMonitor")
 async def export_monitor(monitor_id: str) -> Response:
     """The monitor's full captured history as one self-describing JSON document (streamed).

@@ -13,6 +13,9 @@ from quart_schema import OpenAPIProvider
 from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
 from werkzeug.routing import Rule
 
+from .monitor_export import EXPORT_SCHEMA
+from .security import RESOURCE_ID_PATTERN, ResourceIdConverter
+
 Access = Literal["public", "user", "browser", "operator"]
 ACCESS_ATTRIBUTE = "_nichescope_access"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,6 +28,19 @@ ERROR_STATUSES = {
     "404": "Not found",
     "429": "Rate limit exceeded",
     "500": "Internal server error",
+    "503": "Service unavailable (the database cannot be reached)",
+}
+# What any operation with a request body may also answer.
+BODY_ERROR_STATUSES = {
+    "413": "Request body too large",
+    "415": "Request body is not JSON",
+}
+# Statuses an operation declares itself with `@operation(errors=...)`.
+EXTRA_ERROR_DESCRIPTIONS = {
+    409: "Conflict with the resource's current state",
+    410: "Gone (a link already used or expired)",
+    502: "The payment provider did not answer as expected",
+    503: "Service unavailable",
 }
 
 ENVELOPE_SCHEMA: dict[str, Any] = {
@@ -85,6 +101,9 @@ SECURITY_SCHEMES: dict[str, Any] = {
 
 
 SUCCESS_ATTRIBUTE = "_nichescope_success"
+ERRORS_ATTRIBUTE = "_nichescope_errors"
+RPC_ERRORS_ATTRIBUTE = "_nichescope_rpc_errors"
+BODY_ATTRIBUTE = "_nichescope_body"
 
 
 def operation(
@@ -92,11 +111,18 @@ def operation(
     *,
     access: Access = "user",
     success: tuple[int, str, str | None] | None = None,
+    errors: tuple[int, ...] = (),
+    rpc_errors: tuple[int, ...] = (),
+    body: dict[str, Any] | None = None,
 ) -> Callable[[F], F]:
     """Name a route for OpenAPI and set who may call it (enforced before the view runs).
 
     `success` documents a response that is not a JSON model: (status, description, media
     type or None for no body), e.g. `(204, "Deleted", None)` or `(200, "CSV", "text/csv")`.
+    `errors` adds statuses beyond the standard ones that this operation answers with the
+    error envelope (409, 410, 502); Schemathesis checks each answer against the list.
+    `rpc_errors` are statuses answered with a JSON-RPC error body instead (the MCP transport).
+    `body` documents a required request body the view reads itself: media type -> schema.
     """
 
     def decorate(func: F) -> F:
@@ -104,6 +130,12 @@ def operation(
         setattr(func, ACCESS_ATTRIBUTE, access)
         if success is not None:
             setattr(func, SUCCESS_ATTRIBUTE, success)
+        if errors:
+            setattr(func, ERRORS_ATTRIBUTE, errors)
+        if rpc_errors:
+            setattr(func, RPC_ERRORS_ATTRIBUTE, rpc_errors)
+        if body is not None:
+            setattr(func, BODY_ATTRIBUTE, body)
         return func
 
     return decorate
@@ -128,6 +160,12 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                 if hasattr(view, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE):
                     yield rule
 
+    def build_path_parameter(self, name: str, converter: Any) -> dict[str, Any]:
+        parameter = super().build_path_parameter(name, converter)
+        if isinstance(converter, ResourceIdConverter):
+            parameter["schema"] = {"type": "string", "pattern": f"^{RESOURCE_ID_PATTERN}$"}
+        return parameter
+
     def build_request_body(self, model: Any, source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         # Name request bodies as components (RegisterRequest, ...) like the interface does,
         # so clients and generators get stable type names.
@@ -149,6 +187,11 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                 op = dict(op)
                 op["responses"] = {str(code): value for code, value in op["responses"].items()}
                 op["parameters"] = list(op.get("parameters", []))
+                if (body := getattr(view, BODY_ATTRIBUTE, None)) is not None:
+                    op["requestBody"] = {
+                        "required": True,
+                        "content": {media: {"schema": schema} for media, schema in body.items()},
+                    }
                 if access == "public":
                     op["security"] = []
                 elif access == "browser":
@@ -167,17 +210,30 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                 # As in the interface: any declared input (the optional session cookie counts)
                 # can fail validation, so it documents 422.
                 takes_input = bool(op["parameters"]) or "requestBody" in op
-                for status, description in ERROR_STATUSES.items():
+                declared = dict(ERROR_STATUSES)
+                if "requestBody" in op:
+                    declared.update(BODY_ERROR_STATUSES)
+                for code in getattr(view, ERRORS_ATTRIBUTE, ()):
+                    declared[str(code)] = EXTRA_ERROR_DESCRIPTIONS[code]
+                for code in getattr(view, RPC_ERRORS_ATTRIBUTE, ()):
+                    op["responses"][str(code)] = {
+                        "description": "Refused at the transport, as a JSON-RPC error",
+                        "content": {"application/json": {"schema": _ref("JsonRpcAnswer")}},
+                    }
+                for status, description in declared.items():
                     op["responses"].setdefault(
                         status, _problem_response(description, "ApiErrorEnvelope")
                     )
                 if takes_input:
+                    # Field validation answers `HTTPValidationError` (application/json); a
+                    # body that parses but means nothing valid (an import) the envelope.
                     op["responses"].setdefault(
                         "422",
                         {
                             "description": "Validation failed",
                             "content": {
-                                "application/json": {"schema": _ref("HTTPValidationError")}
+                                "application/json": {"schema": _ref("HTTPValidationError")},
+                                "application/problem+json": {"schema": _ref("ApiErrorEnvelope")},
                             },
                         },
                     )
@@ -199,6 +255,8 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         document = super().schema()
         schemas = document["components"].setdefault("schemas", {})
         schemas["ApiErrorEnvelope"] = ENVELOPE_SCHEMA
+        # The import's body; `$schema` is dropped, the document's dialect already applies.
+        schemas["MonitorExport"] = {k: v for k, v in EXPORT_SCHEMA.items() if k != "$schema"}
         schemas["HTTPValidationError"] = VALIDATION_SCHEMA
         document["components"]["securitySchemes"] = SECURITY_SCHEMES
         # Health documents 422 and 503 with the envelope, as the interface declares.

@@ -5,15 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .schemas import Strict
+from .schemas import MAX_PAGE, Strict, exactly_one_of
 
 DEFAULT_MAX_ITEMS = 960
 MAX_ITEMS_LIMIT = 20_000
 
 
 class CreateRunRequest(Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=exactly_one_of("url", "monitor_id"))
+
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     monitor_id: str | None = Field(default=None, min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=200)
@@ -27,7 +29,7 @@ class CreateRunRequest(Strict):
 
 
 class PageQuery(BaseModel):
-    page: int = Field(default=1, ge=1)
+    page: int = Field(default=1, ge=1, le=MAX_PAGE)
     page_size: int = Field(default=20, ge=1, le=100)
 
 

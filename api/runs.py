@@ -129,7 +129,7 @@ async def list_runs(query_args: PageQuery) -> RunList:
     )
 
 
-@blueprint.get("/<run_id>")
+@blueprint.get("/<id:run_id>")
 @operation("getRun")
 @validate_response(RunOut, 200)
 async def get_run(run_id: str) -> RunOut:
@@ -137,8 +137,8 @@ async def get_run(run_id: str) -> RunOut:
     return run_out(await owned_run(run_id))
 
 
-@blueprint.delete("/<run_id>")
-@operation("deleteRun")
+@blueprint.delete("/<id:run_id>")
+@operation("deleteRun", errors=(409,))
 @validate_response(DeletedOut, 200)
 async def delete_run(run_id: str) -> DeletedOut:
     """Delete a finished run with its log, alerts and analysis (409 while it runs)."""
@@ -156,8 +156,8 @@ async def delete_run_in(run: RunRecord) -> None:
         raise NotFound("run")
 
 
-@blueprint.post("/<run_id>/cancel")
-@operation("cancelRun")
+@blueprint.post("/<id:run_id>/cancel")
+@operation("cancelRun", errors=(409,))
 @validate_response(RunOut, 200)
 async def cancel_run(run_id: str) -> RunOut:
     """Cancel a queued or running run; it ends `cancelled` within a second."""
@@ -172,8 +172,8 @@ async def cancel_run_in(run: RunRecord) -> RunRecord:
         raise Conflict(str(err), code="run_finished") from err
 
 
-@blueprint.post("/<run_id>/replay")
-@operation("replayRun")
+@blueprint.post("/<id:run_id>/replay")
+@operation("replayRun", errors=(409,))
 @validate_response(RunOut, 200)
 async def replay_run(run_id: str) -> RunOut:
     """Start a new run with the same inputs; `replay_of` links it to the original."""
@@ -201,7 +201,7 @@ async def replay_run_in(run: RunRecord) -> RunRecord:
     return replay
 
 
-@blueprint.get("/<run_id>/log")
+@blueprint.get("/<id:run_id>/log")
 @operation("getRunLog", success=(200, "The log lines", "text/plain"))
 @validate_querystring(LogQuery)
 async def run_log(run_id: str, query_args: LogQuery) -> Response:
@@ -227,8 +227,8 @@ def _cell(value: object) -> object:
     return value
 
 
-@blueprint.get("/<run_id>/alerts-download")
-@operation("downloadRunAlerts", success=(200, "Alerts as CSV or JSON", "text/csv"))
+@blueprint.get("/<id:run_id>/alerts-download")
+@operation("downloadRunAlerts", success=(200, "Alerts as CSV or JSON", "text/csv"), errors=(409,))
 @validate_querystring(AlertsQuery)
 async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
     """The run's alerts as a file: CSV (default) or JSON with `?format=json`."""

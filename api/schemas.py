@@ -2,19 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
 from .billing.schemas import BillingSummary
 from .security import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
+from .storable import document_storable_text, storable_field
 
 
 class Strict(BaseModel):
     # Unknown fields are refused (422) rather than silently dropped: a typo in a request must
     # not pass as a success, and mass assignment has nothing to grab.
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=document_storable_text)
+
+    _storable = field_validator("*", mode="after")(storable_field)
+
+
+# The highest page number any paged list accepts (422 above): far past any real list, and
+# it keeps `(page - 1) * page_size` inside the database's 64-bit OFFSET.
+MAX_PAGE = 1_000_000
+
+
+def exactly_one_of(first: str, second: str) -> Callable[[dict[str, Any]], None]:
+    """`json_schema_extra` for "exactly one of two nullable fields is given", so that the
+    document says what the model's validator enforces (and generated clients and fuzzers
+    know it); plain strings are marked as `Strict` marks them."""
+
+    def only(given: str, absent: str) -> dict[str, Any]:
+        return {
+            "required": [given],
+            "properties": {given: {"type": "string"}, absent: {"type": "null"}},
+        }
+
+    def extra(schema: dict[str, Any]) -> None:
+        document_storable_text(schema)
+        schema["oneOf"] = [only(first, second), only(second, first)]
+
+    return extra
 
 
 Password = Field(min_length=MIN_PASSWORD_LENGTH, max_length=MAX_PASSWORD_LENGTH)

@@ -16,6 +16,7 @@ import uuid
 import trio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from werkzeug.routing import BaseConverter
 
 TOKEN_PREFIX = "nsc"
 MIN_PASSWORD_LENGTH = 10
@@ -54,6 +55,9 @@ def new_access_token() -> str:
     return f"{TOKEN_PREFIX}_{new_secret()}"
 
 
+RESOURCE_ID_PATTERN = r"[a-z]+_[0-9A-Za-z_]+"
+
+
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
@@ -74,3 +78,14 @@ class TokenHasher:
 def looks_like_access_token(value: str) -> bool:
     prefix, sep, secret = value.partition("_")
     return prefix == TOKEN_PREFIX and sep == "_" and 20 <= len(secret) <= 100
+
+
+class ResourceIdConverter(BaseConverter):
+    """`<id:name>` in a route: a resource id as `new_id` makes them (`mon_3f2a...`).
+
+    Fixed paths beside an id route (`/api/monitoring/export-schema` beside
+    `/api/monitoring/<id:monitor_id>`) then never match the id, so the methods a path allows
+    (`Allow` on OPTIONS, 405s) are its own; an id of another shape is simply not found.
+    """
+
+    regex = RESOURCE_ID_PATTERN

@@ -17,8 +17,6 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,90 +25,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import trio
 import trio_asyncio
-from sqlalchemy import insert, text
 
-from api.security import TokenHasher
-from bench._common import ROOT, free_port, percentile, rss_kib, spawn, stop, verdict, wait_http
+from bench._common import (
+    DOUBLINGS,
+    ROOT,
+    free_port,
+    percentile,
+    rss_kib,
+    seed_account,
+    seed_monitor,
+    spawn,
+    stop,
+    verdict,
+    wait_http,
+)
 from store import open_store
-from store._monitor_models import Listing, Monitor, Poll
 
 PG_ADMIN = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c"]
-BATCH = 20_000
-DOUBLINGS = 16  # n / 16 rows bound from Python, then doubled four times in SQL
+MONITOR = "mon_big"
 
 
 async def _prepare(url: str, n: int, key: str) -> tuple[str, str, float]:
     """Migrate, create a user, a session and a monitor, bulk-load `n` listings."""
-    cookie = secrets.token_urlsafe(32)
     async with trio_asyncio.open_loop(), open_store(url, run_migrations=True) as store:
-        user = await store.create_user(
-            user_id="usr_bench", workspace_id="wsp_bench", email="bench@example.test",
-            name="bench", password_hash=None,
-        )  # fmt: skip
-        now = store.clock()
-        await store.add_session(
-            token_hash=TokenHasher(key).digest(cookie), user_id=user.id,
-            expires_at=now + timedelta(days=1),
-        )  # fmt: skip
-        monitor_id = "mon_big"
-
-        async def monitor(db: Any) -> None:
-            await db.execute(insert(Monitor), [dict(
-                id=monitor_id, workspace_id=user.workspace_id, url="https://x.invalid/catalog",
-                status="paused", interval_seconds=3600, page_cap=5, created_at=now,
-                bootstrapped_at=now, last_poll_at=now, next_poll_at=None, consecutive_errors=0,
-                total_errors=0, polls=100)])  # fmt: skip
-            await db.execute(insert(Poll), [dict(
-                id=f"poll_{uuid.uuid4().hex}", monitor_id=monitor_id,
-                started_at=now - timedelta(hours=i), finished_at=now - timedelta(hours=i),
-                pages=5, items=480, new=10, changed=3, confirmed=2, duration_ms=900, error=None)
-                for i in range(100)])  # fmt: skip
-
-        await store.unit(monitor)
-        started = time.monotonic()
-        states = ("open", "open", "open", "sold", "reserved", "deleted")
-        base = n // DOUBLINGS
-        for start in range(0, base, BATCH):
-            rows = [dict(
-                monitor_id=monitor_id, item_id=1_000_000_000 + i,
-                title=f"Levi's 501 jeans W32 L34 number {i}", brand="Levi's", size="M",
-                condition="Very good", category_id=1904, price=Decimal(10 + i % 90),
-                currency="EUR", favourites=i % 40, views=i % 400, seller_id=500_000 + i % 9999,
-                url=f"https://x.invalid/items/{1_000_000_000 + i}-levis-501",
-                photo_url=f"https://x.invalid/photos/{i}.jpg",
-                listed_at=now - timedelta(days=30), first_seen_at=now - timedelta(days=29),
-                last_seen_at=now, state=states[i % 6], state_changed_at=now, in_feed=i % 6 < 3)
-                for i in range(start, min(base, start + BATCH))]  # fmt: skip
-
-            async def load(db: Any, rows: list[dict[str, Any]] = rows) -> None:
-                await db.execute(insert(Listing), rows)
-
-            await store.unit(load)
-        # Doubled inside the database: rows copied with shifted item ids (`url` keeps the
-        # original id), which loads far faster than binding every row in Python.
-        columns = [c.name for c in Listing.__table__.columns]
-        shifted = ", ".join("item_id + :shift" if c == "item_id" else c for c in columns)
-        doubling = text(f"INSERT INTO listings ({', '.join(columns)}) SELECT {shifted} "
-                        "FROM listings WHERE monitor_id = :m")  # fmt: skip
-        copied = base
-        while copied < n:
-
-            async def double(db: Any, shift: int = copied) -> None:
-                await db.execute(doubling, {"shift": shift, "m": monitor_id})
-
-            await store.unit(double)
-            copied *= 2
-
-        async def count(db: Any) -> None:  # what `record_poll` would have kept
-            for state in ("open", "reserved", "sold", "deleted"):
-                recount = text(
-                    f"UPDATE monitors SET {state}_count = (SELECT count(*) FROM listings "
-                    "WHERE monitor_id = :m AND state = :s) WHERE id = :m"
-                )
-                await db.execute(recount, {"m": monitor_id, "s": state})
-
-        await store.unit(count)
-        return monitor_id, cookie, time.monotonic() - started
+        workspace_id, cookie = await seed_account(store, key)
+        seconds = await seed_monitor(store, workspace_id, MONITOR, n)
+        return MONITOR, cookie, seconds
 
 
 # -- load client (its own process) ------------------------------------------------------------

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
+
+from ..storable import document_storable_text, storable_field
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=document_storable_text)
+
+    _storable = field_validator("*", mode="after")(storable_field)
 
 
 class CheckoutRequest(_Strict):

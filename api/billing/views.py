@@ -78,7 +78,7 @@ async def get_subscription() -> dict[str, object]:
 
 
 @blueprint.post("/checkout")
-@operation("createCheckoutSession")
+@operation("createCheckoutSession", errors=(409, 502))
 @validate_request(CheckoutRequest)
 @validate_response(CheckoutResponse, 200)
 async def create_checkout_session(data: CheckoutRequest) -> CheckoutResponse:
@@ -92,7 +92,7 @@ async def create_checkout_session(data: CheckoutRequest) -> CheckoutResponse:
 
 
 @blueprint.post("/portal")
-@operation("createPortalSession")
+@operation("createPortalSession", errors=(409, 502))
 @validate_response(PortalResponse, 200)
 async def create_portal_session() -> PortalResponse:
     """A Stripe billing-portal address for the workspace's customer (409 `no_customer`)."""
@@ -100,7 +100,7 @@ async def create_portal_session() -> PortalResponse:
 
 
 @blueprint.post("/sync-checkout")
-@operation("syncCheckout")
+@operation("syncCheckout", errors=(409, 502))
 async def sync_checkout() -> Response | dict[str, object]:
     """After the payment redirect: synchronise the subscription of the caller's checkout.
 
@@ -136,7 +136,7 @@ async def receive_stripe_webhook() -> WebhookResponse:
 
 
 @blueprint.post("/trial/start")
-@operation("startTrial")
+@operation("startTrial", errors=(409,))
 @validate_request(TrialStartRequest)
 @validate_response(TrialStartResponse, 200)
 async def start_trial(data: TrialStartRequest) -> TrialStartResponse:
@@ -151,7 +151,7 @@ class TrialConfirmQuery(BaseModel):
 
 
 @blueprint.get("/trial/confirm")
-@operation("confirmTrial", access="public")
+@operation("confirmTrial", access="public", errors=(409, 410))
 @validate_querystring(TrialConfirmQuery)
 @validate_response(TrialConfirmResponse, 200)
 async def confirm_trial(query_args: TrialConfirmQuery) -> TrialConfirmResponse:

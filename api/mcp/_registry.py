@@ -21,6 +21,7 @@ from store import DatabaseUnavailable
 
 from ..auth import Principal
 from ..errors import ApiError
+from ..storable import storable_text
 from ._protocol import INVALID_PARAMS, RpcError
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,10 @@ def _decode_cursor(cursor: Any) -> int:
 
 def parse_arguments(tool: Tool, arguments: Any) -> BaseModel:
     """The validated input model, or `RpcError(-32602)` listing what is wrong."""
+    try:
+        storable_text(arguments)
+    except ValueError as err:
+        raise RpcError(INVALID_PARAMS, f"Invalid arguments for tool {tool.name!r}: {err}") from err
     try:
         return tool.input_model.model_validate(arguments)
     except ValidationError as err:

@@ -155,7 +155,12 @@ def _initialize(state: McpState, message: Message) -> Response:
 
 
 @blueprint.post("/mcp")
-@operation("postMcpMessage", access="public")
+@operation(
+    "postMcpMessage",
+    access="public",
+    success=(202, "A notification or response, accepted; no body", None),
+    rpc_errors=(400, 404, 406, 415),
+)
 @document_request(JsonRpcMessage)
 @document_response(JsonRpcAnswer, 200)
 async def post_message() -> Response:
@@ -175,7 +180,7 @@ async def post_message() -> Response:
     body = await request.get_data(as_text=False)
     try:
         payload = stdlib_json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the stack allows
         return transport_error(400, "Parse error: the body is not valid JSON", code=PARSE_ERROR)
     try:
         message = classify(payload)
@@ -199,23 +204,18 @@ async def post_message() -> Response:
     return json_response(result_body(message.id, result))
 
 
-@blueprint.get("/mcp")
-async def open_stream() -> Response:
-    """No server-initiated stream: every answer comes back on its POST."""
-    _check_origin()
-    return transport_error(
-        405,
-        "This server sends no server-initiated messages; POST requests to /mcp",
-        headers={"Allow": "POST, DELETE"},
-    )
-
-
 @blueprint.delete("/mcp")
+@operation(
+    "endMcpSession",
+    access="public",
+    success=(204, "The session ended; no body", None),
+    rpc_errors=(400, 404),
+)
 async def end_session() -> Response:
     """End the MCP session named by the `Mcp-Session-Id` header (204; unknown: 404).
 
-    Not in the OpenAPI document: quart-schema cannot describe a body-less 204; the POST
-    operation's description names it."""
+    There is no `GET /mcp`: this server sends no server-initiated messages, and the
+    transport's rule for that is a 405 (the `Allow` header names POST and DELETE)."""
     _check_origin()
     refusal = _version_error()
     if refusal is not None:

@@ -74,7 +74,7 @@ async def create_key() -> Response:
     return await _keys_page(who, status=201, created=minted)
 
 
-@blueprint.post("/account/keys/<key_id>/revoke")
+@blueprint.post("/account/keys/<id:key_id>/revoke")
 async def revoke_key(key_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")

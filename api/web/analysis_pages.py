@@ -61,7 +61,7 @@ async def analyses() -> Response:
     return await page("analyses.html", analyses=items)
 
 
-@blueprint.get("/analyses/<analysis_id>")
+@blueprint.get("/analyses/<id:analysis_id>")
 async def analysis_detail(analysis_id: str) -> Response:
     who = await signed_in()
     analysis = await analysis_in_workspace(analysis_id, who.workspace_id)

@@ -109,7 +109,7 @@ async def start_monitor() -> Response:
     return see_other(f"/monitors/{monitor.id}?notice=started")
 
 
-@blueprint.get("/monitors/<monitor_id>")
+@blueprint.get("/monitors/<id:monitor_id>")
 async def monitor_detail(monitor_id: str) -> Response:
     who = await signed_in()
     monitor = await owned(monitor_id, who.workspace_id)
@@ -137,7 +137,7 @@ async def monitor_detail(monitor_id: str) -> Response:
     )
 
 
-@blueprint.post("/monitors/<monitor_id>/pause")
+@blueprint.post("/monitors/<id:monitor_id>/pause")
 async def pause_monitor(monitor_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")
@@ -145,7 +145,7 @@ async def pause_monitor(monitor_id: str) -> Response:
     return see_other(f"/monitors/{monitor_id}?notice=paused")
 
 
-@blueprint.post("/monitors/<monitor_id>/resume")
+@blueprint.post("/monitors/<id:monitor_id>/resume")
 async def resume_monitor(monitor_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")
@@ -153,7 +153,7 @@ async def resume_monitor(monitor_id: str) -> Response:
     return see_other(f"/monitors/{monitor_id}?notice=resumed")
 
 
-@blueprint.get("/monitors/<monitor_id>/delete")
+@blueprint.get("/monitors/<id:monitor_id>/delete")
 async def confirm_delete_monitor(monitor_id: str) -> Response:
     who = await signed_in()
     monitor = await owned(monitor_id, who.workspace_id)
@@ -168,7 +168,7 @@ async def confirm_delete_monitor(monitor_id: str) -> Response:
     )
 
 
-@blueprint.post("/monitors/<monitor_id>/delete")
+@blueprint.post("/monitors/<id:monitor_id>/delete")
 async def delete_monitor(monitor_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")

@@ -104,7 +104,7 @@ async def start_run() -> Response:
     return see_other(f"/runs/{run.id}?notice=started")
 
 
-@blueprint.get("/runs/<run_id>")
+@blueprint.get("/runs/<id:run_id>")
 async def run_detail(run_id: str) -> Response:
     who = await signed_in()
     run = await owned(run_id, who.workspace_id)
@@ -121,7 +121,7 @@ async def run_detail(run_id: str) -> Response:
     )
 
 
-@blueprint.post("/runs/<run_id>/cancel")
+@blueprint.post("/runs/<id:run_id>/cancel")
 async def cancel_run(run_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")
@@ -129,7 +129,7 @@ async def cancel_run(run_id: str) -> Response:
     return see_other(f"/runs/{run_id}?notice=cancelled")
 
 
-@blueprint.post("/runs/<run_id>/replay")
+@blueprint.post("/runs/<id:run_id>/replay")
 async def replay_run(run_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")
@@ -137,7 +137,7 @@ async def replay_run(run_id: str) -> Response:
     return see_other(f"/runs/{replay.id}?notice=replayed")
 
 
-@blueprint.get("/runs/<run_id>/delete")
+@blueprint.get("/runs/<id:run_id>/delete")
 async def confirm_delete_run(run_id: str) -> Response:
     who = await signed_in()
     run = await owned(run_id, who.workspace_id)
@@ -151,7 +151,7 @@ async def confirm_delete_run(run_id: str) -> Response:
     )
 
 
-@blueprint.post("/runs/<run_id>/delete")
+@blueprint.post("/runs/<id:run_id>/delete")
 async def delete_run(run_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")

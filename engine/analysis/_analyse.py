@@ -227,12 +227,18 @@ def _window(f: Frame) -> Window:
     return Window(start=dt(f.start), end=dt(f.now), days=f.window_days, midpoint=dt(f.mid))
 
 
+# The market-flow series covers at most this many days, the most recent: one row per day, so
+# an imported export whose timestamps span centuries would otherwise cost minutes of CPU.
+MAX_FLOW_DAYS = 366
+
+
 def _flow(data: AnalysisInput, f: Frame) -> tuple[FlowDay, ...]:
-    first_day, last_day = int(f.start // DAY), int(f.now // DAY)
+    last_day = int(f.now // DAY)
+    first_day = max(int(f.start // DAY), last_day - MAX_FLOW_DAYS + 1)
     n_days = last_day - first_day + 1
 
     def per_day(times: np.ndarray) -> np.ndarray:
-        times = times[(times >= f.start) & (times <= f.now)]
+        times = times[(times >= max(f.start, first_day * DAY)) & (times <= f.now)]
         return np.bincount((times // DAY).astype(np.int64) - first_day, minlength=n_days)
 
     lst, ev = data.listings, data.events

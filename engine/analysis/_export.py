@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -62,6 +63,10 @@ def input_from_export(
         if not isinstance(document[key], list):
             raise InvalidExport(key, "expected an array")
 
+    counts = document.get("counts", {})
+    if not isinstance(counts, Mapping) or not all(_is_int64(n) for n in counts.values()):
+        raise InvalidExport("counts", "expected an object of integers")
+    _check_monitor_and_polls(monitor, document["polls"])
     builder = ColumnBuilder()
     for i, row in enumerate(document["listings"]):
         r = _Row(row, f"listings[{i}]")
@@ -81,6 +86,8 @@ def input_from_export(
             state=r.enum("state", STATES),
             state_changed_at=r.time("state_changed_at"),
         )
+        r.opt_int("views")  # not analysed, but part of the export's shape
+        r.absent_or_bool("in_feed")
     for i, row in enumerate(document["events"]):
         r = _Row(row, f"events[{i}]")
         r.integer("id")
@@ -92,6 +99,8 @@ def input_from_export(
             price=r.opt_decimal("price"),
             at=r.time("at"),
         )
+        r.opt_int("favourites")
+        r.opt_int("views")
     return cls(
         listings=builder.listing_columns(),
         events=builder.event_columns(),
@@ -100,6 +109,39 @@ def input_from_export(
         source="import",
         monitor={k: v for k, v in monitor.items() if k in ("id", "label", "url")},
     )
+
+
+def _check_monitor_and_polls(monitor: object, polls: list[Any]) -> None:
+    """The parts the analysis does not use must still be what the export schema says: an
+    import that accepted any shape there would accept what no export ever contained."""
+    m = _Row(monitor, "monitor")
+    m.text("id")
+    m.text("url")
+    m.enum("status", ("paused", "active", "error"))
+    m.integer("interval_seconds")
+    m.time("created_at")
+    m.opt_time("bootstrapped_at")
+    m.opt_time("last_poll_at")
+    m.opt_str("label")
+    for i, row in enumerate(polls):
+        r = _Row(row, f"polls[{i}]")
+        r.text("id")
+        r.time("started_at")
+        r.time("finished_at")
+        for key in ("items", "new", "changed"):
+            r.integer(key)
+        for key in ("pages", "confirmed", "duration_ms"):
+            r.absent_or_int(key)
+        r.opt_str("error")
+
+
+# The export's decimal strings, as its schema states them (no exponents, no NaN).
+_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+
+
+def _is_int64(value: object) -> bool:
+    """An integer the analysis' int64 columns can hold (JSON integers are unbounded)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 def _datetime(value: object, where: str) -> datetime:
@@ -132,14 +174,29 @@ class _Row:
 
     def integer(self, key: str) -> int:
         value = self._get(key, True)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self._fail(key, "an integer", value)
-        return value
+        if not _is_int64(value):
+            raise self._fail(key, "a 64-bit integer", value)
+        return int(value)
 
     def opt_int(self, key: str) -> int | None:
         value = self._get(key, False)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise self._fail(key, "an integer or null", value)
+        if value is not None and not _is_int64(value):
+            raise self._fail(key, "a 64-bit integer or null", value)
+        return None if value is None else int(value)
+
+    def absent_or_int(self, key: str) -> None:
+        """An optional key which, when present, holds an integer (not null)."""
+        if key in self._row and not _is_int64(self._row[key]):
+            raise self._fail(key, "a 64-bit integer", self._row[key])
+
+    def absent_or_bool(self, key: str) -> None:
+        if key in self._row and not isinstance(self._row[key], bool):
+            raise self._fail(key, "true or false", self._row[key])
+
+    def text(self, key: str) -> str:
+        value = self._get(key, True)
+        if not isinstance(value, str):
+            raise self._fail(key, "a string", value)
         return value
 
     def opt_str(self, key: str) -> str | None:
@@ -152,8 +209,8 @@ class _Row:
         value = self._get(key, False)
         if value is None:
             return None
-        if not isinstance(value, str):
-            raise self._fail(key, "a decimal string or null", value)
+        if not isinstance(value, str) or not _DECIMAL.fullmatch(value):
+            raise self._fail(key, "a decimal string (like 12.50) or null", value)
         try:
             number = float(Decimal(value))
         except InvalidOperation as err:

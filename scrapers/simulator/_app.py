@@ -32,7 +32,9 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _DETAILS = re.compile(r"^/api/v2/items/(\d+)/details$")
-_ITEM_PAGE = re.compile(r"^/items/(\d+)(-[\w-]*)?$")
+# Any slug: `render.slug` keeps punctuation such as the `&` of "h&m", and the redirect from a
+# bare id must land on a page, not on a 404 that reads as "deleted".
+_ITEM_PAGE = re.compile(r"^/items/(\d+)(-[^/]*)?$")
 _MARKET_PATHS = re.compile(r"^/(api/v2/|catalog|items/)")
 
 

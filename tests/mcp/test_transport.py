@@ -64,7 +64,8 @@ async def test_get_is_405_and_delete_ends_the_session(service: RunningService) -
     async with service.client() as client:
         response = await client.get("/mcp", headers={"Accept": "text/event-stream"})
         assert response.status_code == 405
-        assert set(response.headers["allow"].replace(" ", "").split(",")) == {"POST", "DELETE"}
+        allowed = set(response.headers["allow"].replace(" ", "").split(","))
+        assert allowed == {"POST", "DELETE", "OPTIONS"}
 
         session_id = await initialize(client)
         headers = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-06-18"}
@@ -104,7 +105,7 @@ async def test_origin_is_validated(service: RunningService) -> None:
         foreign = await post(client, request("ping"), {"Origin": "https://evil.example"})
         assert_envelope(foreign, 403, "forbidden_origin")
         assert_envelope(
-            await client.get("/mcp", headers={"Origin": "null"}), 403, "forbidden_origin"
+            await client.delete("/mcp", headers={"Origin": "null"}), 403, "forbidden_origin"
         )
         for origin in (
             "http://testserver.local",  # NICHESCOPE_PUBLIC_URL of the test settings

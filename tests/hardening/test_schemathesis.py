@@ -1,0 +1,146 @@
+"""Property-based testing of the whole REST API with Schemathesis, against the live
+`/openapi.json` of a running service (PostgreSQL behind it, the marketplace simulator behind
+that), as two users of different workspaces so that its object-level-authorization check runs.
+
+Every phase (examples, coverage, fuzzing, stateful) and every check (`-c all`), with a fixed
+seed. The run passes only with zero failures: no 5xx, no response outside its documented
+schema, status or content type, no accepted invalid input, no object of one workspace served
+to the other. The README's "Reliability" section says how to run a longer one locally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from api.settings import Settings
+from scrapers.simulator import SimulatorConfig, serve_simulator
+from tests.api.helpers import create_token, signed_in
+from tests.billing.conftest import billing_settings
+from tests.billing.conftest import fake_stripe as fake_stripe  # a fixture, used by name
+from tests.billing.fake_stripe import FakeStripe
+from tests.conftest import start_service
+
+SEED = 20261123
+# Enough cases per operation that the whole run generates well over 5,000 (asserted below).
+EXAMPLES_PER_OPERATION = int(os.environ.get("NICHESCOPE_FUZZ_EXAMPLES", "85"))
+MIN_CASES = 5_000
+TOOL_BUG = "AST constructor recursion depth mismatch"
+# Extra Schemathesis options for local runs, e.g. a longer one (README, Reliability):
+# NICHESCOPE_FUZZ_EXAMPLES=400 NICHESCOPE_FUZZ_ARGS="--max-time 1800" make fuzz
+EXTRA_ARGS = os.environ.get("NICHESCOPE_FUZZ_ARGS", "").split()
+
+
+@pytest.fixture
+def database_url(postgres_url: str) -> str:
+    """PostgreSQL only: the production database; SQLite answers the same API (covered by the
+    rest of the suite) and a second run would double the time for little."""
+    return postgres_url
+
+
+def _wfc_auth(tokens: dict[str, str]) -> dict[str, object]:
+    """A Web Fuzzing Commons auth document: one entry per user, each with its own bearer."""
+    return {
+        "schemaVersion": "0.1.0",
+        "auth": [
+            {"name": name, "fixedHeaders": [{"name": "Authorization", "value": f"Bearer {t}"}]}
+            for name, t in tokens.items()
+        ],
+    }
+
+
+# Which answers count as "refused for a good reason" when the request matched the schema:
+# 400 is this API's answer for input that is well-formed but means nothing valid (a catalogue
+# URL off the allowlist, an unknown reset token: rules no schema can state), 409/410 for state
+# (a run already finished, a trial link already used). Everything else is Schemathesis' default.
+CONFIG = """
+[auth.wfc]
+path = "{auth}"
+peers = ["alice", "bob"]
+
+[checks.positive_data_acceptance]
+expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "410", "429"]
+
+# An import's body is "a monitor export": its schema (or "a file", for multipart) cannot say
+# "and a usable one", which the service answers with 422 `invalid_export`.
+[[operations]]
+include-operation-id = "importMonitoringExport"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "400", "401", "403", "404", "409", "422", "429",
+]
+
+# `format: email` admits special-use domains (`.test`, `.local`, ...), which the service
+# refuses with 422: no mail can reach them, and these operations exist to send mail.
+[[operations]]
+include-operation-id-regex = "^(registerUser|forgotPassword|startTrial)$"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "3xx", "400", "401", "403", "404", "409", "410", "422", "429",
+]
+"""
+
+
+async def test_schemathesis_finds_nothing(
+    settings: Settings, nursery: trio.Nursery, tmp_path: Path, fake_stripe: FakeStripe
+) -> None:
+    origin: str = await nursery.start(serve_simulator, SimulatorConfig(seed=4, n_listings=300))
+    settings = dataclasses.replace(
+        billing_settings(settings, fake_stripe, smtp_port=None),
+        # Generous (fuzzing creates many monitors and runs), with production's poll floor.
+        plan_quotas={"trial": {**settings.plan_quotas["trial"], "min_poll_seconds": 60}},
+        market_origins=(origin,),
+        market_rate=0,
+        # Monitors the fuzzer starts poll at most once a minute, as in production: at one
+        # second, dozens of them saturate this one test process and starve the requests.
+        min_poll_seconds=60,
+    )
+    service, _ = await start_service(nursery, settings)
+    tokens: dict[str, str] = {}
+    for name in ("alice", "bob"):
+        async with service.client() as client:
+            await signed_in(client)
+            tokens[name] = await create_token(client, ["read", "write"], label=name)
+    auth = tmp_path / "auth.json"
+    auth.write_text(json.dumps(_wfc_auth(tokens)))
+    (tmp_path / "schemathesis.toml").write_text(CONFIG.format(auth=auth))
+    report = tmp_path / "report.json"
+    command = [
+        sys.executable, "-m", "schemathesis.cli", "run", f"{service.url}/openapi.json",
+        "--checks", "all",
+        "--phases", "examples,coverage,fuzzing,stateful",
+        "--max-examples", str(EXAMPLES_PER_OPERATION),
+        "--seed", str(SEED),
+        "--workers", "2",  # the service waits on its database half the time: overlap that
+        # One retry on a network-level failure: under this in-process server a request that
+        # follows a TRACE/QUERY with a body on the same keep-alive connection has, a few times
+        # per run, gone unanswered; not reproduced outside the run (see README, Reliability).
+        "--request-timeout", "10", "--request-retries", "1",
+        "--report", "json", "--report-json-path", str(report),
+        "--suppress-health-check", "too_slow,filter_too_much",
+        *EXTRA_ARGS,
+    ]  # fmt: skip
+    done = await trio.run_process(
+        command, cwd=tmp_path, capture_stdout=True, capture_stderr=True, check=False
+    )
+    output = done.stdout.decode(errors="replace")
+    print(output[-30_000:])
+    # Judged on the JSON report rather than the exit status: Schemathesis (on this CPython)
+    # now and then trips over its own `SystemError: AST constructor recursion depth
+    # mismatch` while building a coverage case; that is the tool failing, not the API.
+    assert report.exists(), output[-8_000:] + done.stderr.decode(errors="replace")[-3_000:]
+    result = json.loads(report.read_text())
+    assert result["failures"] == [], output[-8_000:]
+    tool_errors = [e for e in result["errors"] if TOOL_BUG in json.dumps(e)]
+    assert len(tool_errors) == len(result["errors"]), output[-8_000:]
+    cases = _generated_cases(result)
+    assert cases >= MIN_CASES, f"only {cases} cases generated"
+
+
+def _generated_cases(report: dict[str, object]) -> int:
+    """Test cases Schemathesis generated, from its JSON report."""
+    return int(report["test_cases"]["generated"])  # type: ignore[index]
