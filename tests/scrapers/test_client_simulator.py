@@ -245,3 +245,19 @@ async def test_html_catalogue_and_item_page_fallback(autojump_clock: trio.abc.Cl
         page = await client.get(f"{sim.origin}/items/{first}")  # 301 to the slug, same origin
         assert page.url.startswith(f"{sim.origin}/items/{first}-")
         assert parse_item_page(page.text).state is ItemState.OPEN
+
+
+async def test_item_pages_of_every_brand_redirect_to_a_page(autojump_clock: trio.abc.Clock) -> None:
+    """Slugs keep a brand's punctuation ("h&m"): the redirect from `/items/<id>` must land on
+    a page, never on a 404 that the client reads as "deleted" (found by the kill -9 test)."""
+    from scrapers import parse_item_page
+
+    async with simulator(config()) as sim, client_for(sim.origin) as client:
+        adapter = MarketplaceAdapter(client)
+        query = await adapter.query_for(f"{sim.origin}/catalog?brand_ids[]=88")  # H&M
+        listings = (await adapter.fetch_catalogue_page(query)).listings
+        assert listings and all(listing.brand == "H&M" for listing in listings)
+        for listing in listings[:10]:
+            page = await client.get(f"{sim.origin}/items/{listing.id}")
+            assert "&" in page.url or "%26" in page.url, page.url  # the slug kept the "&"
+            assert parse_item_page(page.text).state is ItemState.OPEN
