@@ -80,3 +80,13 @@ async def wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, o
             if body["status"] == "active":
                 return body  # type: ignore[no-any-return]
             await trio.sleep(0.05)
+
+
+async def wait_finished_run(client: httpx.AsyncClient, run_id: str) -> dict[str, object]:
+    """Poll the run until it has ended (succeeded, failed or cancelled); its JSON then."""
+    with trio.fail_after(30):
+        while True:
+            run = (await client.get(f"/api/runs/{run_id}")).json()
+            if run["state"] in {"succeeded", "failed", "cancelled"}:
+                return run  # type: ignore[no-any-return]
+            await trio.sleep(0.05)

@@ -7,11 +7,17 @@ import dataclasses
 import io
 import json
 
-import httpx
 import trio
 
 from api.settings import Settings
-from tests.api.helpers import assert_envelope, bearer, create_token, signed_in, wait_active
+from tests.api.helpers import (
+    assert_envelope,
+    bearer,
+    create_token,
+    signed_in,
+    wait_active,
+    wait_finished_run,
+)
 from tests.conftest import RunningService, start_service
 from tests.engine.fake_market import FakeMarket
 
@@ -21,15 +27,6 @@ URL = "https://www.vinted.fr/catalog?catalog[]=1904"
 def _stock(market: FakeMarket, n: int = 60) -> None:
     for item in range(1, n + 1):
         market.list(item, price=f"{10 + item % 7}.00")
-
-
-async def _finished(client: httpx.AsyncClient, run_id: str) -> dict[str, object]:
-    with trio.fail_after(30):
-        while True:
-            run = (await client.get(f"/api/runs/{run_id}")).json()
-            if run["state"] in {"succeeded", "failed", "cancelled"}:
-                return run  # type: ignore[no-any-return]
-            await trio.sleep(0.05)
 
 
 async def test_url_run_succeeds_with_an_analysis_graphs_and_log(
@@ -43,7 +40,7 @@ async def test_url_run_succeeds_with_an_analysis_graphs_and_log(
         )
         assert created.status_code == 201, created.text
         assert created.json()["state"] in {"queued", "running"}
-        run = await _finished(client, created.json()["id"])
+        run = await wait_finished_run(client, created.json()["id"])
         assert run["state"] == "succeeded", run
         assert run["items"] == 50 and run["progress"] == 1.0 and run["analysis_id"]
         analysis = (await client.get(f"/api/analyses/{run['analysis_id']}")).json()
@@ -87,12 +84,12 @@ async def test_monitor_run_replay_and_alert_downloads(
         ).json()
         await wait_active(client, monitor["id"])
         run = (await client.post("/api/runs", json={"monitor_id": monitor["id"]})).json()
-        done = await _finished(client, run["id"])
+        done = await wait_finished_run(client, run["id"])
         assert done["state"] == "succeeded" and done["source"] == "monitor"
         replay = await client.post(f"/api/runs/{run['id']}/replay")
         assert replay.status_code == 200
         assert replay.json()["replay_of"] == run["id"] and replay.json()["id"] != run["id"]
-        assert (await _finished(client, replay.json()["id"]))["state"] == "succeeded"
+        assert (await wait_finished_run(client, replay.json()["id"]))["state"] == "succeeded"
         as_csv = await client.get(f"/api/runs/{run['id']}/alerts-download")
         assert as_csv.headers["content-type"].startswith("text/csv")
         assert f"nichescope-alerts-{run['id']}.csv" in as_csv.headers["content-disposition"]
@@ -146,7 +143,7 @@ async def test_run_validation_and_isolation(service: RunningService, market: Fak
             await owner.post("/api/runs", json={"monitor_id": "mon_nope"}), 404, "not_found"
         )
         run = (await owner.post("/api/runs", json={"url": URL})).json()
-        done = await _finished(owner, run["id"])
+        done = await wait_finished_run(owner, run["id"])
         analysis_id = done["analysis_id"]
         for method, path in (
             ("GET", f"/api/runs/{run['id']}"),
@@ -196,7 +193,7 @@ async def test_export_import_round_trip_without_scraping(
             ] < 19:
                 await trio.sleep(0.05)
         await client.post(f"/api/monitoring/{monitor['id']}/pause")
-        live = await _finished(
+        live = await wait_finished_run(
             client,
             (await client.post("/api/runs", json={"monitor_id": monitor["id"]})).json()["id"],
         )
@@ -267,7 +264,7 @@ async def test_monitor_from_an_analysis(service: RunningService, market: FakeMar
         await signed_in(owner)
         await signed_in(stranger)
         run = (await owner.post("/api/runs", json={"url": URL})).json()
-        analysis_id = (await _finished(owner, run["id"]))["analysis_id"]
+        analysis_id = (await wait_finished_run(owner, run["id"]))["analysis_id"]
         started = await owner.post(
             "/api/monitoring/start", json={"analysis_id": analysis_id, "interval_seconds": 60}
         )

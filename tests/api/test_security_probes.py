@@ -42,6 +42,7 @@ from tests.api.helpers import (
     register,
     signed_in,
     wait_active,
+    wait_finished_run,
 )
 from tests.conftest import RunningService, start_service, unique_email
 from tests.engine.fake_market import FakeMarket
@@ -55,15 +56,6 @@ URL = "https://www.vinted.fr/catalog?catalog[]=1904"
 def _stock(market: FakeMarket, items: int = 40) -> None:
     for item in range(1, items + 1):
         market.list(item, price=f"{10 + item % 7}.00")
-
-
-async def _finished_run(client: httpx.AsyncClient, run_id: str) -> dict[str, object]:
-    with trio.fail_after(30):
-        while True:
-            run = (await client.get(f"/api/runs/{run_id}")).json()
-            if run["state"] in {"succeeded", "failed", "cancelled"}:
-                return run  # type: ignore[no-any-return]
-            await trio.sleep(0.05)
 
 
 async def _me(
@@ -145,7 +137,7 @@ async def _owner_world(owner: httpx.AsyncClient) -> OwnerWorld:
         "/api/runs", json={"url": url, "label": f"run-{marker}", "max_items": 30}
     )
     assert created.status_code == 201, created.text
-    run = await _finished_run(owner, str(created.json()["id"]))
+    run = await wait_finished_run(owner, str(created.json()["id"]))
     assert run["state"] == "succeeded", run
     token = await create_token(owner, ["read", "write"], label=f"key-{marker}")
     [key] = (await owner.get("/api/account/keys")).json()["keys"]
@@ -342,7 +334,7 @@ async def test_no_answer_carries_a_hash_or_a_secret_beyond_its_one_showing(
         await agent.get(f"/api/monitoring/{monitor.json()['id']}", headers=auth)
         run = await agent.post("/api/runs", json={"url": URL, "max_items": 20}, headers=auth)
         assert run.status_code == 201, run.text
-        await _finished_run(browser, str(run.json()["id"]))
+        await wait_finished_run(browser, str(run.json()["id"]))
         await agent.get("/api/runs", headers=auth)
         await agent.get("/api/dashboard", headers=auth)
         assert (await call_tool(agent, "whoami", {}, auth)).status_code == 200
