@@ -71,7 +71,9 @@ async def test_sign_up_keys_and_sign_out(start_web: StartWeb, in_browser: InBrow
         assert page.get_by_text("Copy this token now.").is_visible()
         page.context.grant_permissions(["clipboard-read", "clipboard-write"])
         page.get_by_role("button", name="Copy").click()
-        assert page.get_by_text("Copied to the clipboard.").is_visible()
+        # The clipboard write is asynchronous: wait for the confirmation instead of reading
+        # its visibility at once (which flaked in CI).
+        page.get_by_text("Copied to the clipboard.").wait_for(state="visible", timeout=10_000)
         assert page.evaluate("navigator.clipboard.readText()") == token
         screenshot(page, "keys-created")
 
