@@ -135,8 +135,10 @@ async def test_schemathesis_finds_nothing(
     assert report.exists(), output[-8_000:] + done.stderr.decode(errors="replace")[-3_000:]
     result = json.loads(report.read_text())
     assert result["failures"] == [], output[-8_000:]
-    tool_errors = [e for e in result["errors"] if TOOL_BUG in json.dumps(e)]
-    assert len(tool_errors) == len(result["errors"]), output[-8_000:]
+    # The report names errors by title only; the tool's own bug shows in its output.
+    errors = sum(int(e.get("count", 1)) for e in result["errors"])
+    runtime = sum(int(e.get("count", 1)) for e in result["errors"] if e["title"] == "Runtime Error")
+    assert errors == 0 or (errors == runtime and TOOL_BUG in output), output[-8_000:]
     cases = _generated_cases(result)
     assert cases >= MIN_CASES, f"only {cases} cases generated"
 
