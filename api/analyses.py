@@ -16,6 +16,7 @@ from .auth import current_principal
 from .errors import ApiError, BadRequest, NotFound
 from .limits import allow_body
 from .openapi import operation
+from .openapi_links import ANALYSIS, RUN
 from .run_schemas import AnalysisList, AnalysisOut, AnalysisSummary, DashboardQuery, PageQuery
 from .runs import run_out
 from .security import new_id
@@ -26,6 +27,11 @@ blueprint = Blueprint("analyses", __name__)
 GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
 DASHBOARD_NICHES = 10
 DASHBOARD_RUNS = 10
+# The graph name as a route converter, so that the OpenAPI document lists the four names
+# (`enum`) and clients, generators and the links below reach real graphs.
+GRAPH_NAME = "any({}):name".format(", ".join(f'"{name}"' for name in GRAPH_NAMES))
+# What an answer that is one analysis feeds: its own operations and its run's (none if imported).
+ANALYSIS_LINKS = (*ANALYSIS.links(), *RUN.links("run_id"))
 
 
 def summary(analysis: AnalysisRecord) -> AnalysisSummary:
@@ -78,7 +84,7 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
 
 
 @blueprint.get("/api/analyses/<id:analysis_id>")
-@operation("getAnalysis")
+@operation("getAnalysis", links=ANALYSIS_LINKS)
 @validate_response(AnalysisOut, 200)
 async def get_analysis(analysis_id: str) -> AnalysisOut:
     """Ranked niches, alerts, evidence notes, and links to the four graphs."""
@@ -102,7 +108,7 @@ def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
     return document
 
 
-@blueprint.get("/api/analyses/<id:analysis_id>/graphs/<name>.json")
+@blueprint.get(f"/api/analyses/<id:analysis_id>/graphs/<{GRAPH_NAME}>.json")
 @operation("getAnalysisGraphSpec")
 async def graph_spec(analysis_id: str, name: str) -> dict[str, Any]:
     """One of the four graphs as a Vega-Lite spec with its data inline."""
@@ -113,7 +119,7 @@ async def graph_spec(analysis_id: str, name: str) -> dict[str, Any]:
     return spec
 
 
-@blueprint.get("/api/analyses/<id:analysis_id>/graphs/<name>.svg")
+@blueprint.get(f"/api/analyses/<id:analysis_id>/graphs/<{GRAPH_NAME}>.svg")
 @operation("getAnalysisGraphSvg", success=(200, "The graph as SVG", "image/svg+xml"))
 async def graph_svg(analysis_id: str, name: str) -> Response:
     """One of the four graphs rendered server-side as SVG (no browser, no network)."""
@@ -125,6 +131,7 @@ async def graph_svg(analysis_id: str, name: str) -> Response:
 @blueprint.post("/api/analysis/import-monitoring")
 @operation(
     "importMonitoringExport",
+    links=ANALYSIS_LINKS,
     body={
         "application/json": {"$ref": "#/components/schemas/MonitorExport"},
         "multipart/form-data": {

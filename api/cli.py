@@ -1,4 +1,4 @@
-"""The `nichescope` command: serve, migrate, plans."""
+"""The `nichescope` command: serve, worker, migrate, plans."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
+from functools import partial
 
 import trio
 
 from store import migrate
 
 from .billing.cli import add_plan_commands, run_plan_command
-from .runtime import ServeOptions, serve
+from .node import SecondNodeOnSqlite
+from .runtime import ServeOptions, serve, work
 from .settings import ConfigError, Settings
 
 
@@ -33,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument(
         "--simulator-port", type=int, default=8100, help="the demo simulator's port"
     )
+
+    worker_cmd = commands.add_parser(
+        "worker", help="run the engine without HTTP (a cluster node; PostgreSQL only)"
+    )
+    worker_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
 
     commands.add_parser(
         "simulator",
@@ -56,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # httpx logs every marketplace request at INFO: thousands a minute on a busy node.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         settings = Settings.from_env()
     except ConfigError as err:
@@ -70,17 +79,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         trio.run(migrate, settings.database_url)
         print(f"migrated {settings.database_url}")
         return 0
-    trio.run(
-        serve,
-        settings,
-        ServeOptions(
-            host=args.host,
-            port=args.port,
-            demo=args.demo,
-            demo_simulator_port=args.simulator_port,
-        ),
-    )
+    try:
+        if args.command == "worker":
+            trio.run(partial(work, settings))
+            return 0
+        trio.run(
+            serve,
+            settings,
+            ServeOptions(
+                host=args.host,
+                port=args.port,
+                demo=args.demo,
+                demo_simulator_port=args.simulator_port,
+            ),
+        )
+    except BaseException as err:  # re-raised unless it is the one refusal we explain
+        refusal = _second_node(err)
+        if refusal is None:
+            raise
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _second_node(err: BaseException) -> SecondNodeOnSqlite | None:
+    """The refusal, also when Trio's nurseries have wrapped it in exception groups."""
+    if isinstance(err, SecondNodeOnSqlite):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            found = _second_node(inner)
+            if found is not None:
+                return found
+    return None
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from .auth import current_principal
 from .errors import NotFound
 from .identity import mint_access_token
 from .openapi import operation
+from .openapi_links import ACCESS_TOKEN
 from .schemas import CreatedKey, CreateKeyRequest, KeyList, KeyOut
 from .services import services
 
@@ -32,7 +33,7 @@ def _key_out(record: AccessTokenRecord) -> dict[str, object]:
 
 
 @blueprint.post("")
-@operation("createAccessToken", access="browser")
+@operation("createAccessToken", access="browser", links=ACCESS_TOKEN.links())
 @validate_request(CreateKeyRequest)
 @validate_response(CreatedKey, 201)
 async def create_key(data: CreateKeyRequest) -> tuple[CreatedKey, int]:

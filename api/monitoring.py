@@ -30,6 +30,7 @@ from .monitor_schemas import (
     StartMonitorRequest,
 )
 from .openapi import operation
+from .openapi_links import MONITOR
 from .security import new_id
 from .services import services
 
@@ -59,7 +60,7 @@ async def owned_monitor(monitor_id: str) -> MonitorRecord:
 
 
 @blueprint.post("/start")
-@operation("startMonitor", errors=(409,))
+@operation("startMonitor", errors=(409,), links=MONITOR.links())
 @validate_request(StartMonitorRequest)
 @validate_response(MonitorOut, 202)
 async def start_monitor(data: StartMonitorRequest) -> tuple[MonitorOut, int]:
@@ -156,7 +157,7 @@ async def list_monitors() -> MonitorList:
 
 
 @blueprint.get("/<id:monitor_id>")
-@operation("getMonitor")
+@operation("getMonitor", links=MONITOR.links())
 @validate_response(MonitorOut, 200)
 async def get_monitor(monitor_id: str) -> MonitorOut:
     """Status, listing counts by state, last and next poll, error statistics."""
@@ -175,7 +176,7 @@ async def delete_monitor(monitor_id: str) -> Response:
 
 
 @blueprint.post("/<id:monitor_id>/pause")
-@operation("pauseMonitor")
+@operation("pauseMonitor", links=MONITOR.links())
 @validate_response(MonitorOut, 200)
 async def pause_monitor(monitor_id: str) -> MonitorOut:
     """Stop polling until resumed (data is kept)."""
@@ -192,7 +193,7 @@ async def pause_monitor_in(monitor: MonitorRecord) -> None:
 
 
 @blueprint.post("/<id:monitor_id>/resume")
-@operation("resumeMonitor")
+@operation("resumeMonitor", links=MONITOR.links())
 @validate_response(MonitorOut, 200)
 async def resume_monitor(monitor_id: str) -> MonitorOut:
     """Resume polling, also out of `error` (the error count starts again); polls at once."""

@@ -6,14 +6,15 @@ both enforced (see `auth.py`) and documented here, so the two cannot drift apart
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar
 
 from quart_schema import OpenAPIProvider
 from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
-from werkzeug.routing import Rule
+from werkzeug.routing import AnyConverter, Rule
 
 from .monitor_export import EXPORT_SCHEMA
+from .openapi_links import Link, link_map
 from .security import RESOURCE_ID_PATTERN, ResourceIdConverter
 
 Access = Literal["public", "user", "browser", "operator"]
@@ -104,26 +105,32 @@ SUCCESS_ATTRIBUTE = "_nichescope_success"
 ERRORS_ATTRIBUTE = "_nichescope_errors"
 RPC_ERRORS_ATTRIBUTE = "_nichescope_rpc_errors"
 BODY_ATTRIBUTE = "_nichescope_body"
+LINKS_ATTRIBUTE = "_nichescope_links"
 
 
 def operation(
     operation_id: str,
     *,
     access: Access = "user",
-    success: tuple[int, str, str | None] | None = None,
+    success: tuple[int, str, str | Mapping[str, dict[str, Any]] | None] | None = None,
     errors: tuple[int, ...] = (),
     rpc_errors: tuple[int, ...] = (),
     body: dict[str, Any] | None = None,
+    links: Iterable[Link] = (),
 ) -> Callable[[F], F]:
     """Name a route for OpenAPI and set who may call it (enforced before the view runs).
 
     `success` documents a response that is not a JSON model: (status, description, media
-    type or None for no body), e.g. `(204, "Deleted", None)` or `(200, "CSV", "text/csv")`.
+    type or None for no body), e.g. `(204, "Deleted", None)` or `(200, "CSV", "text/csv")`;
+    for an answer in several media types, a mapping media type -> schema instead.
     `errors` adds statuses beyond the standard ones that this operation answers with the
     error envelope (409, 410, 502); Schemathesis checks each answer against the list.
     `rpc_errors` are statuses answered with a JSON-RPC error body instead (the MCP transport).
     `body` documents a required request body the view reads itself: media type -> schema.
+    `links` are the OpenAPI links of the success answer: the operations its ids feed (see
+    `openapi_links`); two links to one operation are a `ValueError` at import.
     """
+    named_links = link_map(links)
 
     def decorate(func: F) -> F:
         setattr(func, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE, operation_id)
@@ -136,6 +143,8 @@ def operation(
             setattr(func, RPC_ERRORS_ATTRIBUTE, rpc_errors)
         if body is not None:
             setattr(func, BODY_ATTRIBUTE, body)
+        if named_links:
+            setattr(func, LINKS_ATTRIBUTE, named_links)
         return func
 
     return decorate
@@ -164,6 +173,10 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         parameter = super().build_path_parameter(name, converter)
         if isinstance(converter, ResourceIdConverter):
             parameter["schema"] = {"type": "string", "pattern": f"^{RESOURCE_ID_PATTERN}$"}
+        elif isinstance(converter, AnyConverter):
+            # The converter keeps its names in a set: sorted, the document is the same on
+            # every start (and a seeded fuzzer draws the same cases).
+            parameter["schema"] = {"type": "string", "enum": sorted(converter.items)}
         return parameter
 
     def build_request_body(self, model: Any, source: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -240,14 +253,23 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                 if (custom := getattr(view, SUCCESS_ATTRIBUTE, None)) is not None:
                     status, description, media = custom
                     response: dict[str, Any] = {"description": description}
-                    if media is not None:
+                    if isinstance(media, str):
                         response["content"] = {media: {"schema": {"type": "string"}}}
+                    elif media is not None:
+                        response["content"] = {m: {"schema": s} for m, s in media.items()}
                     op["responses"][str(status)] = response
                 if not any(code.startswith("2") for code in op["responses"]):
                     op["responses"]["200"] = {
                         "description": "Success",
                         "content": {"application/json": {"schema": {}}},
                     }
+                if links := getattr(view, LINKS_ATTRIBUTE, None):
+                    for code, response in op["responses"].items():
+                        if code.startswith("2"):
+                            op["responses"][code] = {
+                                **response,
+                                "links": {name: link.document() for name, link in links.items()},
+                            }
                 operations[method] = op
         return paths, components
 

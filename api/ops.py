@@ -1,33 +1,70 @@
-"""`/api/ops/*`: what operators watch. Operator accounts only (`NICHESCOPE_OPERATORS`)."""
+"""`/api/ops/*`: what operators watch. Operator accounts only (`NICHESCOPE_OPERATORS`).
+
+In cluster mode the actor list covers every live node: this node's actors as they are now,
+the others' as of their last heartbeat (at most a third of a lease old), each with its node
+and lease expiry. Should the database be unreachable, this node's own actors are still shown
+(`partial: true`), since that is when operators look.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator
 from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import trio
 from quart import Blueprint, Response
 
+from store import DatabaseUnavailable
+
 from .openapi import operation
 from .services import Services, services
+from .system import package_version
 
 blueprint = Blueprint("ops", __name__, url_prefix="/api/ops")
 
 STREAM_PERIOD_SECONDS = 2.0
 
 
-def _snapshot(svc: Services) -> dict[str, object]:
-    actors = sorted(svc.engine.actors(), key=lambda a: a.monitor_id)
-    return {"node_id": svc.settings.node_id, "actors": [asdict(a) for a in actors]}
+async def _snapshot(svc: Services) -> dict[str, object]:
+    engine, node_id = svc.engine, svc.settings.node_id
+    actors: list[dict[str, Any]] = [
+        {**asdict(a), "node_id": node_id, "lease_expires_at": None} for a in engine.actors()
+    ]
+    partial = False
+    if engine.keeper is not None:
+        try:
+            actors += await _other_nodes_actors(svc)
+            leases = await svc.store.cluster.leases("monitor", [a["monitor_id"] for a in actors])
+        except DatabaseUnavailable:
+            partial, leases = True, {}
+        for actor in actors:
+            _, expires = leases.get(actor["monitor_id"], (None, None))
+            actor["lease_expires_at"] = expires.isoformat() if expires else None
+    actors.sort(key=lambda a: (a["node_id"], a["monitor_id"]))
+    return {"node_id": node_id, "partial": partial, "actors": actors}
+
+
+async def _other_nodes_actors(svc: Services) -> list[dict[str, Any]]:
+    nodes = await svc.store.cluster.nodes(alive_within=svc.settings.lease_seconds)
+    return [
+        {**actor, "node_id": node.node_id}
+        for node in nodes
+        if node.alive and node.node_id != svc.settings.node_id
+        for actor in json.loads(node.actors)
+    ]
 
 
 @blueprint.get("/actors")
 @operation("listActors", access="operator")
 async def list_actors() -> dict[str, object]:
-    """Every actor on this node: kind, state, monitor, workspace, last and next poll,
-    consecutive errors, restarts, queue depth."""
-    return _snapshot(services())
+    """Every actor of the cluster (of this node, in single-node mode): kind, state, monitor,
+    workspace, node, lease expiry, last and next poll, consecutive errors, restarts, queue
+    depth."""
+    return await _snapshot(services())
 
 
 @blueprint.get("/actors/stream")
@@ -39,10 +76,61 @@ async def stream_actors() -> Response:
 
     async def events() -> AsyncIterator[bytes]:
         while True:
-            yield f"event: actors\ndata: {json.dumps(_snapshot(svc))}\n\n".encode()
+            yield f"event: actors\ndata: {json.dumps(await _snapshot(svc))}\n\n".encode()
             await trio.sleep(STREAM_PERIOD_SECONDS)
 
     response = Response(events(), content_type="text/event-stream")
     response.headers["Cache-Control"] = "no-store"
     response.timeout = None  # a live stream: the client decides when it ends
     return response
+
+
+@blueprint.get("/nodes")
+@operation("listNodes", access="operator")
+async def list_nodes() -> dict[str, object]:
+    """The nodes sharing this database: id, host, pid, role, version, start, last heartbeat,
+    whether alive (a heartbeat within one lease), and the monitors and runs each holds. In
+    single-node (SQLite) mode, just this node, with `cluster: false`."""
+    svc = services()
+    engine = svc.engine
+    if engine.keeper is None:
+        started = datetime.now(UTC) - timedelta(seconds=trio.current_time() - svc.started_at)
+        now = datetime.now(UTC).isoformat()
+        nodes: list[dict[str, object]] = [
+            {
+                "node_id": svc.settings.node_id,
+                "host": os.uname().nodename,
+                "pid": os.getpid(),
+                "role": "serve",
+                "version": package_version(),
+                "started_at": started.isoformat(),
+                "heartbeat_at": now,
+                "alive": True,
+                "monitors": len(engine.actors()),
+                "runs": len(engine.runs.running_ids()),
+                "this_node": True,
+            }
+        ]
+    else:
+        records = await svc.store.cluster.nodes(alive_within=svc.settings.lease_seconds)
+        nodes = [
+            {
+                "node_id": n.node_id,
+                "host": n.host,
+                "pid": n.pid,
+                "role": n.role,
+                "version": n.version,
+                "started_at": n.started_at.isoformat(),
+                "heartbeat_at": n.heartbeat_at.isoformat(),
+                "alive": n.alive,
+                "monitors": n.monitors,
+                "runs": n.runs,
+                "this_node": n.node_id == svc.settings.node_id,
+            }
+            for n in records
+        ]
+    return {
+        "cluster": engine.keeper is not None,
+        "lease_seconds": svc.settings.lease_seconds if engine.keeper is not None else None,
+        "nodes": nodes,
+    }

@@ -29,6 +29,7 @@ from .auth import current_principal
 from .billing.quotas import require_items_per_run, require_quota
 from .errors import BadRequest, Conflict, NotFound
 from .openapi import operation
+from .openapi_links import ANALYSIS, MONITOR, RUN
 from .run_schemas import (
     AlertsQuery,
     CreateRunRequest,
@@ -42,6 +43,21 @@ from .security import new_id
 from .services import services
 
 blueprint = Blueprint("runs", __name__, url_prefix="/api/runs")
+
+# The alerts file: CSV by default, JSON with `?format=json`.
+ALERTS_MEDIA: dict[str, dict[str, Any]] = {
+    "text/csv": {"type": "string"},
+    "application/json": {
+        "type": "object",
+        "required": ["run_id", "alerts"],
+        "properties": {
+            "run_id": {"type": "string"},
+            "alerts": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+}
+# What an answer that is one run feeds: the run's operations, its monitor's, its analysis'.
+RUN_LINKS = (*RUN.links(), *MONITOR.links("monitor_id"), *ANALYSIS.links("analysis_id"))
 
 
 def run_out(run: RunRecord) -> RunOut:
@@ -67,7 +83,7 @@ async def checked_url(url: str) -> str:
 
 
 @blueprint.post("")
-@operation("createRun")
+@operation("createRun", links=RUN_LINKS)
 @validate_request(CreateRunRequest)
 @validate_response(RunOut, 201)
 async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
@@ -130,7 +146,7 @@ async def list_runs(query_args: PageQuery) -> RunList:
 
 
 @blueprint.get("/<id:run_id>")
-@operation("getRun")
+@operation("getRun", links=RUN_LINKS)
 @validate_response(RunOut, 200)
 async def get_run(run_id: str) -> RunOut:
     """State, timings, progress, counts, and the analysis id once it succeeded."""
@@ -157,7 +173,7 @@ async def delete_run_in(run: RunRecord) -> None:
 
 
 @blueprint.post("/<id:run_id>/cancel")
-@operation("cancelRun", errors=(409,))
+@operation("cancelRun", errors=(409,), links=RUN_LINKS)
 @validate_response(RunOut, 200)
 async def cancel_run(run_id: str) -> RunOut:
     """Cancel a queued or running run; it ends `cancelled` within a second."""
@@ -173,7 +189,7 @@ async def cancel_run_in(run: RunRecord) -> RunRecord:
 
 
 @blueprint.post("/<id:run_id>/replay")
-@operation("replayRun", errors=(409,))
+@operation("replayRun", errors=(409,), links=RUN_LINKS)
 @validate_response(RunOut, 200)
 async def replay_run(run_id: str) -> RunOut:
     """Start a new run with the same inputs; `replay_of` links it to the original."""
@@ -228,7 +244,7 @@ def _cell(value: object) -> object:
 
 
 @blueprint.get("/<id:run_id>/alerts-download")
-@operation("downloadRunAlerts", success=(200, "Alerts as CSV or JSON", "text/csv"), errors=(409,))
+@operation("downloadRunAlerts", success=(200, "Alerts as CSV or JSON", ALERTS_MEDIA), errors=(409,))
 @validate_querystring(AlertsQuery)
 async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
     """The run's alerts as a file: CSV (default) or JSON with `?format=json`."""

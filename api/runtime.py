@@ -1,36 +1,31 @@
-"""`nichescope serve`: one nursery at the top composes everything.
+"""`nichescope serve` and `nichescope worker`: one nursery at the top composes everything.
 
 In order: the trio-asyncio loop (database drivers speak asyncio), the Store (an embedded
-SQLite migrates itself), the Engine (which owns every actor), then Hypercorn's Trio server.
-SIGINT/SIGTERM stop intake; Hypercorn lets in-flight requests finish within its graceful
-timeout; leaving the Engine's block cancels what is left.
+SQLite migrates itself), the Engine (which owns every actor), then, for `serve`, Hypercorn's
+Trio server. SIGINT/SIGTERM stop intake; Hypercorn lets in-flight requests finish within its
+graceful timeout; leaving the Engine's block stops the actors and, in cluster mode, gives
+their leases back.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 import trio_asyncio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
-from sqlalchemy.engine import make_url
 
-from engine import (
-    Engine,
-    EngineSettings,
-    Marketplace,
-    MarketplaceSettings,
-    MonitorPolicy,
-    open_marketplace,
-)
-from store import open_store
+from engine import Marketplace
 
 from . import demo
 from .app import create_app
+from .node import open_node
 from .settings import Settings
 
 log = logging.getLogger("nichescope")
@@ -68,15 +63,22 @@ async def wait_for_stop_signal() -> None:
             return
 
 
-def migrates_itself(database_url: str) -> bool:
-    """Only the embedded SQLite migrates at start-up; shared databases use `nichescope migrate`."""
-    return make_url(database_url).get_backend_name() == "sqlite"
+@asynccontextmanager
+async def asyncio_loop() -> AsyncIterator[None]:
+    """The trio-asyncio loop the database drivers run on, with asyncio's reports logged.
+
+    trio-asyncio's default handler re-raises whatever asyncio reports, which ends the loop
+    and with it the node. But asyncio reports things nobody awaits any more, such as the
+    dropped connection of a query cancelled by a timeout ("Future exception was never
+    retrieved"): those are logged, as plain asyncio does, and the node goes on.
+    """
+    async with trio_asyncio.open_loop() as loop:
+        loop.set_exception_handler(_log_asyncio_report)
+        yield
 
 
-def engine_settings(settings: Settings) -> EngineSettings:
-    return EngineSettings(
-        monitor_policy=MonitorPolicy(max_consecutive_errors=settings.monitor_max_errors)
-    )
+def _log_asyncio_report(_loop: object, context: dict[str, Any]) -> None:
+    log.warning("asyncio: %s", context.get("message"), exc_info=context.get("exception"))
 
 
 async def serve(
@@ -93,27 +95,16 @@ async def serve(
     called once Hypercorn listens, with the bound addresses.
     """
     trigger = shutdown_trigger.wait if shutdown_trigger is not None else wait_for_stop_signal
-    async with trio_asyncio.open_loop(), AsyncExitStack() as stack:
+    async with asyncio_loop(), AsyncExitStack() as stack:
         helpers = await stack.enter_async_context(trio.open_nursery())
         stack.callback(helpers.cancel_scope.cancel)  # runs first on exit: helpers end with us
         simulator_origin = None
         if options.demo:
             simulator_origin = await demo.start_simulator(helpers, options.demo_simulator_port)
             settings = demo.demo_settings(settings, simulator_origin)
-        store = await stack.enter_async_context(
-            open_store(settings.database_url, run_migrations=migrates_itself(settings.database_url))
+        store, engine = await stack.enter_async_context(
+            open_node(settings, role="serve", market=market)
         )
-        if market is None:
-            market = await stack.enter_async_context(
-                open_marketplace(
-                    MarketplaceSettings(
-                        extra_origins=settings.market_origins,
-                        rate=settings.market_rate,
-                        burst=settings.market_burst,
-                    )
-                )
-            )
-        engine = await stack.enter_async_context(Engine(store, market, engine_settings(settings)))
         app = create_app(store=store, engine=engine, settings=settings)
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(
@@ -129,3 +120,13 @@ async def serve(
                 email, password = await demo.ensure_demo_account(store, settings)
                 demo.announce(settings.public_url, simulator_origin, email, password)
             task_status.started(binds)
+
+
+async def work(settings: Settings, *, shutdown_trigger: trio.Event | None = None) -> None:
+    """`nichescope worker`: the engine without HTTP, until a stop signal (or the trigger)."""
+    async with asyncio_loop(), open_node(settings, role="worker"):
+        log.info("worker %s running", settings.node_id)
+        if shutdown_trigger is not None:
+            await shutdown_trigger.wait()
+        else:
+            await wait_for_stop_signal()

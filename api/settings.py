@@ -127,7 +127,9 @@ class Settings:
     market_origins: tuple[str, ...] = ()
     market_rate: float = 1.0
     market_burst: int = 3
+    market_block_seconds: float = 120.0  # after a block page (403), no request to that origin
     node_id: str = field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
+    lease_seconds: float = 15.0  # cluster mode: how long a node's claim on work lasts
     # OpenID Connect sign-in; the button shows only when issuer and client id are set.
     oidc_issuer: str = ""
     oidc_client_id: str = ""
@@ -175,6 +177,9 @@ class Settings:
                 _number(env, "NICHESCOPE_IMPORT_MAX_BYTES", defaults.import_max_bytes)
             ),
             node_id=env.get("NICHESCOPE_NODE_ID") or defaults.node_id,
+            lease_seconds=max(
+                1.0, _number(env, "NICHESCOPE_LEASE_SECONDS", defaults.lease_seconds)
+            ),
             oidc_issuer=env.get("NICHESCOPE_OIDC_ISSUER") or "",
             oidc_client_id=env.get("NICHESCOPE_OIDC_CLIENT_ID") or "",
             oidc_client_secret=env.get("NICHESCOPE_OIDC_CLIENT_SECRET") or "",
@@ -192,6 +197,10 @@ class Settings:
             market_rate=_number(env, "NICHESCOPE_MARKET_RATE", defaults.market_rate),
             market_burst=max(
                 1, int(_number(env, "NICHESCOPE_MARKET_BURST", defaults.market_burst))
+            ),
+            market_block_seconds=max(
+                0.0,
+                _number(env, "NICHESCOPE_MARKET_BLOCK_SECONDS", defaults.market_block_seconds),
             ),
             stripe_secret_key=env.get("NICHESCOPE_STRIPE_SECRET_KEY") or "",
             stripe_webhook_secret=env.get("NICHESCOPE_STRIPE_WEBHOOK_SECRET") or "",

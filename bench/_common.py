@@ -66,6 +66,16 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, total) CPU seconds of every core since boot (from /proc/stat): the share of the
+    machine busy over an interval is the ratio of the two differences."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal
+    busy = total - fields[3] - fields[4]
+    tick = os.sysconf("SC_CLK_TCK")
+    return busy / tick, total / tick
+
+
 def verdict(ok: bool, missed: str = "MISS") -> str:
     """`PASS`, or `missed` (a target missed is `MISS`; a hard failure can say `FAIL`)."""
     return "PASS" if ok else missed

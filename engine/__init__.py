@@ -2,6 +2,7 @@
 
 from ._engine import Engine, EngineBusy, EngineSettings
 from .analysis import InvalidExport, render_svg
+from .cluster import ClusterSettings, LeaseKeeper
 from .monitors._actor import MonitorPolicy
 from .monitors._commands import ActorStatus, GetStatus, Pause, PollNow, Resume, Stop
 from .monitors._market import CatalogueUrlRefused, Feed, Marketplace
@@ -15,6 +16,7 @@ __all__ = [
     "ActorStatus",
     "Analyser",
     "CatalogueUrlRefused",
+    "ClusterSettings",
     "Engine",
     "EngineBusy",
     "EngineSettings",
@@ -22,6 +24,7 @@ __all__ = [
     "Feed",
     "GetStatus",
     "InvalidExport",
+    "LeaseKeeper",
     "Marketplace",
     "MarketplaceSettings",
     "MonitorPolicy",

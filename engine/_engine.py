@@ -1,21 +1,35 @@
-"""The Engine: owner of every long-lived actor (monitors, later runs) and their nursery.
+"""The Engine: owner of every long-lived actor (monitors, runs) and their nursery.
 
 `async with Engine(store, market) as engine:` opens the nursery and re-spawns every monitor
 that was active (or still bootstrapping) so a restart loses nothing. Leaving the block asks
 each actor to stop after its current step, waits up to `grace_seconds`, then cancels.
+
+In cluster mode (`EngineSettings.cluster`, PostgreSQL) the engine runs only what it holds a
+lease on: its `LeaseKeeper` claims and renews work, and commands for work another node
+holds travel through the database (`store.cluster.send_command`, woken by NOTIFY).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from types import TracebackType
 
 import trio
 
-from store import DatabaseUnavailable, MonitorRecord, Store
+from store import (
+    CommandRecord,
+    DatabaseUnavailable,
+    MonitorRecord,
+    RunRecord,
+    Store,
+    TargetKind,
+)
 
+from .cluster import ClusterSettings, LeaseKeeper
 from .monitors._actor import ActorStatusBoard, MonitorActor, MonitorPolicy
 from .monitors._commands import ActorStatus, Command, Pause, PollNow, Resume, Stop
 from .monitors._market import Marketplace
@@ -41,6 +55,7 @@ class EngineSettings:
     restart_policy: RestartPolicy = field(default_factory=RestartPolicy)
     grace_seconds: float = 10.0
     poll_concurrency: int = 16  # polls in flight at once across every monitor of this node
+    cluster: ClusterSettings | None = None  # None: a single node (SQLite, or tests)
 
 
 @dataclass
@@ -49,6 +64,7 @@ class MonitorHandle:
     send: trio.MemorySendChannel[Command]
     board: ActorStatusBoard
     done: trio.Event
+    lease_token: int | None = None  # the fencing token of this node's claim (cluster mode)
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def ask_to_stop(self) -> None:
@@ -68,14 +84,26 @@ class Engine:
         market: Marketplace,
         settings: EngineSettings | None = None,
         analyser: Analyser = analyse_evidence,
+        *,
+        on_cluster_size: Callable[[int], None] | None = None,
     ) -> None:
+        """`on_cluster_size(n)` is told the number of live nodes after every heartbeat
+        (cluster mode), so that politeness budgets can be split between them."""
         self.store = store
         self.market = market
         self.settings = settings or EngineSettings()
         self._monitors: dict[str, MonitorHandle] = {}
-        self.runs = RunManager(store, market, analyser, lambda: self.nursery)
+        cluster = self.settings.cluster
+        self.runs = RunManager(store, market, analyser, lambda: self.nursery, cluster=cluster)
         self._poll_slots = trio.CapacityLimiter(self.settings.poll_concurrency)
-        self.resumed = trio.Event()  # set once previous work has been re-spawned
+        self.keeper = (
+            None
+            if cluster is None
+            else LeaseKeeper(store, cluster, self, on_cluster_size=on_cluster_size)
+        )
+        # Set once previous work has been re-spawned (cluster mode: once work was claimed).
+        self.resumed = trio.Event() if self.keeper is None else self.keeper.ready
+        self._keeper_scope = trio.CancelScope()
         self._nursery_manager = trio.open_nursery()
         self._nursery: trio.Nursery | None = None
 
@@ -87,8 +115,23 @@ class Engine:
 
     async def __aenter__(self) -> Engine:
         self._nursery = await self._nursery_manager.__aenter__()
-        self.nursery.start_soon(self._resume_previous_work)
+        if self.keeper is None:
+            self.nursery.start_soon(self._resume_previous_work)
+        else:
+            self.nursery.start_soon(self._keep_leases, self.keeper)
         return self
+
+    async def _keep_leases(self, keeper: LeaseKeeper) -> None:
+        """The keeper and its NOTIFY listener, in a scope that shutdown cancels first, so that
+        no claim can slip in while the node is giving its work back."""
+        with self._keeper_scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(keeper.run, self.nursery)
+                nursery.start_soon(self.store.cluster.listen_for_commands, keeper.wake)
+
+    @property
+    def node_id(self) -> str | None:
+        return None if self.settings.cluster is None else self.settings.cluster.node.node_id
 
     async def _resume_previous_work(self) -> None:
         """Re-spawn the monitors and runs a previous process left going.
@@ -118,8 +161,11 @@ class Engine:
         tb: TracebackType | None,
     ) -> bool | None:
         try:
-            with trio.CancelScope(shield=True), trio.move_on_after(self.settings.grace_seconds):
-                await self._stop_all()
+            self._keeper_scope.cancel()
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(self.settings.grace_seconds):
+                    await self._stop_all()
+                await self._leave_cluster()
             self.nursery.cancel_scope.cancel()
             return await self._nursery_manager.__aexit__(exc_type, exc, tb)
         finally:
@@ -131,16 +177,34 @@ class Engine:
         for handle in list(self._monitors.values()):
             await handle.done.wait()
 
+    async def _leave_cluster(self) -> None:
+        """Stop the runs, then give every lease back so other nodes take over at once."""
+        if self.keeper is None:
+            return
+        for handle in list(self._monitors.values()):
+            handle.scope.cancel()  # past the grace period: no write may follow the release
+        await self.runs.stop_all()
+        with trio.move_on_after(5):
+            try:
+                await self.keeper.leave()
+            except DatabaseUnavailable as err:
+                log.warning("could not give leases back (%s); they lapse on their own", err)
+
     # -- monitors ------------------------------------------------------------------------------
 
-    async def spawn_monitor(self, monitor: MonitorRecord) -> MonitorHandle:
-        """Start supervising the actor of a stored monitor (no-op if it runs already)."""
+    async def spawn_monitor(
+        self, monitor: MonitorRecord, lease_token: int | None = None
+    ) -> MonitorHandle:
+        """Start supervising the actor of a stored monitor (no-op if it runs already; a new
+        `lease_token` then replaces the old one)."""
         existing = self._monitors.get(monitor.id)
         if existing is not None and not existing.done.is_set():
+            if lease_token is not None:
+                existing.lease_token = lease_token
             return existing
         send, receive = trio.open_memory_channel[Command](COMMAND_BUFFER)
         board = ActorStatusBoard(monitor.id, monitor.workspace_id, send)
-        handle = MonitorHandle(monitor.id, send, board, trio.Event())
+        handle = MonitorHandle(monitor.id, send, board, trio.Event(), lease_token)
         self._monitors[monitor.id] = handle
         actor = MonitorActor(
             monitor.id,
@@ -150,6 +214,7 @@ class Engine:
             policy=self.settings.monitor_policy,
             status=board,
             poll_slots=self._poll_slots,
+            lease_token=lambda: handle.lease_token,
         )
         self.nursery.start_soon(self._run_supervised, handle, actor, receive)
         return handle
@@ -196,8 +261,35 @@ class Engine:
             page_cap=page_cap,
             source_analysis_id=source_analysis_id,
         )
-        await self.spawn_monitor(monitor)
+        await self._claim_and_spawn(monitor)
         return monitor
+
+    async def _claim_and_spawn(self, monitor: MonitorRecord) -> None:
+        """Run the monitor here; in cluster mode only once this node holds its lease (if
+        another node claimed it first, it runs there)."""
+        if self.settings.cluster is None:
+            await self.spawn_monitor(monitor)
+            return
+        token = await self.store.cluster.claim_one(
+            "monitor", monitor.id, self.settings.cluster.node.node_id, self.lease_seconds
+        )
+        if token is not None:
+            await self.spawn_monitor(monitor, lease_token=token)
+
+    @property
+    def lease_seconds(self) -> float:
+        return 0.0 if self.settings.cluster is None else self.settings.cluster.lease_seconds
+
+    async def _tell_owner(self, kind: TargetKind, target_id: str, command: str) -> bool:
+        """Send `command` to the node holding a live lease on the target, if it is another
+        node; False when no other node holds it (single node: always)."""
+        if self.node_id is None:
+            return False
+        owner = await self.store.cluster.live_owner(kind, target_id)
+        if owner is None or owner == self.node_id:
+            return False
+        await self.store.cluster.send_command(kind, target_id, command)
+        return True
 
     def _send(self, monitor_id: str, command: Command) -> bool:
         handle = self._monitors.get(monitor_id)
@@ -214,18 +306,25 @@ class Engine:
     async def pause(self, monitor: MonitorRecord) -> None:
         """Stop polling until resumed; takes effect now (the actor is woken to notice)."""
         await self.store.monitors.set_status(monitor.id, "paused")
-        self._send(monitor.id, Pause())
+        if not self._send(monitor.id, Pause()):
+            await self._tell_owner("monitor", monitor.id, "pause")
 
     async def resume(self, monitor: MonitorRecord) -> None:
         """Resume polling (also out of `error`); restarts the actor if it is not running."""
         await self.store.monitors.set_status(monitor.id, "active", reset_errors=True)
-        if not self._send(monitor.id, Resume()):
-            refreshed = await self.store.monitors.get(monitor.id, None)
-            if refreshed is not None:
-                await self.spawn_monitor(refreshed)
+        if self._send(monitor.id, Resume()):
+            return
+        if await self._tell_owner("monitor", monitor.id, "resume"):
+            return
+        refreshed = await self.store.monitors.get(monitor.id, None)
+        if refreshed is not None:
+            await self._claim_and_spawn(refreshed)
 
-    def poll_now(self, monitor_id: str) -> bool:
-        return self._send(monitor_id, PollNow())
+    async def poll_now(self, monitor_id: str) -> bool:
+        """Poll at once, on whichever node runs the monitor; False if none runs it."""
+        if self._send(monitor_id, PollNow()):
+            return True
+        return await self._tell_owner("monitor", monitor_id, "poll_now")
 
     async def delete_monitor(self, monitor: MonitorRecord) -> bool:
         """Stop the actor (after its current step, at most the grace period), delete the data."""
@@ -236,10 +335,83 @@ class Engine:
                 await handle.done.wait()
             handle.scope.cancel()
             await handle.done.wait()
+        else:
+            # Another node's actor stops at the command; a poll it is writing meanwhile is
+            # refused by its fence once the row is gone.
+            await self._tell_owner("monitor", monitor.id, "stop")
         return await self.store.monitors.delete(monitor.id, monitor.workspace_id)
 
     def actors(self) -> list[ActorStatus]:
         return [handle.board.snapshot() for handle in self._monitors.values()]
+
+    # -- what the lease keeper sees of this node (cluster mode) --------------------------------
+
+    def monitor_tokens(self) -> dict[str, int]:
+        return {
+            monitor_id: handle.lease_token
+            for monitor_id, handle in self._monitors.items()
+            if handle.lease_token is not None
+        }
+
+    def run_tokens(self) -> dict[str, int]:
+        return self.runs.lease_tokens()
+
+    async def adopt_monitor(self, monitor: MonitorRecord, token: int) -> None:
+        await self.spawn_monitor(monitor, lease_token=token)
+
+    async def adopt_run(self, run: RunRecord, token: int) -> None:
+        await self.runs.adopt(run, token)
+
+    def drop_monitor(self, monitor_id: str) -> None:
+        """Stop at once, mid-poll if need be: the lease is gone, so is the right to write."""
+        handle = self._monitors.pop(monitor_id, None)
+        if handle is not None:
+            handle.scope.cancel()
+
+    def drop_run(self, run_id: str) -> None:
+        self.runs.drop(run_id)
+
+    async def stop_monitors(self, monitor_ids: Sequence[str]) -> None:
+        """Stop these actors after their current step (at most the grace period each)."""
+        handles = [self._monitors[m] for m in monitor_ids if m in self._monitors]
+        for handle in handles:
+            handle.ask_to_stop()
+        with trio.move_on_after(self.settings.grace_seconds):
+            for handle in handles:
+                await handle.done.wait()
+        for handle in handles:
+            handle.scope.cancel()
+            await handle.done.wait()
+
+    def deliver(self, command: CommandRecord) -> None:
+        """A command another node sent for work held here."""
+        if command.target_kind == "run":
+            if command.command == "cancel":
+                self.runs.cancel_here(command.target_id)
+            return
+        handle = self._monitors.get(command.target_id)
+        if handle is None:
+            return
+        match command.command:
+            case "pause":
+                self._send_quietly(command.target_id, Pause())
+            case "resume":
+                self._send_quietly(command.target_id, Resume())
+            case "poll_now":
+                self._send_quietly(command.target_id, PollNow())
+            case "stop":
+                handle.ask_to_stop()
+            case _:
+                log.warning("unknown cluster command %r ignored", command.command)
+
+    def _send_quietly(self, monitor_id: str, command: Command) -> None:
+        try:
+            self._send(monitor_id, command)
+        except EngineBusy:
+            log.warning("monitor %s busy; cluster command %r dropped", monitor_id, command)
+
+    def snapshot_json(self) -> str:
+        return json.dumps([asdict(status) for status in self.actors()], separators=(",", ":"))
 
     def is_running(self, monitor_id: str) -> bool:
         return monitor_id in self._monitors

@@ -22,6 +22,13 @@ class TokenBucket:
         self._stamp = trio.current_time()
         self._lock = trio.Lock()
 
+    def reconfigure(self, rate: float) -> None:
+        """A new configured pace (cluster mode: the origin's budget split across nodes)."""
+        self._refill()
+        slowed = self.rate != self.configured
+        self.configured = rate
+        self.rate = min(self.rate, rate) if slowed and not self.unlimited else rate
+
     def slow_down(self, floor: float = 0.2) -> None:
         """A 429 arrived: halve the pace (an unlimited bucket starts at 10/s) and drop the
         saved burst, so requests released by a Retry-After window trickle out one by one."""

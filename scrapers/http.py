@@ -9,6 +9,7 @@ redirects are followed by hand and only within the same origin.
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -118,6 +119,7 @@ class MarketClient:
         self._origins: dict[str, _Origin] = {}
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._http: httpx.AsyncClient | None = None
+        self._rate_share = 1.0
 
     async def __aenter__(self) -> MarketClient:
         s = self.settings
@@ -151,11 +153,22 @@ class MarketClient:
             s = self.settings
             state = _Origin(
                 breaker=CircuitBreaker(origin, s.breaker_threshold, s.breaker_reset),
-                bucket=TokenBucket(s.rate, s.burst),
+                bucket=TokenBucket(self._shared_rate(), s.burst),
                 limiter=trio.CapacityLimiter(max(1, s.concurrency)),
             )
             self._origins[origin] = state
         return state
+
+    def share_rate(self, nodes: int) -> None:
+        """Cluster mode: `nodes` clients share each origin's budget, so each takes its part
+        (three nodes never poll faster than one). Rates already slowed by a 429 stay slow."""
+        self._rate_share = 1.0 / max(1, nodes)
+        for state in self._origins.values():
+            state.bucket.reconfigure(self._shared_rate())
+
+    def _shared_rate(self) -> float:
+        rate = self.settings.rate
+        return rate if rate <= 0 or math.isinf(rate) else rate * self._rate_share
 
     def origin_status(self, origin: str) -> OriginStatus:
         key = origin.rstrip("/")

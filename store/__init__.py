@@ -13,7 +13,9 @@ from ._billing_records import (
     StripeEventKey,
 )
 from ._billing_store import BillingStore
-from ._errors import AlreadyExists, DatabaseUnavailable, StoreError
+from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
+from ._cluster_store import ClusterStore
+from ._errors import AlreadyExists, DatabaseUnavailable, LeaseLost, StoreError
 from ._migrate import alembic_config
 from ._monitor_records import (
     LISTING_STATES,
@@ -55,10 +57,13 @@ __all__ = [
     "BillingStore",
     "CheckoutSessionRecord",
     "Clock",
+    "ClusterStore",
+    "CommandRecord",
     "ConfirmedState",
     "Credentials",
     "DatabaseUnavailable",
     "Entitlement",
+    "LeaseLost",
     "ListingEventRecord",
     "ListingPage",
     "ListingRecord",
@@ -66,6 +71,8 @@ __all__ = [
     "MonitorRecord",
     "MonitorStatus",
     "MonitorStore",
+    "NodeInfo",
+    "NodeRecord",
     "ObservedListing",
     "PlanRecord",
     "PollOutcome",
@@ -78,6 +85,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StripeEventKey",
+    "TargetKind",
     "TokenOwner",
     "UserRecord",
     "alembic_config",

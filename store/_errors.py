@@ -18,3 +18,14 @@ class DatabaseUnavailable(StoreError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"database unavailable: {reason}")
         self.reason = reason
+
+
+class LeaseLost(StoreError):
+    """This node no longer holds the lease on a monitor or run (another node claimed it, or
+    it was deleted): its write is refused, so a paused or partitioned node cannot write
+    stale results."""
+
+    def __init__(self, kind: str, target_id: str) -> None:
+        super().__init__(f"lease on {kind} {target_id} lost")
+        self.kind = kind
+        self.target_id = target_id

@@ -46,6 +46,11 @@ class Monitor(Base):
     reserved_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     sold_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     deleted_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Cluster mode: the node holding this row's lease, its fencing token (bumped at every
+    # claim; a write carrying an older token is refused) and when the lease lapses.
+    lease_owner: Mapped[str | None] = mapped_column(String(200), index=True)
+    lease_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
 
 class Listing(Base):

@@ -82,8 +82,13 @@ class MonitorStore:
     async def known_live_listings(self, monitor_id: str) -> set[int]:
         return await self._store.unit(lambda db: repo.known_live_listings(db, monitor_id))
 
-    async def record_poll(self, monitor_id: str, outcome: PollOutcome) -> PollRecord:
-        return await self._store.unit(lambda db: repo.record_poll(db, monitor_id, outcome))
+    async def record_poll(
+        self, monitor_id: str, outcome: PollOutcome, *, lease_token: int | None = None
+    ) -> PollRecord:
+        """Write one poll; with `lease_token`, only while this node's lease holds."""
+        return await self._store.unit(
+            lambda db: repo.record_poll(db, monitor_id, outcome, lease_token)
+        )
 
     async def record_poll_error(
         self,
@@ -94,6 +99,7 @@ class MonitorStore:
         error: str,
         next_poll_at: datetime,
         max_consecutive: int,
+        lease_token: int | None = None,
     ) -> MonitorRecord | None:
         finished_at = self._store.clock()
         return await self._store.unit(
@@ -106,6 +112,7 @@ class MonitorStore:
                 error=error,
                 next_poll_at=next_poll_at,
                 max_consecutive=max_consecutive,
+                lease_token=lease_token,
             )
         )
 

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ._fence import fence
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
     LISTING_STATES,
@@ -113,8 +114,12 @@ async def set_status(
 
 async def delete_monitor(db: AsyncSession, monitor_id: str, workspace_id: str) -> bool:
     # Children first: SQLite only cascades when foreign keys are on, and we do not rely on it.
+    # Locked first: a poll being written meanwhile (cluster mode: on another node) either
+    # commits before this delete or finds the row gone at its fence.
     owned = await db.scalar(
-        select(Monitor.id).where(Monitor.id == monitor_id, Monitor.workspace_id == workspace_id)
+        select(Monitor.id)
+        .where(Monitor.id == monitor_id, Monitor.workspace_id == workspace_id)
+        .with_for_update()
     )
     if owned is None:
         return False
@@ -153,13 +158,19 @@ def _event(
     )
 
 
-async def record_poll(db: AsyncSession, monitor_id: str, outcome: PollOutcome) -> PollRecord:
+async def record_poll(
+    db: AsyncSession, monitor_id: str, outcome: PollOutcome, lease_token: int | None = None
+) -> PollRecord:
     """Apply one poll's observations against the stored state, all or nothing.
 
     Idempotent: a poll id already recorded is not applied again (a replay after a crash
     between commit and acknowledgement), and changes are computed against what the database
-    holds now, so the same observation applied twice yields no second event.
+    holds now, so the same observation applied twice yields no second event. With a
+    `lease_token` (cluster mode) nothing is written unless the lease is still this poll's:
+    `LeaseLost` otherwise.
     """
+    if lease_token is not None:
+        await fence(db, "monitor", monitor_id, lease_token)
     already = await db.get(Poll, outcome.poll_id)
     if already is not None:
         return poll_record(already)
@@ -316,8 +327,12 @@ async def record_poll_error(
     error: str,
     next_poll_at: datetime,
     max_consecutive: int,
+    lease_token: int | None = None,
 ) -> MonitorRecord | None:
-    """Count a failed poll; after `max_consecutive` in a row the monitor goes to `error`."""
+    """Count a failed poll; after `max_consecutive` in a row the monitor goes to `error`.
+    Fenced like `record_poll`."""
+    if lease_token is not None:
+        await fence(db, "monitor", monitor_id, lease_token)
     monitor = await db.get(Monitor, monitor_id)
     if monitor is None:
         return None

@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from . import _runs as repo
+from ._fence import fence
 from ._run_records import AnalysisRecord, AnalysisSource, RunRecord, RunSource, RunState
 
 if TYPE_CHECKING:
@@ -66,11 +69,19 @@ class RunStore:
             lambda db: repo.update_run(db, run_id, progress=progress, items=items)
         )
 
-    async def finish(self, run_id: str, state: RunState, **values: Any) -> bool:
+    async def finish(
+        self, run_id: str, state: RunState, *, lease_token: int | None = None, **values: Any
+    ) -> bool:
+        """Move the run to a final state (first writer wins); with `lease_token`, only while
+        this node's lease holds (`LeaseLost` otherwise)."""
         now = self._store.clock()
-        return await self._store.unit(
-            lambda db: repo.finish_run(db, run_id, state, at=now, **values)
-        )
+
+        async def work(db: AsyncSession) -> bool:
+            if lease_token is not None:
+                await fence(db, "run", run_id, lease_token)
+            return await repo.finish_run(db, run_id, state, at=now, **values)
+
+        return await self._store.unit(work)
 
     async def unfinished(self) -> list[RunRecord]:
         return await self._store.unit(repo.unfinished_runs)
@@ -94,10 +105,14 @@ class RunStore:
         source: AnalysisSource,
         source_url: str | None,
         result_json: str,
+        lease_token: int | None = None,
     ) -> AnalysisRecord:
         now = self._store.clock()
-        return await self._store.unit(
-            lambda db: repo.add_analysis(
+
+        async def work(db: AsyncSession) -> AnalysisRecord:
+            if lease_token is not None and run_id is not None:
+                await fence(db, "run", run_id, lease_token)
+            return await repo.add_analysis(
                 db,
                 id=analysis_id,
                 workspace_id=workspace_id,
@@ -107,7 +122,8 @@ class RunStore:
                 created_at=now,
                 result=result_json,
             )
-        )
+
+        return await self._store.unit(work)
 
     async def analysis(self, analysis_id: str, workspace_id: str | None) -> AnalysisRecord | None:
         return await self._store.unit(lambda db: repo.get_analysis(db, analysis_id, workspace_id))

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import trio
 import trio_asyncio
 from sqlalchemy import event, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import (
 
 from . import _accounts as accounts
 from ._billing_store import BillingStore
+from ._cluster_store import ClusterStore
 from ._errors import DatabaseUnavailable
 from ._migrate import upgrade
 from ._monitor_store import MonitorStore
@@ -36,6 +37,16 @@ from ._run_store import RunStore
 
 T = TypeVar("T")
 Clock = Callable[[], datetime]
+
+
+# SQLSTATEs of a server that cannot serve: connection exceptions (08...), too many
+# connections (53300), shutdown or crash in progress (57P01-57P03).
+_OUTAGE_STATES = ("08", "53300", "57P0")
+
+
+def _is_outage(err: DBAPIError) -> bool:
+    state = getattr(err.orig, "sqlstate", None) or getattr(err.orig, "pgcode", None)
+    return isinstance(state, str) and state.startswith(_OUTAGE_STATES)
 
 
 def utc_now() -> datetime:
@@ -57,6 +68,11 @@ class Store:
         self.monitors = MonitorStore(self)
         self.runs = RunStore(self)
         self.billing = BillingStore(self)
+        self.cluster = ClusterStore(self)
+
+    @property
+    def url(self) -> URL:
+        return self._engine.url
 
     @property
     def dialect(self) -> str:
@@ -74,9 +90,10 @@ class Store:
         except (OperationalError, OSError, PoolTimeout) as err:
             raise DatabaseUnavailable(type(err).__name__) from err
         except DBAPIError as err:
-            # A dropped connection surfaces as a plain DBAPIError flagged `connection_invalidated`;
-            # anything else (a constraint, a bad query) is a bug or a conflict, not an outage.
-            if err.connection_invalidated:
+            # A dropped connection surfaces as a plain DBAPIError flagged `connection_invalidated`,
+            # a server refusing connections or shutting down by its SQLSTATE; anything else (a
+            # constraint, a bad query) is a bug or a conflict, not an outage.
+            if err.connection_invalidated or _is_outage(err):
                 raise DatabaseUnavailable(type(err.orig).__name__) from err
             raise
 

@@ -1,9 +1,10 @@
 """A monitor actor: owns one monitor's command channel and schedule, polls politely.
 
-It runs until `Stop` or cancellation. Poll failures are recorded on the monitor and backed
-off (they never end the actor); after `max_consecutive_errors` the monitor goes to `error`
-and waits for `Resume`. Anything else that goes wrong (a database outage, a bug) escapes to
-the supervisor, which restarts the actor.
+It runs until `Stop`, cancellation, or (cluster mode) a write refused because another node
+claimed the monitor (`LeaseLost`: the actor ends, it is not restarted). Poll failures are
+recorded on the monitor and backed off (they never end the actor); after
+`max_consecutive_errors` the monitor goes to `error` and waits for `Resume`. Anything else
+that goes wrong (a database outage, a bug) escapes to the supervisor, which restarts it.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import logging
 import math
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import trio
 
-from store import MonitorRecord, Store
+from store import LeaseLost, MonitorRecord, Store
 
 from ._commands import ActorStatus, Command, GetStatus, Pause, PollNow, Resume, Stop
 from ._market import Marketplace
@@ -54,6 +56,7 @@ class MonitorActor:
         policy: MonitorPolicy,
         status: ActorStatusBoard,
         poll_slots: trio.CapacityLimiter,
+        lease_token: Callable[[], int | None] = lambda: None,
     ) -> None:
         self.monitor_id = monitor_id
         self._store = store
@@ -62,9 +65,17 @@ class MonitorActor:
         self._policy = policy
         self._board = status
         self._poll_slots = poll_slots
+        self._lease_token = lease_token
         self._next_poll = 0.0  # trio time; 0 means "now"
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            await self._run(task_status)
+        except LeaseLost as err:
+            log.info("monitor %s: %s; this node stops running it", self.monitor_id, err)
+            raise MonitorStopped(self.monitor_id) from err
+
+    async def _run(self, task_status: trio.TaskStatus[None]) -> None:
         monitor = await self._load()
         self._schedule_from(monitor)
         task_status.started()
@@ -130,7 +141,15 @@ class MonitorActor:
         started = self._store.clock()
         try:
             with trio.fail_after(self._policy.poll_timeout_seconds):
-                record = await poll_once(self._store, self._market, monitor, now=started)
+                record = await poll_once(
+                    self._store,
+                    self._market,
+                    monitor,
+                    now=started,
+                    lease_token=self._lease_token(),
+                )
+        except LeaseLost:
+            raise
         except Exception as err:
             if isinstance(err, trio.TooSlowError):
                 reason = f"poll timed out after {self._policy.poll_timeout_seconds:.0f} s"
@@ -148,6 +167,7 @@ class MonitorActor:
                 error=reason,
                 next_poll_at=self._store.clock() + timedelta(seconds=delay),
                 max_consecutive=self._policy.max_consecutive_errors,
+                lease_token=self._lease_token(),
             )
             log.info(
                 "monitor %s poll failed (%s); next try in %.0f s", self.monitor_id, reason, delay

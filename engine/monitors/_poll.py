@@ -42,12 +42,18 @@ async def confirm_states(
 
 
 async def poll_once(
-    store: Store, market: Marketplace, monitor: MonitorRecord, *, now: datetime
+    store: Store,
+    market: Marketplace,
+    monitor: MonitorRecord,
+    *,
+    now: datetime,
+    lease_token: int | None = None,
 ) -> PollRecord:
     """Poll `monitor` once and record the outcome in one transaction.
 
     Raises whatever the marketplace raises when the feed cannot be read (nothing is written
-    then); the caller records the error and backs off.
+    then); the caller records the error and backs off. With a `lease_token` (cluster mode),
+    `LeaseLost` when another node has claimed the monitor meanwhile (nothing written).
     """
     started = trio.current_time()
     feed = await market.fetch_feed(monitor.url, monitor.page_cap)
@@ -64,4 +70,4 @@ async def poll_once(
         confirmed=confirmed,
         next_poll_at=now + elapsed + timedelta(seconds=monitor.interval_seconds),
     )
-    return await store.monitors.record_poll(monitor.id, outcome)
+    return await store.monitors.record_poll(monitor.id, outcome, lease_token=lease_token)

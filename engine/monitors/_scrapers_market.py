@@ -18,7 +18,7 @@ from scrapers import (
 )
 from store import ListingState, ObservedListing
 
-from ._market import CatalogueUrlRefused, Feed, Marketplace
+from ._market import CatalogueUrlRefused, Feed
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class MarketplaceSettings:
     rate: float = 1.0  # requests per second per origin, shared by every monitor
     burst: int = 3
     concurrency: int = 2
+    block_cool_down: float = 120.0  # seconds without requests to an origin after a 403
 
 
 def observed(listing: Listing) -> ObservedListing:
@@ -52,6 +53,10 @@ class ScrapersMarketplace:
     def __init__(self, adapter: MarketplaceAdapter) -> None:
         self._adapter = adapter
 
+    def share_politeness(self, nodes: int) -> None:
+        """Cluster mode: split each origin's request budget between `nodes` live nodes."""
+        self._adapter.client.share_rate(nodes)
+
     async def check_url(self, url: str) -> str:
         try:
             query = await self._adapter.query_for(url)
@@ -75,7 +80,7 @@ class ScrapersMarketplace:
 
 
 @asynccontextmanager
-async def open_marketplace(settings: MarketplaceSettings) -> AsyncIterator[Marketplace]:
+async def open_marketplace(settings: MarketplaceSettings) -> AsyncIterator[ScrapersMarketplace]:
     """One shared client for every monitor and run, so per-origin politeness holds across
     them. Its sockets are closed on exit, even on error."""
     client_settings = ClientSettings(
@@ -83,6 +88,7 @@ async def open_marketplace(settings: MarketplaceSettings) -> AsyncIterator[Marke
         rate=settings.rate,
         burst=settings.burst,
         concurrency=settings.concurrency,
+        block_cool_down=settings.block_cool_down,
     )
     async with MarketClient(client_settings) as client:
         yield ScrapersMarketplace(MarketplaceAdapter(client))

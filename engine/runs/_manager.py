@@ -1,7 +1,13 @@
-"""The runs of one engine: each run a task with its own cancel scope, in the engine's nursery."""
+"""The runs of one engine: each run a task with its own cancel scope, in the engine's nursery.
+
+In cluster mode a run belongs to the node holding its lease: the node that created it, or
+the one that took it over after its node died (the run then starts again from the top).
+A cancel for a run held elsewhere is sent to that node through the database.
+"""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,8 +16,13 @@ import trio
 
 from store import FINISHED_RUN_STATES, RunRecord, RunSource, Store
 
+from ..cluster import ClusterSettings
 from ..monitors._market import Marketplace
 from ._task import Analyser, execute_run
+
+log = logging.getLogger(__name__)
+
+CANCEL_WAIT_SECONDS = 5.0
 
 
 class RunNotCancellable(Exception):
@@ -32,6 +43,7 @@ class RunHandle:
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     done: trio.Event = field(default_factory=trio.Event)
     cancelled_by_user: bool = False
+    lease_token: int | None = None
 
 
 def new_analysis_id() -> str:
@@ -45,8 +57,11 @@ class RunManager:
         market: Marketplace,
         analyser: Analyser,
         nursery: Callable[[], trio.Nursery],
+        *,
+        cluster: ClusterSettings | None = None,
     ) -> None:
         self._store = store
+        self._cluster = cluster
         self._market = market
         self._analyser = analyser
         self._nursery = nursery
@@ -60,8 +75,49 @@ class RunManager:
             self._spawn(run)
         return len(unfinished)
 
-    def _spawn(self, run: RunRecord) -> RunHandle:
-        handle = RunHandle(run.id)
+    async def adopt(self, run: RunRecord, token: int) -> None:
+        """Cluster mode: this node now holds the lease of a run another node left unfinished."""
+        existing = self._running.get(run.id)
+        if existing is not None:
+            existing.lease_token = token
+            return
+        assert self._cluster is not None
+        await self._store.runs.log(
+            run.id, f"taken over by node {self._cluster.node.node_id}; starting again"
+        )
+        self._spawn(run, token)
+
+    def lease_tokens(self) -> dict[str, int]:
+        return {
+            run_id: handle.lease_token
+            for run_id, handle in self._running.items()
+            if handle.lease_token is not None
+        }
+
+    def drop(self, run_id: str) -> None:
+        """The lease is gone: stop the run here at once (its owner now runs it)."""
+        handle = self._running.pop(run_id, None)
+        if handle is not None:
+            handle.scope.cancel()
+
+    def cancel_here(self, run_id: str) -> None:
+        """A user's cancel, sent by another node, for a run held here."""
+        handle = self._running.get(run_id)
+        if handle is not None:
+            handle.cancelled_by_user = True
+            handle.scope.cancel()
+
+    async def stop_all(self) -> None:
+        """Shutdown: stop every run here (each stays `running`, to be started again)."""
+        handles = list(self._running.values())
+        for handle in handles:
+            handle.scope.cancel()
+        with trio.move_on_after(CANCEL_WAIT_SECONDS):
+            for handle in handles:
+                await handle.done.wait()
+
+    def _spawn(self, run: RunRecord, lease_token: int | None = None) -> RunHandle:
+        handle = RunHandle(run.id, lease_token=lease_token)
         self._running[run.id] = handle
         self._nursery().start_soon(self._run, handle, run)
         return handle
@@ -76,10 +132,12 @@ class RunManager:
                     self._analyser,
                     new_analysis_id=new_analysis_id,
                     cancelled_by_user=lambda: handle.cancelled_by_user,
+                    lease_token=handle.lease_token,
                 )
         finally:
             handle.done.set()
-            self._running.pop(run.id, None)
+            if self._running.get(run.id) is handle:
+                del self._running[run.id]
 
     async def start(
         self,
@@ -103,7 +161,14 @@ class RunManager:
             max_items=max_items,
             replay_of=replay_of,
         )
-        self._spawn(run)
+        if self._cluster is None:
+            self._spawn(run)
+            return run
+        token = await self._store.cluster.claim_one(
+            "run", run.id, self._cluster.node.node_id, self._cluster.lease_seconds
+        )
+        if token is not None:  # else a node claimed it first (it was free): it runs there
+            self._spawn(run, token)
         return run
 
     async def cancel(self, run: RunRecord) -> RunRecord:
@@ -114,13 +179,38 @@ class RunManager:
         if handle is not None:
             handle.cancelled_by_user = True
             handle.scope.cancel()
-            with trio.move_on_after(5):
+            with trio.move_on_after(CANCEL_WAIT_SECONDS):
                 await handle.done.wait()
-        else:
+        elif self._cluster is None:
             await self._store.runs.finish(run.id, "cancelled")
+        else:
+            await self._cancel_in_cluster(run)
         refreshed = await self._store.runs.get(run.id, run.workspace_id)
         assert refreshed is not None
         return refreshed
+
+    async def _cancel_in_cluster(self, run: RunRecord) -> None:
+        """Tell the node running it, and wait for it to end; a run no live node holds is
+        claimed here for just long enough to mark it cancelled."""
+        assert self._cluster is not None
+        node_id = self._cluster.node.node_id
+        owner = await self._store.cluster.live_owner("run", run.id)
+        if owner is None or owner == node_id:
+            token = await self._store.cluster.claim_one(
+                "run", run.id, node_id, self._cluster.lease_seconds
+            )
+            if token is not None:
+                await self._store.runs.log(run.id, "cancelled")
+                await self._store.runs.finish(run.id, "cancelled", lease_token=token)
+                return
+        await self._store.cluster.send_command("run", run.id, "cancel")
+        with trio.move_on_after(CANCEL_WAIT_SECONDS):
+            while True:
+                current = await self._store.runs.get(run.id, run.workspace_id)
+                if current is None or current.state in FINISHED_RUN_STATES:
+                    return
+                await trio.sleep(0.1)
+        log.warning("run %s: its node did not confirm the cancel in time", run.id)
 
     async def delete(self, run: RunRecord) -> bool:
         if run.state not in FINISHED_RUN_STATES:

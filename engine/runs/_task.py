@@ -15,7 +15,7 @@ from typing import Any
 
 import trio
 
-from store import ListingEventRecord, ListingRecord, RunRecord, Store
+from store import LeaseLost, ListingEventRecord, ListingRecord, RunRecord, RunState, Store
 
 from ..monitors._market import Marketplace
 
@@ -90,50 +90,81 @@ async def execute_run(
     *,
     new_analysis_id: Callable[[], str],
     cancelled_by_user: Callable[[], bool],
+    lease_token: int | None = None,
 ) -> None:
     """Run `run` to a final state.
 
     A user's cancel marks it `cancelled` (shielded) and re-raises; a shutdown leaves it
-    `running` so that the next start of the service runs it again.
+    `running` so that the next start of the service (or another node) runs it again. With a
+    `lease_token` (cluster mode) its results are written only while this node holds the run's
+    lease; once another node has taken it over, it ends here without writing anything more.
     """
     try:
-        await store.runs.mark_running(run.id)
-        if run.source == "monitor":
-            await store.runs.log(run.id, f"reading the history of monitor {run.monitor_id}")
-            evidence = await gather_monitor_history(store, run)
-        else:
-            await store.runs.log(run.id, f"scraping up to {run.max_items} listings of {run.url}")
-            evidence = await gather_scrape(store, market, run)
-        await store.runs.log(
-            run.id, f"{len(evidence.listings)} listings, {len(evidence.events)} events: analysing"
-        )
-        await store.runs.progress(run.id, 0.5, len(evidence.listings))
-        # CPU-bound: off the Trio thread so the API stays responsive. Cancelling abandons the
-        # thread's result (the thread finishes in the background) and the run ends cancelled.
-        result = await trio.to_thread.run_sync(analyser, evidence, abandon_on_cancel=True)
-        analysis = await store.runs.add_analysis(
-            analysis_id=new_analysis_id(),
-            workspace_id=run.workspace_id,
-            run_id=run.id,
-            source="monitor" if evidence.source == "monitor" else "scrape",
-            source_url=run.url,
-            result_json=json.dumps(result),
-        )
-        await store.runs.log(run.id, f"done: analysis {analysis.id}")
-        await store.runs.finish(
-            run.id, "succeeded", analysis_id=analysis.id, progress=1.0, items=len(evidence.listings)
-        )
+        await _execute(store, market, run, analyser, new_analysis_id, lease_token)
+    except LeaseLost:
+        log.info("run %s was taken over by another node; stopping here", run.id)
     except trio.Cancelled:
         with trio.CancelScope(shield=True):
             if cancelled_by_user():
                 await store.runs.log(run.id, "cancelled")
-                await store.runs.finish(run.id, "cancelled")
+                await _finish_unless_taken(store, run.id, "cancelled", lease_token)
             else:
-                await store.runs.log(run.id, "interrupted by a shutdown; resumes at next start")
+                await store.runs.log(run.id, "interrupted (shutdown or taken over); runs again")
         raise
     except Exception as err:
         reason = str(err) if isinstance(err, RunFailed) else f"{type(err).__name__}: {err}"
         log.info("run %s failed: %s", run.id, reason)
         with trio.CancelScope(shield=True):
             await store.runs.log(run.id, f"failed: {reason}")
-            await store.runs.finish(run.id, "failed", error=reason[:1000])
+            await _finish_unless_taken(store, run.id, "failed", lease_token, error=reason[:1000])
+
+
+async def _finish_unless_taken(
+    store: Store, run_id: str, state: RunState, lease_token: int | None, **values: Any
+) -> None:
+    try:
+        await store.runs.finish(run_id, state, lease_token=lease_token, **values)
+    except LeaseLost:
+        log.info("run %s was taken over by another node; its state is theirs", run_id)
+
+
+async def _execute(
+    store: Store,
+    market: Marketplace,
+    run: RunRecord,
+    analyser: Analyser,
+    new_analysis_id: Callable[[], str],
+    lease_token: int | None,
+) -> None:
+    await store.runs.mark_running(run.id)
+    if run.source == "monitor":
+        await store.runs.log(run.id, f"reading the history of monitor {run.monitor_id}")
+        evidence = await gather_monitor_history(store, run)
+    else:
+        await store.runs.log(run.id, f"scraping up to {run.max_items} listings of {run.url}")
+        evidence = await gather_scrape(store, market, run)
+    await store.runs.log(
+        run.id, f"{len(evidence.listings)} listings, {len(evidence.events)} events: analysing"
+    )
+    await store.runs.progress(run.id, 0.5, len(evidence.listings))
+    # CPU-bound: off the Trio thread so the API stays responsive. Cancelling abandons the
+    # thread's result (the thread finishes in the background) and the run ends cancelled.
+    result = await trio.to_thread.run_sync(analyser, evidence, abandon_on_cancel=True)
+    analysis = await store.runs.add_analysis(
+        analysis_id=new_analysis_id(),
+        workspace_id=run.workspace_id,
+        run_id=run.id,
+        source="monitor" if evidence.source == "monitor" else "scrape",
+        source_url=run.url,
+        result_json=json.dumps(result),
+        lease_token=lease_token,
+    )
+    await store.runs.log(run.id, f"done: analysis {analysis.id}")
+    await store.runs.finish(
+        run.id,
+        "succeeded",
+        lease_token=lease_token,
+        analysis_id=analysis.id,
+        progress=1.0,
+        items=len(evidence.listings),
+    )

@@ -121,7 +121,8 @@ class SimulatorApp:
         path = scope["path"]
         entry: dict[str, Any] = {
             "t": arrived, "sim_time": self.sim_now(), "client": client,
-            "method": scope["method"], "path": path, "status": None,
+            "method": scope["method"], "path": path,
+            "query": scope.get("query_string", b"").decode("latin-1"), "status": None,
             "early": self._is_early(client, arrived),
         }  # fmt: skip
         if not path.startswith("/__sim__/"):

@@ -207,6 +207,18 @@ async def test_operators_see_actors_and_others_do_not(
         assert actor["kind"] == "monitor" and actor["restarts"] == 0
         assert actor["state"] in {"idle", "polling"}
         assert actor["queue_depth"] == 0
+        assert actor["node_id"] == service.settings.node_id
+        clustered = service.settings.database_url.startswith("postgresql")
+        # PostgreSQL runs in cluster mode: the monitor is leased to this node.
+        assert (actor["lease_expires_at"] is not None) == clustered
+
+        assert_envelope(await user.get("/api/ops/nodes"), 403, "forbidden")
+        nodes = (await ops.get("/api/ops/nodes")).json()
+        assert nodes["cluster"] is clustered
+        [this] = [n for n in nodes["nodes"] if n["this_node"]]
+        assert this["node_id"] == service.settings.node_id and this["alive"] is True
+        if not clustered:
+            assert this["monitors"] >= 1  # counted live; a cluster node counts at heartbeats
         async with ops.stream("GET", "/api/ops/actors/stream") as stream:
             assert stream.headers["content-type"].startswith("text/event-stream")
             async for line in stream.aiter_lines():

@@ -67,7 +67,7 @@ async def test_monitor_bootstraps_then_tracks_transitions(store: Store) -> None:
         market.states[2] = "reserved"
         market.states[3] = "deleted"
         market.list(6)
-        assert engine.poll_now(monitor.id)
+        assert await engine.poll_now(monitor.id)
 
         async def settled() -> bool:
             return await store.monitors.state_counts(monitor.id) == {
@@ -97,7 +97,7 @@ async def test_listing_out_of_the_feed_window_is_not_a_sale(store: Store) -> Non
 
         await _until(active)
         market.list(3)  # pushes item 1 out of the two-item feed window; it is still for sale
-        engine.poll_now(monitor.id)
+        await engine.poll_now(monitor.id)
 
         async def asked() -> bool:
             return (
@@ -165,7 +165,7 @@ async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None
         with trio.fail_after(5):
             await engine.resumed.wait()
         assert engine.is_running(monitor.id)  # re-spawned from the database
-        engine.poll_now(monitor.id)
+        await engine.poll_now(monitor.id)
 
         async def sold() -> bool:
             return (await store.monitors.state_counts(monitor.id))["sold"] == 1

@@ -362,6 +362,9 @@ async def test_kill_9_mid_poll_under_faults_loses_and_duplicates_nothing(
     env = {
         **os.environ,
         "NICHESCOPE_SECRET_KEY": secrets.token_urlsafe(32),  # sessions survive the kills
+        # A stable node id, as a deployment gives each node: the restarted node takes its
+        # leases back at once instead of waiting for the dead incarnation's to lapse.
+        "NICHESCOPE_NODE_ID": "kill-test-node",
         "NICHESCOPE_MARKET_ORIGINS": origin,
         "NICHESCOPE_MARKET_RATE": "0",
         "NICHESCOPE_MIN_POLL_SECONDS": "1",

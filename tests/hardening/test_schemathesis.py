@@ -16,12 +16,13 @@ import os
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
 
 from api.settings import Settings
 from scrapers.simulator import SimulatorConfig, serve_simulator
-from tests.api.helpers import create_token, signed_in
+from tests.api.helpers import create_token, signed_in, wait_finished_run
 from tests.billing.conftest import billing_settings
 from tests.billing.conftest import fake_stripe as fake_stripe  # a fixture, used by name
 from tests.billing.fake_stripe import FakeStripe
@@ -105,6 +106,7 @@ async def test_schemathesis_finds_nothing(
         async with service.client() as client:
             await signed_in(client)
             tokens[name] = await create_token(client, ["read", "write"], label=name)
+            await _seed(client, origin)
     auth = tmp_path / "auth.json"
     auth.write_text(json.dumps(_wfc_auth(tokens)))
     (tmp_path / "schemathesis.toml").write_text(CONFIG.format(auth=auth))
@@ -141,6 +143,23 @@ async def test_schemathesis_finds_nothing(
     assert errors == 0 or (errors == runtime and TOOL_BUG in output), output[-8_000:]
     cases = _generated_cases(result)
     assert cases >= MIN_CASES, f"only {cases} cases generated"
+
+
+async def _seed(client: httpx.AsyncClient, origin: str) -> None:
+    """One monitor and one finished run (with its analysis) in the user's workspace.
+
+    The list operations then name real ids, which the stateful phase follows along the
+    document's links (monitor -> its runs -> their analyses -> a monitor of the analysis ...):
+    a generated catalogue URL is refused (the allowlist is no rule a schema states), so the
+    fuzzer could never create the first monitor or run itself.
+    """
+    url = f"{origin}/catalog?order=newest_first"
+    started = await client.post("/api/monitoring/start", json={"url": url, "label": "seed"})
+    assert started.status_code == 202, started.text
+    created = await client.post("/api/runs", json={"url": url, "max_items": 100})
+    assert created.status_code == 201, created.text
+    run = await wait_finished_run(client, created.json()["id"])
+    assert run["state"] == "succeeded", run
 
 
 def _generated_cases(report: dict[str, object]) -> int:

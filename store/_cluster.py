@@ -1,0 +1,312 @@
+"""Cluster repository: leases on monitors and runs, node heartbeats, commands between nodes.
+
+PostgreSQL only (SQLite mode is single-node). Every time is the database's `now()`, so the
+nodes' own clocks never have to agree. Work is claimed with `FOR UPDATE SKIP LOCKED`: two
+nodes claiming at once never wait on, nor take, the same row. Each claim bumps the row's
+fencing token; a write carrying an older token is refused (`LeaseLost`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import timedelta
+from typing import Any, cast
+
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._cluster_models import ClusterCommand, Node
+from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
+from ._fence import Leased, leased_model
+from ._monitor_models import Monitor
+from ._monitor_records import MonitorRecord
+from ._monitors import monitor_record
+from ._run_models import Run
+from ._run_records import RunRecord
+from ._runs import run_record
+
+NOTIFY_CHANNEL = "nichescope_commands"
+FORGET_NODES_AFTER = timedelta(days=1)
+FORGET_COMMANDS_AFTER = timedelta(minutes=10)
+
+MONITOR_WANTS_ACTOR = or_(
+    Monitor.status == "active",
+    and_(Monitor.status == "paused", Monitor.bootstrapped_at.is_(None)),
+)
+RUN_UNFINISHED = Run.state.in_(("queued", "running"))
+
+
+def _model(kind: TargetKind) -> Leased:
+    return leased_model(kind)
+
+
+def _free(model: Leased, node_id: str, held: Collection[str]) -> Any:
+    """Unowned, lapsed, or left to this node id by an earlier incarnation (not held now)."""
+    lapsed = or_(model.lease_owner.is_(None), model.lease_expires_at < func.now())
+    if not held:
+        return or_(lapsed, model.lease_owner == node_id)
+    return and_(or_(lapsed, model.lease_owner == node_id), model.id.not_in(list(held)))
+
+
+def _lease_values(model: Leased, node_id: str, lease_seconds: float) -> dict[str, Any]:
+    return {
+        "lease_owner": node_id,
+        "lease_token": model.lease_token + 1,
+        "lease_expires_at": func.now() + timedelta(seconds=lease_seconds),
+    }
+
+
+async def claim_monitors(
+    db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+) -> list[tuple[MonitorRecord, int]]:
+    """Up to `limit` monitors that want an actor and have no live owner, leased to `node_id`."""
+    if limit <= 0:
+        return []
+    ids = list(
+        await db.scalars(
+            select(Monitor.id)
+            .where(MONITOR_WANTS_ACTOR, _free(Monitor, node_id, held))
+            .order_by(Monitor.lease_expires_at.nulls_first(), Monitor.created_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    if not ids:
+        return []
+    rows = await db.scalars(
+        update(Monitor)
+        .where(Monitor.id.in_(ids))
+        .values(_lease_values(Monitor, node_id, lease_seconds))
+        .returning(Monitor)
+    )
+    return [(monitor_record(row), row.lease_token) for row in rows]
+
+
+async def claim_runs(
+    db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+) -> list[tuple[RunRecord, int]]:
+    """Up to `limit` unfinished runs with no live owner, leased to `node_id`."""
+    if limit <= 0:
+        return []
+    ids = list(
+        await db.scalars(
+            select(Run.id)
+            .where(RUN_UNFINISHED, _free(Run, node_id, held))
+            .order_by(Run.created_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    if not ids:
+        return []
+    rows = await db.scalars(
+        update(Run)
+        .where(Run.id.in_(ids))
+        .values(_lease_values(Run, node_id, lease_seconds))
+        .returning(Run)
+    )
+    return [(run_record(row), row.lease_token) for row in rows]
+
+
+async def claim_one(
+    db: AsyncSession, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float
+) -> int | None:
+    """Lease one monitor or run to `node_id` unless another node holds a live lease on it;
+    the new fencing token, or None (held elsewhere, or gone)."""
+    model = _model(kind)
+    locked = await db.scalar(
+        select(model.id)
+        .where(
+            model.id == target_id,
+            or_(
+                model.lease_owner.is_(None),
+                model.lease_owner == node_id,
+                model.lease_expires_at < func.now(),
+            ),
+        )
+        .with_for_update()
+    )
+    if locked is None:
+        return None
+    token = await db.scalar(
+        update(model)
+        .where(model.id == target_id)
+        .values(_lease_values(model, node_id, lease_seconds))
+        .returning(model.lease_token)
+    )
+    return None if token is None else int(token)
+
+
+async def live_owner(db: AsyncSession, kind: TargetKind, target_id: str) -> str | None:
+    """The node holding a live lease on the monitor or run, if any."""
+    model = _model(kind)
+    return await db.scalar(
+        select(model.lease_owner).where(model.id == target_id, model.lease_expires_at >= func.now())
+    )
+
+
+async def renew(
+    db: AsyncSession, kind: TargetKind, node_id: str, lease_seconds: float
+) -> dict[str, int]:
+    """Extend every lease `node_id` holds; returns id -> fencing token of what it still holds
+    (a row another node claimed meanwhile, or a deleted one, is simply absent)."""
+    model = _model(kind)
+    rows = await db.execute(
+        update(model)
+        .where(model.lease_owner == node_id)
+        .values(lease_expires_at=func.now() + timedelta(seconds=lease_seconds))
+        .returning(model.id, model.lease_token)
+    )
+    return {row[0]: int(row[1]) for row in rows}
+
+
+async def release(
+    db: AsyncSession, kind: TargetKind, node_id: str, ids: Collection[str] | None
+) -> int:
+    """Give leases back (all of them when `ids` is None) so other nodes may claim at once."""
+    model = _model(kind)
+    query = update(model).where(model.lease_owner == node_id)
+    if ids is not None:
+        query = query.where(model.id.in_(list(ids)))
+    result = await db.execute(query.values(lease_owner=None, lease_expires_at=None))
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def wanted_work(db: AsyncSession) -> tuple[int, int]:
+    """The work to share out, cluster-wide: monitors that want an actor or hold a live lease
+    (a paused monitor keeps its actor, and its node's share must count it), and unfinished
+    runs."""
+    leased = and_(Monitor.lease_owner.is_not(None), Monitor.lease_expires_at >= func.now())
+    monitors = await db.scalar(
+        select(func.count()).select_from(Monitor).where(or_(MONITOR_WANTS_ACTOR, leased))
+    )
+    runs = await db.scalar(select(func.count()).select_from(Run).where(RUN_UNFINISHED))
+    return int(monitors or 0), int(runs or 0)
+
+
+# -- nodes ----------------------------------------------------------------------------------
+
+
+async def heartbeat(
+    db: AsyncSession,
+    node: NodeInfo,
+    *,
+    monitors: int,
+    runs: int,
+    actors_json: str,
+    alive_within: float,
+) -> int:
+    """Record that `node` is alive (registering it the first time); the live node count."""
+    values = {
+        "heartbeat_at": func.now(),
+        "monitors": monitors,
+        "runs": runs,
+        "actors": actors_json,
+    }
+    result = await db.execute(update(Node).where(Node.id == node.node_id).values(**values))
+    if result.rowcount == 0:  # type: ignore[attr-defined]
+        await db.execute(
+            insert(Node).values(
+                id=node.node_id,
+                host=node.host,
+                pid=node.pid,
+                version=node.version,
+                role=node.role,
+                started_at=func.now(),
+                **values,
+            )
+        )
+    await db.execute(delete(Node).where(Node.heartbeat_at < func.now() - FORGET_NODES_AFTER))
+    live = await db.scalar(
+        select(func.count())
+        .select_from(Node)
+        .where(Node.heartbeat_at >= func.now() - timedelta(seconds=alive_within))
+    )
+    return max(1, int(live or 0))
+
+
+async def forget_node(db: AsyncSession, node_id: str) -> None:
+    await db.execute(delete(Node).where(Node.id == node_id))
+
+
+async def list_nodes(db: AsyncSession, alive_within: float) -> list[NodeRecord]:
+    now = (await db.execute(select(func.now()))).scalar_one()
+    rows = await db.scalars(select(Node).order_by(Node.started_at, Node.id))
+    return [
+        NodeRecord(
+            node_id=row.id,
+            host=row.host,
+            pid=row.pid,
+            version=row.version,
+            role=row.role,
+            started_at=row.started_at,
+            heartbeat_at=row.heartbeat_at,
+            alive=(now - row.heartbeat_at).total_seconds() <= alive_within,
+            monitors=row.monitors,
+            runs=row.runs,
+            actors=row.actors,
+        )
+        for row in rows
+    ]
+
+
+async def leases(db: AsyncSession, kind: TargetKind, ids: Collection[str]) -> dict[str, Any]:
+    """id -> (owner, expiry) of the given monitors or runs, for the ops view."""
+    model = _model(kind)
+    rows = await db.execute(
+        select(model.id, model.lease_owner, model.lease_expires_at).where(model.id.in_(list(ids)))
+    )
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+async def send_command(db: AsyncSession, kind: TargetKind, target_id: str, command: str) -> None:
+    """Queue a command for whichever node owns the target, and wake the nodes (the NOTIFY is
+    delivered when this transaction commits, and not at all if it rolls back)."""
+    await db.execute(
+        insert(ClusterCommand).values(
+            target_kind=kind, target_id=target_id, command=command, created_at=func.now()
+        )
+    )
+    await db.execute(select(func.pg_notify(NOTIFY_CHANNEL, f"{kind}:{target_id}")))
+
+
+async def take_commands(db: AsyncSession, node_id: str) -> list[CommandRecord]:
+    """Remove and return the commands for work `node_id` owns, oldest first; commands nobody
+    picked up for ten minutes (their target has no owner) are dropped."""
+    owned_monitors = select(Monitor.id).where(Monitor.lease_owner == node_id)
+    owned_runs = select(Run.id).where(Run.lease_owner == node_id)
+    rows = await db.execute(
+        delete(ClusterCommand)
+        .where(
+            or_(
+                and_(
+                    ClusterCommand.target_kind == "monitor",
+                    ClusterCommand.target_id.in_(owned_monitors),
+                ),
+                and_(
+                    ClusterCommand.target_kind == "run",
+                    ClusterCommand.target_id.in_(owned_runs),
+                ),
+            )
+        )
+        .returning(
+            ClusterCommand.id,
+            ClusterCommand.target_kind,
+            ClusterCommand.target_id,
+            ClusterCommand.command,
+        )
+    )
+    taken = sorted(
+        (
+            CommandRecord(id=r[0], target_kind=cast(TargetKind, r[1]), target_id=r[2], command=r[3])
+            for r in rows
+        ),
+        key=lambda c: c.id,
+    )
+    await db.execute(
+        delete(ClusterCommand).where(ClusterCommand.created_at < func.now() - FORGET_COMMANDS_AFTER)
+    )
+    return taken

@@ -1,0 +1,43 @@
+"""Records of cluster mode (frozen; never ORM rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+TargetKind = Literal["monitor", "run"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """Who this node is, as it registers itself."""
+
+    node_id: str
+    host: str
+    pid: int
+    version: str
+    role: str  # "serve" or "worker"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    node_id: str
+    host: str
+    pid: int
+    version: str
+    role: str
+    started_at: datetime
+    heartbeat_at: datetime
+    alive: bool
+    monitors: int
+    runs: int
+    actors: str  # the node's last actor snapshot, JSON
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRecord:
+    id: int
+    target_kind: TargetKind
+    target_id: str
+    command: str

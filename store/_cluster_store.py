@@ -1,0 +1,110 @@
+"""The trio-facing facade of cluster mode: `store.cluster` (PostgreSQL only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from . import _cluster as repo
+from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
+from ._monitor_records import MonitorRecord
+from ._notifications import listen
+from ._run_records import RunRecord
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+class ClusterStore:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def claim_monitors(
+        self, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+    ) -> list[tuple[MonitorRecord, int]]:
+        return await self._store.unit(
+            partial(
+                repo.claim_monitors,
+                node_id=node_id,
+                limit=limit,
+                held=held,
+                lease_seconds=lease_seconds,
+            )
+        )
+
+    async def claim_runs(
+        self, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+    ) -> list[tuple[RunRecord, int]]:
+        return await self._store.unit(
+            partial(
+                repo.claim_runs,
+                node_id=node_id,
+                limit=limit,
+                held=held,
+                lease_seconds=lease_seconds,
+            )
+        )
+
+    async def claim_one(
+        self, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float
+    ) -> int | None:
+        return await self._store.unit(
+            lambda db: repo.claim_one(db, kind, target_id, node_id, lease_seconds)
+        )
+
+    async def live_owner(self, kind: TargetKind, target_id: str) -> str | None:
+        return await self._store.unit(lambda db: repo.live_owner(db, kind, target_id))
+
+    async def renew(
+        self, node_id: str, lease_seconds: float
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """Renew every lease of `node_id` in one transaction: (monitors, runs) still held."""
+
+        async def work(db: Any) -> tuple[dict[str, int], dict[str, int]]:
+            monitors = await repo.renew(db, "monitor", node_id, lease_seconds)
+            runs = await repo.renew(db, "run", node_id, lease_seconds)
+            return monitors, runs
+
+        return await self._store.unit(work)
+
+    async def release(
+        self, kind: TargetKind, node_id: str, ids: Collection[str] | None = None
+    ) -> int:
+        return await self._store.unit(lambda db: repo.release(db, kind, node_id, ids))
+
+    async def wanted_work(self) -> tuple[int, int]:
+        return await self._store.unit(repo.wanted_work)
+
+    async def heartbeat(
+        self, node: NodeInfo, *, monitors: int, runs: int, actors_json: str, alive_within: float
+    ) -> int:
+        return await self._store.unit(
+            partial(
+                repo.heartbeat,
+                node=node,
+                monitors=monitors,
+                runs=runs,
+                actors_json=actors_json,
+                alive_within=alive_within,
+            )
+        )
+
+    async def forget_node(self, node_id: str) -> None:
+        await self._store.unit(lambda db: repo.forget_node(db, node_id))
+
+    async def nodes(self, alive_within: float) -> list[NodeRecord]:
+        return await self._store.unit(lambda db: repo.list_nodes(db, alive_within))
+
+    async def leases(self, kind: TargetKind, ids: Collection[str]) -> dict[str, Any]:
+        return await self._store.unit(lambda db: repo.leases(db, kind, ids))
+
+    async def send_command(self, kind: TargetKind, target_id: str, command: str) -> None:
+        await self._store.unit(lambda db: repo.send_command(db, kind, target_id, command))
+
+    async def listen_for_commands(self, on_notify: Callable[[], None]) -> None:
+        """Call `on_notify` whenever another node sends a command (see `_notifications`)."""
+        await listen(self._store.url, repo.NOTIFY_CHANNEL, on_notify)
+
+    async def take_commands(self, node_id: str) -> list[CommandRecord]:
+        return await self._store.unit(lambda db: repo.take_commands(db, node_id))

@@ -1,0 +1,271 @@
+"""Cluster mode in one process: two engines (two nodes) on one PostgreSQL database.
+
+What the three-process failover test (tests/cluster) cannot show cheaply: how work is split
+and handed back, that a write under a superseded lease is refused, that commands reach the
+node holding the work, and that a node which stops renewing loses its work to the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio_asyncio
+
+from api.node import SecondNodeOnSqlite, open_node
+from api.settings import Settings
+from engine import ClusterSettings, Engine, EngineSettings, Evidence, MonitorPolicy, RestartPolicy
+from scrapers import ClientSettings, MarketClient
+from scrapers._ratelimit import TokenBucket
+from store import LeaseLost, NodeInfo, PollOutcome, Store
+from tests.engine.fake_market import FakeMarket
+from tests.engine.test_engine import _until, _workspace
+
+pytestmark = pytest.mark.postgres
+
+LEASE = 1.5
+
+
+@pytest.fixture
+def database_url(postgres_url: str) -> str:
+    return postgres_url
+
+
+def node_settings(node_id: str) -> EngineSettings:
+    return EngineSettings(
+        monitor_policy=MonitorPolicy(max_consecutive_errors=3, max_backoff_seconds=0.2),
+        restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
+        grace_seconds=2,
+        cluster=ClusterSettings(
+            node=NodeInfo(node_id=node_id, host="test", pid=0, version="test", role="worker"),
+            lease_seconds=LEASE,
+        ),
+    )
+
+
+@asynccontextmanager
+async def node(
+    store: Store, node_id: str, market: FakeMarket, **kwargs: Any
+) -> AsyncIterator[Engine]:
+    async with Engine(store, market, node_settings(node_id), **kwargs) as engine:
+        with trio.fail_after(10):
+            await engine.resumed.wait()
+        yield engine
+
+
+async def _create(store: Store, workspace: str, count: int, interval: int = 1) -> list[str]:
+    ids = []
+    for _ in range(count):
+        monitor = await store.monitors.create(
+            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
+            workspace_id=workspace,
+            url="https://www.vinted.fr/catalog?brand_ids[]=53",
+            label=None,
+            interval_seconds=interval,
+            page_cap=1,
+        )
+        ids.append(monitor.id)
+    return ids
+
+
+async def test_two_nodes_split_the_work_and_never_share_a_monitor(store: Store) -> None:
+    market = FakeMarket()
+    market.list(1)
+    workspace = await _workspace(store)
+    ids = await _create(store, workspace, 6)
+    sizes: list[int] = []
+    async with node(store, "node-a", market, on_cluster_size=sizes.append) as a:
+        await _until(lambda: _const(len(a.monitor_tokens()) == 6))
+        async with node(store, "node-b", market) as b:
+            # A hands three back within a few heartbeats; B claims them.
+            async def split() -> bool:
+                held_a, held_b = set(a.monitor_tokens()), set(b.monitor_tokens())
+                assert not held_a & held_b, "one monitor running on two nodes"
+                return len(held_a) == len(held_b) == 3
+
+            await _until(split, 6 * LEASE)
+            assert set(a.monitor_tokens()) | set(b.monitor_tokens()) == set(ids)
+            assert 2 in sizes  # politeness was told the cluster has two nodes
+            nodes = await store.cluster.nodes(alive_within=LEASE)
+            assert {(n.node_id, n.alive) for n in nodes} == {("node-a", True), ("node-b", True)}
+        # B left gracefully: its leases were given back and A takes everything again.
+        await _until(lambda: _const(len(a.monitor_tokens()) == 6), 4 * LEASE)
+        assert [n.node_id for n in await store.cluster.nodes(alive_within=LEASE)] == ["node-a"]
+
+
+async def _const(value: bool) -> bool:
+    return value
+
+
+async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None:
+    workspace = await _workspace(store)
+    [monitor_id] = await _create(store, workspace, 1)
+    first = await store.cluster.claim_one("monitor", monitor_id, "node-a", 0.2)
+    assert first is not None
+    assert await store.cluster.claim_one("monitor", monitor_id, "node-b", 30) is None  # held
+    await trio.sleep(0.4)  # node-a's lease lapses (a paused or partitioned node)
+    second = await store.cluster.claim_one("monitor", monitor_id, "node-b", 30)
+    assert second == first + 1
+    now = store.clock()
+    outcome = PollOutcome(
+        poll_id=f"poll_{uuid.uuid4().hex}",
+        started_at=now,
+        finished_at=now,
+        pages=1,
+        seen=(),
+        confirmed=(),
+        next_poll_at=now + timedelta(seconds=60),
+    )
+    with pytest.raises(LeaseLost):
+        await store.monitors.record_poll(monitor_id, outcome, lease_token=first)
+    monitor = await store.monitors.get(monitor_id, None)
+    assert monitor is not None and monitor.polls == 0 and monitor.last_poll_at is None
+    with pytest.raises(LeaseLost):
+        await store.monitors.record_poll_error(
+            monitor_id,
+            poll_id="poll_x",
+            started_at=now,
+            error="boom",
+            next_poll_at=now,
+            max_consecutive=5,
+            lease_token=first,
+        )
+    await store.monitors.record_poll(monitor_id, outcome, lease_token=second)
+    monitor = await store.monitors.get(monitor_id, None)
+    assert monitor is not None and monitor.polls == 1 and monitor.total_errors == 0
+
+
+async def test_commands_reach_the_node_that_holds_the_monitor(store: Store) -> None:
+    market = FakeMarket()
+    market.list(1)
+    workspace = await _workspace(store)
+    async with node(store, "node-a", market) as a, node(store, "node-b", FakeMarket()) as b:
+        monitor = await a.start_monitor(
+            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
+            workspace_id=workspace,
+            url="https://www.vinted.fr/catalog?brand_ids[]=53",
+            label=None,
+            interval_seconds=3600,
+            page_cap=1,
+        )
+        assert monitor.id in a.monitor_tokens() and monitor.id not in b.monitor_tokens()
+        await _until(lambda: _const(market.feed_calls == 1))  # the bootstrap poll
+
+        # Poll now, asked of node B: node A polls (NOTIFY wakes it long before a heartbeat).
+        assert await b.poll_now(monitor.id)
+        with trio.fail_after(LEASE / 2):
+            while market.feed_calls < 2:
+                await trio.sleep(0.02)
+
+        await b.pause(monitor)
+        await _until(lambda: _const(_state(a, monitor.id) == "paused"), LEASE)
+        await b.resume(monitor)
+        await _until(lambda: _const(market.feed_calls >= 3), LEASE)  # resume polls at once
+        assert monitor.id not in b.monitor_tokens()
+
+        assert await b.delete_monitor(monitor)
+        await _until(lambda: _const(monitor.id not in a.monitor_tokens()), 2 * LEASE)
+        assert await store.monitors.get(monitor.id, None) is None
+
+
+def _state(engine: Engine, monitor_id: str) -> str | None:
+    return next((s.state for s in engine.actors() if s.monitor_id == monitor_id), None)
+
+
+async def test_a_node_that_stops_renewing_loses_its_work_to_another(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    market = FakeMarket()
+    market.list(1)
+    workspace = await _workspace(store)
+    ids = await _create(store, workspace, 4, interval=1)
+    async with node(store, "node-a", market) as a:
+        await _until(lambda: _const(len(a.monitor_tokens()) == 4))
+        # Node A dies without a word: its leases are not given back on the way out.
+        monkeypatch.setattr(store.cluster, "release", _nothing)
+        monkeypatch.setattr(store.cluster, "forget_node", _nothing)
+    monkeypatch.undo()
+    died = trio.current_time()
+    async with node(store, "node-b", market) as b:
+        await _until(lambda: _const(len(b.monitor_tokens()) == 4), 3 * LEASE)
+        adopted_after = trio.current_time() - died
+    assert adopted_after < 2 * LEASE
+    assert set(b.monitor_tokens()) <= set(ids)
+
+
+async def _nothing(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
+async def test_a_run_is_cancelled_through_the_node_that_runs_it(store: Store) -> None:
+    release = threading.Event()
+
+    def slow_analyser(evidence: Evidence) -> dict[str, Any]:
+        release.wait(10)
+        return {}
+
+    market = FakeMarket()
+    workspace = await _workspace(store)
+    [monitor_id] = await _create(store, workspace, 1, interval=3600)
+    try:
+        async with (
+            node(store, "node-a", market, analyser=slow_analyser) as a,
+            node(store, "node-b", market) as b,
+        ):
+            run = await a.runs.start(
+                run_id=f"run_{uuid.uuid4().hex[:12]}",
+                workspace_id=workspace,
+                label=None,
+                source="monitor",
+                url=None,
+                monitor_id=monitor_id,
+                max_items=100,
+            )
+            assert run.id in a.run_tokens()
+            await _until(lambda: _running(store, run.id, workspace))
+            cancelled = await b.runs.cancel(run)
+            assert cancelled.state == "cancelled"
+            assert run.id not in a.run_tokens()
+    finally:
+        release.set()
+
+
+async def _running(store: Store, run_id: str, workspace: str) -> bool:
+    run = await store.runs.get(run_id, workspace)
+    return run is not None and run.state == "running"
+
+
+async def test_sqlite_is_single_node(tmp_path: Path) -> None:
+    settings = dataclasses.replace(
+        Settings(), database_url=f"sqlite+aiosqlite:///{tmp_path / 'one.sqlite'}"
+    )
+    async with trio_asyncio.open_loop(), open_node(settings, role="serve", market=FakeMarket()):
+        with pytest.raises(SecondNodeOnSqlite, match="single-node"):
+            async with open_node(settings, role="worker", market=FakeMarket()):
+                pass
+    # Once the first node is gone, another may start.
+    async with trio_asyncio.open_loop(), open_node(settings, role="serve", market=FakeMarket()):
+        pass
+
+
+async def test_three_nodes_share_one_origin_budget() -> None:
+    client = MarketClient(ClientSettings(rate=3.0))
+    client.share_rate(3)  # three live nodes: each takes a third of every origin's budget
+    assert client._origin("https://www.vinted.fr").bucket.rate == pytest.approx(1.0)
+    client.share_rate(1)
+    assert client._origin("https://www.vinted.fr").bucket.rate == pytest.approx(3.0)
+
+    bucket = TokenBucket(3.0, burst=3)
+    bucket.reconfigure(1.0)
+    assert (bucket.configured, bucket.rate) == (1.0, 1.0)
+    bucket.slow_down()  # a 429: half the pace
+    bucket.reconfigure(3.0)  # a node left: the budget grows, the 429's slowdown stays
+    assert bucket.configured == 3.0 and bucket.rate == 0.5
