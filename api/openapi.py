@@ -44,6 +44,26 @@ EXTRA_ERROR_DESCRIPTIONS = {
     503: "Service unavailable",
 }
 
+# What `api/mcp/_protocol.error_body` answers when the MCP transport refuses a request.
+JSON_RPC_ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "JsonRpcError",
+    "required": ["jsonrpc", "id", "error"],
+    "properties": {
+        "jsonrpc": {"const": "2.0"},
+        "id": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {"type": "integer"},
+                "message": {"type": "string"},
+                "data": {"type": "object"},
+            },
+        },
+    },
+}
+
 ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "title": "ApiErrorEnvelope",
@@ -231,7 +251,7 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
                 for code in getattr(view, RPC_ERRORS_ATTRIBUTE, ()):
                     op["responses"][str(code)] = {
                         "description": "Refused at the transport, as a JSON-RPC error",
-                        "content": {"application/json": {"schema": _ref("JsonRpcAnswer")}},
+                        "content": {"application/json": {"schema": _ref("JsonRpcError")}},
                     }
                 for status, description in declared.items():
                     op["responses"].setdefault(
@@ -277,6 +297,7 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         document = super().schema()
         schemas = document["components"].setdefault("schemas", {})
         schemas["ApiErrorEnvelope"] = ENVELOPE_SCHEMA
+        schemas["JsonRpcError"] = JSON_RPC_ERROR_SCHEMA
         # The import's body; `$schema` is dropped, the document's dialect already applies.
         schemas["MonitorExport"] = {k: v for k, v in EXPORT_SCHEMA.items() if k != "$schema"}
         schemas["HTTPValidationError"] = VALIDATION_SCHEMA

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
+from typing import Any
 
+import jsonschema
 import trio
 
 from api.settings import Settings
@@ -119,7 +122,7 @@ async def test_openapi_document(service: RunningService) -> None:
                     # The MCP transport refuses with JSON-RPC error bodies (MCP clients show
                     # those); everything else answers with the envelope.
                     schema = content["application/json"]["schema"]
-                    assert schema == {"$ref": "#/components/schemas/JsonRpcAnswer"}
+                    assert schema == {"$ref": "#/components/schemas/JsonRpcError"}
                     continue
                 assert content["application/problem+json"]["schema"] == {
                     "$ref": "#/components/schemas/ApiErrorEnvelope"
@@ -137,6 +140,40 @@ async def test_openapi_document(service: RunningService) -> None:
     assert any(p["in"] == "cookie" and p["name"] == "session_token" for p in me["parameters"])
     health = document["paths"]["/health"]["get"]
     assert "503" in health["responses"] and "422" in health["responses"]
+    # Every reference resolves (a dangling one makes clients and fuzzers skip that answer).
+    schemas = document["components"]["schemas"]
+    dangling = {
+        ref for ref in _refs(document) if ref.removeprefix("#/components/schemas/") not in schemas
+    }
+    assert dangling == set()
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+async def test_mcp_transport_refusals_match_their_documented_schema(
+    service: RunningService,
+) -> None:
+    async with service.client() as client:
+        document = (await client.get("/openapi.json")).json()
+        refused = await client.post(
+            "/mcp",
+            content=b"[]",
+            headers={"Content-Type": "text/plain", "Accept": "application/json"},
+        )
+    assert refused.status_code == 415, refused.text
+    documented = document["paths"]["/mcp"]["post"]["responses"]["415"]["content"]
+    schema = documented["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/JsonRpcError"}
+    jsonschema.validate(refused.json(), document["components"]["schemas"]["JsonRpcError"])
 
 
 async def test_security_headers(service: RunningService) -> None:

@@ -36,6 +36,8 @@ TOOL_BUG = "AST constructor recursion depth mismatch"
 # Extra Schemathesis options for local runs, e.g. a longer one (README, Reliability):
 # NICHESCOPE_FUZZ_EXAMPLES=400 NICHESCOPE_FUZZ_ARGS="--max-time 1800" make fuzz
 EXTRA_ARGS = os.environ.get("NICHESCOPE_FUZZ_ARGS", "").split()
+STATEFUL_STEPS = 12
+STATEFUL_EXAMPLES = int(os.environ.get("NICHESCOPE_FUZZ_STATEFUL_EXAMPLES", "200"))
 
 
 @pytest.fixture
@@ -64,6 +66,13 @@ CONFIG = """
 [auth.wfc]
 path = "{auth}"
 peers = ["alice", "bob"]
+
+# The stateful phase follows the document's links (api/openapi_links.py) from the seeded
+# monitor and run: longer scenarios, and more of them, than the defaults (6 steps), so that
+# chains like monitor -> run of it -> its analysis -> its graphs are walked.
+[phases.stateful]
+max-steps = {stateful_steps}
+generation.max-examples = {stateful_examples}
 
 [checks.positive_data_acceptance]
 expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "410", "429"]
@@ -109,7 +118,9 @@ async def test_schemathesis_finds_nothing(
             await _seed(client, origin)
     auth = tmp_path / "auth.json"
     auth.write_text(json.dumps(_wfc_auth(tokens)))
-    (tmp_path / "schemathesis.toml").write_text(CONFIG.format(auth=auth))
+    (tmp_path / "schemathesis.toml").write_text(
+        CONFIG.format(auth=auth, stateful_steps=STATEFUL_STEPS, stateful_examples=STATEFUL_EXAMPLES)
+    )
     report = tmp_path / "report.json"
     command = [
         sys.executable, "-m", "schemathesis.cli", "run", f"{service.url}/openapi.json",
