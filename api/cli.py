@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import logging
 import sys
 from collections.abc import Sequence
@@ -79,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         trio.run(migrate, settings.database_url)
         print(f"migrated {settings.database_url}")
         return 0
+    _freeze_imported_objects()
     try:
         if args.command == "worker":
             trio.run(partial(work, settings))
@@ -100,6 +102,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
     return 0
+
+
+def _freeze_imported_objects() -> None:
+    """Leave what the imports built (about 150,000 long-lived objects: modules, classes,
+    functions) out of every later garbage collection.
+
+    Otherwise each full collection walks them all and stops the process for 40-80 ms
+    (measured on a serving node), which lands on whatever requests are in flight. Done
+    here, before a long-running command, not in `serve()`, which tests call in-process."""
+    gc.collect()
+    gc.freeze()
 
 
 def _second_node(err: BaseException) -> SecondNodeOnSqlite | None:

@@ -25,6 +25,7 @@ from engine import Marketplace
 
 from . import demo
 from .app import create_app
+from .loop_timers import forget_cancelled_timers
 from .node import open_node
 from .settings import Settings
 
@@ -70,10 +71,12 @@ async def asyncio_loop() -> AsyncIterator[None]:
     trio-asyncio's default handler re-raises whatever asyncio reports, which ends the loop
     and with it the node. But asyncio reports things nobody awaits any more, such as the
     dropped connection of a query cancelled by a timeout ("Future exception was never
-    retrieved"): those are logged, as plain asyncio does, and the node goes on.
+    retrieved"): those are logged, as plain asyncio does, and the node goes on. Cancelled
+    timers are dropped at once, as plain asyncio does too (`loop_timers`).
     """
     async with trio_asyncio.open_loop() as loop:
         loop.set_exception_handler(_log_asyncio_report)
+        forget_cancelled_timers(loop)
         yield
 
 
