@@ -4,7 +4,8 @@ Synthetic, seeded market: 1,000,000 listings and 3,000,000 state events over a 3
 (plus 30 days of listings that were already on sale when it started). Both implementations
 compute the same per-niche metrics (backoff, supply/sold/reserved/deleted, Wilson
 sell-through, ask and sold price quartiles, Kaplan-Meier median with delayed entry, favourites
-per listing-day, recent-vs-previous trend with event-derived midpoint states, score, ranking).
+per listing-day, recent-vs-previous trend with event-derived midpoint states, score with
+shrinkage towards each niche's parent, ranking).
 The numpy one also finds alerts and market flow, so the ratio is, if anything, unfair to it;
 it does not box all niches into records (`NicheTable` builds them when read). Both run on the
 full data in the same process, and are checked to agree on 100 niches. Timings are noisy when
@@ -264,6 +265,7 @@ def pure_python(
             key = ("category", r[0], None, None, None)
         groups[key].append(r)
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    figures: dict[tuple[Any, ...], tuple[int, int, int, float | None, float]] = {}
     for key, members in groups.items():
         supply = sum(1 for m in members if m[9] == "open")
         sold_rows = [m for m in members if m[9] == "sold"]
@@ -279,7 +281,7 @@ def pure_python(
         low = _wilson_low(sold, sold + supply)
         median_sold = _quantile(sold_prices, 0.5)
         horizon = km if km is not None else (now - start) / DAY
-        score = (low or 0.0) * (median_sold or 0.0) / max(1.0, horizon) if sold else 0.0
+        figures[key] = (sold, sold + supply, len(sold_prices), median_sold, horizon)
         out[key] = {
             "support": len(members),
             "supply": supply,
@@ -298,8 +300,32 @@ def pure_python(
             "recent": recent,
             "previous": sold - recent,
             "supply_previous": sum(1 for m in members if m[10]),
-            "score": score,
         }
+    # Score: sell-through, median sold price and days shrunk towards the parent's figures,
+    # the (category, brand) of exact and brand-level niches, the category of category ones.
+    parents: dict[tuple[Any, ...], list[float]] = defaultdict(lambda: [0.0] * 6)
+    for key, (sold, trials, priced, median_sold, horizon) in figures.items():
+        buckets = [("category", key[1])]
+        if key[0] != "category":
+            buckets.append(("pair", key[1], key[2]))
+        for bucket in buckets:
+            acc = parents[bucket]
+            acc[0] += sold
+            acc[1] += trials
+            acc[2] += priced * median_sold if priced else 0.0
+            acc[3] += priced
+            acc[4] += sold * horizon
+            acc[5] += sold
+    for key, (sold, trials, priced, median_sold, horizon) in figures.items():
+        p = parents[("category", key[1]) if key[0] == "category" else ("pair", key[1], key[2])]
+        m = MIN_SUPPORT
+        rate = (sold + m * p[0] / p[1]) / (trials + m) if p[1] else None
+        low = _wilson_low(rate * trials, trials) if rate is not None and trials else None
+        price = median_sold
+        if p[3]:
+            price = ((priced * median_sold if priced else 0.0) + m * p[2] / p[3]) / (priced + m)
+        days = (sold * horizon + m * p[4] / p[5]) / (sold + m) if p[5] else horizon
+        out[key]["score"] = (low or 0.0) * (price or 0.0) / max(1.0, days) if sold else 0.0
     return dict(sorted(out.items(), key=lambda kv: -kv[1]["score"]))
 
 

@@ -14,23 +14,43 @@ Definitions (per niche, over the window; "now" is the input's `now`):
 - demand velocity = favourites / listing-days, listing-days = Σ max(1, days on sale).
 - trend = recent-half sales / previous-half sales (None when the previous half had none).
 
-Score (history): ``wilson_low(sell_through) * median_sold_price / max(1, km_median_days)``
-with ``km_median_days`` replaced by the window length when the median is unknown: a
-conservative probability of selling times what it sells for, per day it takes, so it is a
-price per listing-day. No sales: 0. Score (snapshot, no sales observed): the demand proxy
+Score (history): ``wilson_low(p~, trials) * y~ / max(1, d~)``: a conservative probability of
+selling times what it sells for, per day it takes, so it is a price per listing-day. ``p~``,
+``y~`` and ``d~`` are the niche's sell-through ``p = sold / trials`` (trials = sold + supply),
+median sold price ``y`` and days to sell ``d`` (Kaplan-Meier median, the window length when
+the median is unknown), each shrunk towards its parent's (empirical Bayes, prior worth
+``m = min_support`` observations)::
+
+    p~ = (sold + m * P) / (trials + m)
+    y~ = (priced * y + m * Y) / (priced + m)      priced = sales with a known price
+    d~ = (sold * d + m * D) / (sold + m)
+
+The parent of an exact or brand-level niche is its (category, brand), of a category-level
+niche its category: ``P`` is the parent's pooled sell-through (sold / trials summed over its
+niches), ``Y`` and ``D`` the means of its niches' ``y`` and ``d`` weighted by ``priced`` and
+``sold``.
+The lower bound is taken on the niche's own trials: the parent's evidence moves the estimate
+but does not narrow the interval (the parent includes the niche, so that would count its sales
+twice). Why: a market has tens of sub-niches per (category, brand) and a niche may stand with
+`min_support` listings, so some of a few listings each sell fast and dear by luck; Wilson
+penalises only the sell-through of such a niche, not its median days or price. Shrinking all
+three makes a thin niche rank on its parent's record plus what its own evidence adds, and a
+niche that is its parent's only niche (``P, Y, D`` its own figures) keeps its raw figures.
+No sales: 0. Score (snapshot, no sales observed): the demand proxy
 ``demand_velocity * median_ask_price * support / (support + min_support)``, i.e. favourites
 per listing-day weighted by price and shrunk towards 0 for thin niches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
 
-from ._frame import DAY, Frame, build_frame
-from ._input import DELETED, KIND_STATE, RESERVED, SOLD, AnalysisInput
+from ._frame import DAY, Frame, NicheCodes, build_frame
+from ._input import DELETED, F64, I64, KIND_STATE, RESERVED, SOLD, AnalysisInput
 from ._result import (
     Alert,
     AnalysisResult,
@@ -41,7 +61,7 @@ from ._result import (
     Trend,
     Window,
 )
-from ._stats import KMTable, grouped_quantiles, kaplan_meier, wilson
+from ._stats import KMTable, group_mean, grouped_quantiles, kaplan_meier, shrink, wilson
 from ._table import NicheTable
 from .alerts import AlertRules, MarketRates, Tallies, find_alerts, hot_mask
 
@@ -99,12 +119,10 @@ def analyse(
         entry = np.maximum((f.entered - f.born) / DAY, 0.0)
         km = kaplan_meier(g, entry, days_on_sale, f.sold, k)
         horizon = np.where(np.isnan(km.median), f.window_days, km.median)
-        med_sold = np.nan_to_num(sold_q[0])
-        score = np.nan_to_num(st_low) * med_sold / np.maximum(1.0, horizon)
-        score = np.where(sold > 0, score, 0.0)
+        score = _history_score(f.codes, sold, supply, sold_n, sold_q[0], horizon, min_support)
     else:
-        shrink = support / (support + min_support)
-        score = np.nan_to_num(velocity * ask_q[0] * shrink)
+        thin = support / (support + min_support)
+        score = np.nan_to_num(velocity * ask_q[0] * thin)
 
     market = MarketRates(
         overall=_rate(sold.sum(), sold.sum() + supply.sum()),
@@ -208,6 +226,51 @@ def analyse(
     )
 
 
+def _history_score(
+    codes: NicheCodes,
+    sold: I64,
+    supply: I64,
+    priced: I64,
+    median_sold: F64,
+    days: F64,
+    strength: int,
+) -> F64:
+    """The history score of every niche (module doc): each niche's sell-through, median sold
+    price and days to sell shrunk towards its parent's, then Wilson's lower bound of the
+    sell-through on the niche's own trials x price / max(1, days). No sales: 0."""
+    trials = sold + supply
+    parent = _parent_mean(codes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(trials > 0, sold / np.maximum(trials, 1), np.nan)
+    rate = shrink(rate, trials, parent(rate, trials), strength)
+    low, _ = wilson(rate * trials, trials)
+    price = shrink(median_sold, priced, parent(median_sold, priced), strength)
+    days = shrink(days, sold, parent(days, sold), strength)
+    score = np.nan_to_num(low) * np.nan_to_num(price) / np.maximum(1.0, days)
+    return np.where(sold > 0, score, 0.0)  # type: ignore[no-any-return]
+
+
+def _parent_mean(codes: NicheCodes) -> Callable[[F64, F64 | I64], F64]:
+    """Per niche, the prior mean of a figure: its weighted mean over the niches of the niche's
+    (category, brand) for exact and brand-level niches, over all the niches of its category
+    for a category-level one (`group_mean`)."""
+    _, cat = np.unique(codes.category_id, return_inverse=True)
+    cat = cat.reshape(-1).astype(np.int64)
+    coarse = codes.level == 2
+    brands = int(codes.brand.max(initial=-1)) + 2
+    # Category-level niches belong to no (category, brand): keys of their own, never shared.
+    pair_key = np.where(coarse, -1 - cat, cat * brands + codes.brand + 1)
+    _, pair = np.unique(pair_key, return_inverse=True)
+    pair = pair.reshape(-1).astype(np.int64)
+
+    def mean(values: F64, weights: F64 | I64) -> F64:
+        return np.where(  # type: ignore[no-any-return]
+            coarse, group_mean(values, weights, cat), group_mean(values, weights, pair)
+        )
+
+    return mean
+
+
 def _curve(km: KMTable, i: int) -> KMCurve:
     time, survival, at_risk, _ = km.curve(i)
     if len(time) > _CURVE_POINTS:
@@ -294,7 +357,10 @@ def _notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str]:
         notes.append(
             f"History evidence over {f.window_days:.1f} days; score = Wilson lower bound of "
             "sell-through x median sold price / max(1, Kaplan-Meier median days to sell, or "
-            "the window length when the median is not reached)."
+            "the window length when the median is not reached), each of the three first "
+            "shrunk towards the niche's parent ((category, brand), or the category for the "
+            f"category-level niches) as if the parent's figure were worth {min_support} more "
+            "listings (sales, for price and days)."
         )
         if f.window_days < 2:
             notes.append("The history is shorter than two days: rates are very uncertain.")

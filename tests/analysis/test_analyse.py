@@ -87,6 +87,101 @@ def test_history_metrics_and_score_formula() -> None:
     json.dumps(result.to_json(), allow_nan=False)
 
 
+def test_thin_niche_is_shrunk_towards_its_brand_before_scoring() -> None:
+    # Nike / S: 6 listings, sold after 1, 2, 2, 3, 3 days at 50..70 (median 60), one open:
+    # KM median 2 days. Alone it scores wilson_low(5/6) x 60 / 2 = 0.436 x 30 = 13.1.
+    h = History()
+    for days, price in ((1, "50.00"), (2, "55.00"), (2, "60.00"), (3, "65.00"), (3, "70.00")):
+        h.listing(
+            size="S", price=price, listed_days_ago=20, seen_days_ago=20, sold_days_ago=20 - days
+        )
+    h.listing(size="S", price="60.00", listed_days_ago=20, seen_days_ago=20)
+    # Nike / M, its sibling: 40 listings at 55, 19 sold at day 4, the 20th at day 8 (survival
+    # 20/40: KM median 8 days), 6 more at days 10-15, 14 open.
+    for days in [4] * 19 + [8, 10, 11, 12, 13, 14, 15]:
+        h.listing(price="55.00", listed_days_ago=20, seen_days_ago=20, sold_days_ago=20 - days)
+    for _ in range(14):
+        h.listing(price="55.00", listed_days_ago=20, seen_days_ago=20)
+    # Zara / M, the only niche of its brand: 40 at 30, 19 sold at day 1, the 20th at day 3
+    # (KM median 3), 8 more at days 5-12, 12 open.
+    for days in [1] * 19 + [3, 5, 6, 7, 8, 9, 10, 11, 12]:
+        h.listing(
+            brand="Zara",
+            price="30.00",
+            listed_days_ago=20,
+            seen_days_ago=20,
+            sold_days_ago=20 - days,
+        )
+    for _ in range(12):
+        h.listing(brand="Zara", price="30.00", listed_days_ago=20, seen_days_ago=20)
+    result = run(h, min_support=5)
+    niches = by_label(result)
+    thin, sibling, zara = (
+        niches[f"cat 1 / {b} / {s} / good"]
+        for b, s in (("Nike", "S"), ("Nike", "M"), ("Zara", "M"))
+    )
+    assert (thin.sold, thin.supply, thin.sold_price.median, thin.km_median_days) == (5, 1, 60, 2)
+    assert (sibling.sold, sibling.supply, sibling.sold_price.median) == (26, 14, 55)
+    assert sibling.km_median_days == pytest.approx(8)
+    assert (zara.sold, zara.supply, zara.km_median_days) == (28, 12, pytest.approx(3))
+    # The parent, Nike in category 1: pooled sell-through P = 31/46, sales-weighted median
+    # price Y = (5x60 + 26x55)/31 and days D = (5x2 + 26x8)/31; prior worth m = 5.
+    m, big_p = 5, 31 / 46
+    big_y, big_d = (5 * 60 + 26 * 55) / 31, (5 * 2 + 26 * 8) / 31
+
+    def expected(sold: int, trials: int, price: float, days: float) -> float:
+        rate = (sold + m * big_p) / (trials + m)
+        low, _ = wilson([rate * trials], [trials])  # type: ignore[arg-type]
+        price = (sold * price + m * big_y) / (sold + m)
+        days = (sold * days + m * big_d) / (sold + m)
+        return float(low[0]) * price / max(1.0, days)
+
+    assert thin.score == pytest.approx(expected(5, 6, 60, 2))  # 0.374 x 57.90 / 4.516 = 4.79
+    assert thin.score == pytest.approx(4.792, abs=1e-3)
+    assert sibling.score == pytest.approx(expected(26, 40, 55, 8))  # 3.50
+    # Zara is its parent's only niche: its own figures are the prior, the score is the raw one.
+    low, _ = wilson([28], [40])  # type: ignore[arg-type]
+    assert zara.score == pytest.approx(low[0] * 30 / 3)  # 5.46
+    # So the lucky six no longer outrank a solid forty (raw, Nike / S would score 13.1).
+    assert [n.label for n in result.niches][:3] == [zara.label, thin.label, sibling.label]
+
+
+def test_category_level_niche_is_shrunk_towards_its_category() -> None:
+    h = History()
+    # Nike / M: 10 at 20, sold after 2, 4, 6, 8 days, 6 open: KM median not reached, so the
+    # 20-day window stands in. The only niche of its (category, brand): its raw score.
+    for days in (2, 4, 6, 8):
+        h.listing(listed_days_ago=20, seen_days_ago=20, sold_days_ago=20 - days)
+    for _ in range(6):
+        h.listing(listed_days_ago=20, seen_days_ago=20)
+    # Three thin listings of other brands pool into the category niche: two sold after a day
+    # at 80 (KM median 1), one open. Raw: wilson_low(2/3) x 80 / 1 = 16.6.
+    for brand in ("Zara", "Puma"):
+        h.listing(
+            brand=brand, price="80.00", listed_days_ago=20, seen_days_ago=20, sold_days_ago=19
+        )
+    h.listing(brand="Zara", price="80.00", listed_days_ago=20, seen_days_ago=20)
+    result = run(h, min_support=5)
+    nike, pool = (
+        by_label(result)["cat 1 / Nike / M / good"],
+        by_label(result)["cat 1 / (other brands)"],
+    )
+    assert pool.key.level == "category" and (pool.sold, pool.supply, pool.km_median_days) == (
+        2,
+        1,
+        1,
+    )
+    low, _ = wilson([4], [10])  # type: ignore[arg-type]
+    assert nike.score == pytest.approx(low[0] * 20 / 20)
+    # The category's niches pooled: P = 6/13, Y = (2x80 + 4x20)/6 = 40, D = (2x1 + 4x20)/6.
+    m, big_p, big_y, big_d = 5, 6 / 13, 40.0, 82 / 6
+    rate = (2 + m * big_p) / (3 + m)
+    low, _ = wilson([rate * 3], [3])  # type: ignore[arg-type]
+    price, days = (2 * 80 + m * big_y) / (2 + m), (2 * 1 + m * big_d) / (2 + m)
+    assert pool.score == pytest.approx(low[0] * price / days)
+    assert pool.score < 2.0
+
+
 def _neutral_market(h: History, brands: tuple[str, ...]) -> None:
     # Every niche: 20 listings seen 30 days ago, 4 sold evenly over the window (2 per half).
     for brand in brands:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.analysis import kaplan_meier, wilson
-from engine.analysis._stats import grouped_quantiles
+from engine.analysis._stats import group_mean, grouped_quantiles, shrink
 
 
 def test_wilson_matches_hand_computed_interval() -> None:
@@ -67,6 +67,22 @@ def test_kaplan_meier_delayed_entry_and_groups_are_independent() -> None:
     assert len(km.curve(2)[0]) == 0 and math.isnan(km.median[2])
 
 
+def test_kaplan_meier_median_at_exactly_half_after_many_groups() -> None:
+    # 30,000 groups of 3 listings, 2 sold at days 1, 2 and one unsold at 3; then the last
+    # group: 10 at risk, 5 sold at days 1..5 (9/10 x 8/9 x 7/8 x 6/7 x 5/6 = 1/2 exactly), 5
+    # unsold. Its median is day 5 whatever came before: the other groups' log factors must not
+    # leak rounding into it (one running sum over all groups put this survival 4e-12 above
+    # 0.5, past the 1e-12 tolerance, and the median was lost).
+    before = 30_000
+    group = np.concatenate([np.repeat(np.arange(before), 3), np.full(10, before)])
+    exit_ = np.concatenate([np.tile([1.0, 2.0, 3.0], before), np.arange(1.0, 11.0)])
+    sold = np.concatenate([np.tile([True, True, False], before), np.arange(10) < 5])
+    km = kaplan_meier(group, np.zeros(len(group)), exit_, sold, before + 1)
+    assert km.median[before] == 5.0
+    assert km.curve(before)[1][-1] == pytest.approx(0.5, abs=1e-15)
+    assert km.median[0] == 2.0 and km.curve(0)[1] == pytest.approx([2 / 3, 1 / 3])
+
+
 def test_grouped_quantiles_match_statistics_module() -> None:
     rng = np.random.default_rng(3)
     group = rng.integers(0, 4, 200)
@@ -80,3 +96,20 @@ def test_grouped_quantiles_match_statistics_module() -> None:
         q1, _, q3 = statistics.quantiles(mine, n=4, method="inclusive")
         assert (q[1, g], q[2, g]) == pytest.approx((q1, q3))
     assert counts[4] == 0 and np.isnan(q[:, 4]).all()
+
+
+def test_group_mean_and_shrink_towards_it() -> None:
+    values = np.array([10.0, 20.0, np.nan, 7.0])
+    weights = np.array([1, 3, 0, 2])
+    groups = np.array([0, 0, 0, 1])
+    # Group 0: (1x10 + 3x20) / 4 = 17.5, the NaN with weight 0 takes no part; group 1: 7.
+    target = group_mean(values, weights, groups)
+    assert target.tolist() == [17.5, 17.5, 17.5, 7.0]
+    assert np.isnan(group_mean(values, np.zeros(4), groups)).all()
+    # (w x + m t) / (w + m), m = 2: (10 + 35) / 3, (60 + 35) / 5, the prior alone where w = 0,
+    # and a unit that is its group's only one keeps its value.
+    shrunk = shrink(values, weights, target, 2.0)
+    assert shrunk.tolist() == pytest.approx([15.0, 19.0, 17.5, 7.0])
+    # No prior (NaN target): the estimate stands, NaN included.
+    kept = shrink(values, weights, np.full(4, np.nan), 2.0)
+    assert kept[[0, 1, 3]].tolist() == [10.0, 20.0, 7.0] and np.isnan(kept[2])
