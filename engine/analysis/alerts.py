@@ -4,8 +4,12 @@ Definitions (all over the analysis window, split at its midpoint into "previous"
 "recent" halves; only for history evidence: a snapshot has no sales to compare against):
 
 - **Hot niche**: at least `hot_min_sold` sales and the Wilson 95% lower bound of its
-  sell-through at least `hot_lift` times the whole market's sell-through. Relative to the
-  market so that a uniform market (no niche stands out) raises nothing.
+  sell-through clearly above the whole market's, on the odds scale: ``low / (1 - low) >=
+  hot_lift * m / (1 - m)`` for a market sell-through ``m``. Relative to the market so that a
+  uniform market (no niche stands out) raises nothing. Odds rather than the rates themselves:
+  where sales are rare the two agree (odds ~ rate), but over a month most listings of a
+  market sell, and "1.5 times a sell-through of 70%" is beyond 100%, so a rule on rates
+  flagged nothing at all (no hot niche, hence no deal alert) on a month of history.
 - **Deal**: an open listing in a hot niche with at least `deal_min_sold` sales, asking at most
   `deal_ratio` of the niche's median sold price. The best `max_deals` (deepest discount) are kept.
 - **Sell-through jump**: recent sell-through minus previous at least `jump_min`, with a
@@ -61,11 +65,14 @@ class Tallies:
 
 
 def hot_mask(sold: I64, trials: I64, market: float | None, rules: AlertRules) -> np.ndarray:
-    """Element-wise "hot": enough sales and a Wilson lower bound clearly above the market."""
-    if market is None:
+    """Element-wise "hot": enough sales and a Wilson lower bound clearly above the market,
+    on the odds scale (module doc)."""
+    if market is None or market >= 1.0:
         return np.zeros(len(sold), bool)
     low, _ = wilson(sold, trials)
-    clear = np.nan_to_num(low) >= rules.hot_lift * market
+    low = np.nan_to_num(low)
+    # low / (1 - low) >= lift * odds, without dividing by zero when low is 1.
+    clear = low >= (1.0 - low) * rules.hot_lift * market / (1.0 - market)
     return (sold >= rules.hot_min_sold) & (trials > 0) & clear
 
 

@@ -241,3 +241,25 @@ def test_bad_arguments_are_refused() -> None:
         analyse(AnalysisInput.from_records([], [], now=NOW), top_n=0)
     empty = analyse(AnalysisInput.from_records([], [], now=NOW))
     assert len(empty.niches) == 0 and empty.evidence == "snapshot"
+
+
+def test_a_niche_stands_out_in_a_brisk_market() -> None:
+    """Hot is judged on the odds scale: in a market where 70% of listings sell over the
+    window, a niche that sold 30 of 30 is clearly hot, though 1.5 x 70% is above 100% (the
+    rule compared sell-through directly before, and nothing could be hot in such a market)."""
+    h = History()
+    for brand in ("A", "B", "C", "D"):  # 20 listings each, 13 sold: a brisk market
+        for i in range(20):
+            h.listing(
+                brand=brand,
+                price="20.00",
+                listed_days_ago=30,
+                sold_days_ago=20.0 if i < 13 else None,
+            )
+    for _ in range(30):  # everything sold, quickly
+        h.listing(brand="Hot", price="20.00", listed_days_ago=30, sold_days_ago=28.0)
+    result = run(h)
+    sold = sum(n.sold for n in result.niches)
+    assert sold / (sold + sum(n.supply for n in result.niches)) > 0.7
+    hot = {n.key.brand for n in result.niches if n.hot}
+    assert hot == {"Hot"}
