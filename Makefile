@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow fuzz lint bench clean
+.PHONY: run test fuzz lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,9 +21,6 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest -q
-
-test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
 
 # A longer Schemathesis run than `make test`'s (README, Reliability).
 fuzz: $(STAMP)

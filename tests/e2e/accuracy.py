@@ -93,6 +93,7 @@ class Accuracy:
     random_baseline: float
     top_pairs: tuple[tuple[int, int], ...]
     hot: frozenset[tuple[int, int]]
+    flagged: frozenset[tuple[int, int]]  # pairs with a niche the analysis flags `hot`
     niches: tuple[NicheError, ...]
     false_sales: tuple[int, ...]  # recorded sold, not sold in truth
     false_transitions: int  # recorded state changes to a state the listing never had
@@ -129,6 +130,11 @@ class Accuracy:
         return statistics.fmean(abs(ours - true) for ours, true in self._priced(seen=True))
 
     @property
+    def flag_precision(self) -> float:
+        """Share of the pairs flagged hot that were planted hot (0 when none is flagged)."""
+        return len(self.flagged & self.hot) / len(self.flagged) if self.flagged else 0.0
+
+    @property
     def priced_niches(self) -> int:
         return len(self._priced())
 
@@ -139,6 +145,8 @@ class Accuracy:
             f"precision@10 (market clock) {self.precision:.2f}",
             f"precision@10 (wall clock)   {self.precision_wall_clock:.2f}",
             f"baseline: random ranking    {self.random_baseline:.2f} (expected precision@10)",
+            f"flagged hot                 {len(self.flagged)} pairs, "
+            f"{len(self.flagged & self.hot)} of them planted hot ({len(self.hot)} planted)",
             f"niches compared             {len(self.niches)} (with sales: {self.priced_niches})",
             f"mean |d sell-through|       {self.mae_sell_through:.3f} vs the market, "
             f"{self.mae_sell_through_seen:.3f} vs the truth of the listings seen",
@@ -226,6 +234,15 @@ def top_pairs(result: Mapping[str, Any], brand_ids: Mapping[str, int]) -> list[t
         if len(pairs) == TOP:
             break
     return pairs
+
+
+def flagged_pairs(result: Mapping[str, Any], brand_ids: Mapping[str, int]) -> set[tuple[int, int]]:
+    """The (category, brand id) pairs with at least one niche flagged `hot`."""
+    return {
+        (int(n["niche"]["category_id"]), brand_ids[n["niche"]["brand"]])
+        for n in result["niches"]
+        if n["hot"] and n["niche"]["level"] != "category" and n["niche"]["brand"] in brand_ids
+    }
 
 
 def _state_at(history: list[list[Any]], at: float) -> str | None:
@@ -410,6 +427,7 @@ async def measure(nursery: trio.Nursery, settings: Settings, scenario: Scenario)
         random_baseline=len(hot & seen_pairs) / len(seen_pairs) if seen_pairs else 0.0,
         top_pairs=tuple(top_pairs(ranked, brand_ids)),
         hot=hot,
+        flagged=frozenset(flagged_pairs(ranked, brand_ids)),
         niches=tuple(errors),
         false_sales=false_sales,
         false_transitions=false_transitions,
