@@ -231,11 +231,12 @@ def _load(
     duration: float,
     mix: Sequence[tuple[str, float, list[str]]],
     server: subprocess.Popen[bytes],
+    clients: int = CLIENTS,
 ) -> dict[str, Any]:
     """Run the load client; its result (samples, `elapsed`, the client's own `cpu` seconds
     over the timed window) plus `server_cpu`: they share the machine, so the two CPU figures
     say which of them was the limit."""
-    spec = {"base": base, "cookie": cookie, "concurrency": CLIENTS, "duration": duration,
+    spec = {"base": base, "cookie": cookie, "concurrency": clients, "duration": duration,
             "mix": mix}  # fmt: skip
     server_cpu = process_cpu_seconds(server.pid)
     done = subprocess.run(
@@ -352,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{len(prepared.run_ids)} finished runs with analyses", flush=True)  # fmt: skip
         log = folder / "server.log"
         api = _measure_api(url, key, prepared, duration, log)
-        hello = _measure_hello(duration)
+        hello = measure_hello(duration)
     print(
         f"  ratio API / hello world: throughput {api.rate / hello.rate:.2f}x, "
         f"p99 {api.p99_ms / hello.p99_ms:.1f}x (see the module docstring)"
@@ -386,16 +387,18 @@ def _measure_api(url: str, key: str, prepared: Prepared, duration: float, log: P
     return figures
 
 
-def _measure_hello(duration: float) -> Figures:
+def measure_hello(duration: float, clients: int = CLIENTS) -> Figures:
+    """The framework's own ceiling: a bare Quart-Trio hello world under `clients` closed-loop
+    clients (also the listings bench's baseline, with 50)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = spawn(["-m", "bench.bench_api_load", "hello", str(port)])
     try:
         wait_http(f"{base}/hello")
-        result = _load(base, "", duration, [("hello", 1.0, ["/hello"])], server)
+        result = _load(base, "", duration, [("hello", 1.0, ["/hello"])], server, clients)
     finally:
         stop(server)
-    title = f"hello world (bare Quart-Trio, same Hypercorn config), {CLIENTS} clients"
+    title = f"hello world (bare Quart-Trio, same Hypercorn config), {clients} clients"
     return _report(title, result, ["hello"])
 
 
