@@ -125,6 +125,56 @@ class RunStore:
 
         return await self._store.unit(work)
 
+    async def succeed_with_analysis(
+        self,
+        run: RunRecord,
+        *,
+        analysis_id: str,
+        source: AnalysisSource,
+        result_json: str,
+        items: int,
+        lease_token: int | None = None,
+    ) -> AnalysisRecord | None:
+        """Store a run's analysis, log it and mark the run succeeded, in one transaction.
+
+        In two, a crash between them left an analysis whose run was still unfinished, so the
+        restarted node ran it again and stored a second one. None, and nothing stored, when
+        the run had already ended (cancelled meanwhile); `LeaseLost` when, with
+        `lease_token`, another node holds the run by now."""
+        now = self._store.clock()
+
+        async def work(db: AsyncSession) -> AnalysisRecord:
+            if lease_token is not None:
+                await fence(db, "run", run.id, lease_token)
+            analysis = await repo.add_analysis(
+                db,
+                id=analysis_id,
+                workspace_id=run.workspace_id,
+                run_id=run.id,
+                source=source,
+                source_url=run.url,
+                created_at=now,
+                result=result_json,
+            )
+            await repo.add_log_line(db, run.id, now, f"done: analysis {analysis.id}")
+            ended = await repo.finish_run(
+                db,
+                run.id,
+                "succeeded",
+                at=now,
+                analysis_id=analysis.id,
+                progress=1.0,
+                items=items,
+            )
+            if not ended:
+                raise _RunAlreadyEnded
+            return analysis
+
+        try:
+            return await self._store.unit(work)
+        except _RunAlreadyEnded:
+            return None
+
     async def analysis(self, analysis_id: str, workspace_id: str | None) -> AnalysisRecord | None:
         return await self._store.unit(lambda db: repo.get_analysis(db, analysis_id, workspace_id))
 
@@ -134,3 +184,7 @@ class RunStore:
         return await self._store.unit(
             lambda db: repo.list_analyses(db, workspace_id, offset, limit)
         )
+
+
+class _RunAlreadyEnded(Exception):
+    """Raised inside a unit of work to roll it back: the run ended before it could succeed."""

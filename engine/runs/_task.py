@@ -150,21 +150,13 @@ async def _execute(
     # CPU-bound: off the Trio thread so the API stays responsive. Cancelling abandons the
     # thread's result (the thread finishes in the background) and the run ends cancelled.
     result = await trio.to_thread.run_sync(analyser, evidence, abandon_on_cancel=True)
-    analysis = await store.runs.add_analysis(
+    analysis = await store.runs.succeed_with_analysis(
+        run,
         analysis_id=new_analysis_id(),
-        workspace_id=run.workspace_id,
-        run_id=run.id,
         source="monitor" if evidence.source == "monitor" else "scrape",
-        source_url=run.url,
         result_json=json.dumps(result),
-        lease_token=lease_token,
-    )
-    await store.runs.log(run.id, f"done: analysis {analysis.id}")
-    await store.runs.finish(
-        run.id,
-        "succeeded",
-        lease_token=lease_token,
-        analysis_id=analysis.id,
-        progress=1.0,
         items=len(evidence.listings),
+        lease_token=lease_token,
     )
+    if analysis is None:
+        log.info("run %s ended while it was being analysed: its analysis was not kept", run.id)
