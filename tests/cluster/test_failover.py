@@ -57,7 +57,7 @@ from tests.cluster.market_slices import (
     poll_spans,
     slice_market,
 )
-from tests.conftest import RunningService, ServiceClient
+from tests.conftest import RunningService, ServiceClient, unique_email
 from tests.hardening.test_kill_and_faults import (
     SETTLE_POLLS,
     ServiceProcess,
@@ -214,6 +214,34 @@ async def sample_adoption(
         await trio.sleep(0.1)
 
 
+async def assert_operators_see_the_cluster(
+    clients: dict[str, ServiceClient], survivors: list[str], monitor_ids: list[str]
+) -> None:
+    """From each survivor: `/api/ops/nodes` lists the survivors alive (the killed node, if
+    still listed, not alive) holding every monitor between them, and `/api/ops/actors` every
+    monitor once, on a survivor, with its lease expiry. Nodes count their work at heartbeats,
+    so the counts may take a heartbeat to settle after adoption."""
+    for name in survivors:
+        client = clients[name]
+        with trio.fail_after(4 * LEASE_SECONDS):
+            while True:
+                view = (await client.get("/api/ops/nodes")).json()
+                alive = {n["node_id"]: n for n in view["nodes"] if n["alive"]}
+                if sum(n["monitors"] for n in alive.values()) == len(monitor_ids):
+                    break
+                await trio.sleep(LEASE_SECONDS / 3)
+        assert view["cluster"] is True and view["lease_seconds"] == LEASE_SECONDS
+        assert sorted(alive) == sorted(survivors), view["nodes"]
+        assert [n["node_id"] for n in view["nodes"] if n["this_node"]] == [name]
+        assert all(n["role"] == "serve" and n["version"] for n in alive.values())
+        actors = (await client.get("/api/ops/actors")).json()
+        assert actors["partial"] is False
+        monitors = [a for a in actors["actors"] if a["kind"] == "monitor"]
+        assert sorted(a["monitor_id"] for a in monitors) == sorted(monitor_ids)
+        assert {a["node_id"] for a in monitors} == set(survivors)
+        assert all(a["lease_expires_at"] is not None for a in monitors)
+
+
 async def _background(task_status: trio.TaskStatus[trio.Nursery]) -> None:
     """A nursery for the prober and the adoption sampler, cancelled before the final kills."""
     async with trio.open_nursery() as nursery:
@@ -233,6 +261,7 @@ async def test_three_nodes_one_killed_mid_poll(
     app = RecordingSimulator(world)
     origin: str = await nursery.start(serve_app, app)
     outbox = tmp_path / "outbox"
+    operator = unique_email()  # the test's one account, an operator so it can read /api/ops
     quotas = {"trial": {"active_monitors": MONITORS, "min_poll_seconds": 1}}
     env = {
         **os.environ,
@@ -245,6 +274,7 @@ async def test_three_nodes_one_killed_mid_poll(
         "NICHESCOPE_COOKIE_SECURE": "0",
         "NICHESCOPE_OUTBOX_DIR": str(outbox),
         "NICHESCOPE_PLAN_QUOTAS": json.dumps(quotas),
+        "NICHESCOPE_OPERATORS": operator,
     }
     settings = dataclasses.replace(
         Settings(), database_url=postgres_url, outbox_dir=outbox, cookie_secure=False
@@ -266,7 +296,7 @@ async def test_three_nodes_one_killed_mid_poll(
             started_at = trio.current_time()
 
             async with watched_client(nodes[READER].running, server_errors) as reader:
-                await signed_in(reader)
+                await signed_in(reader, operator)
                 cookies = reader.cookies
                 clients = {
                     name: watched_client(node.running, server_errors, cookies)
@@ -320,6 +350,8 @@ async def test_three_nodes_one_killed_mid_poll(
                 with trio.fail_after(5):
                     while len(adopted) < len(dead):
                         await trio.sleep(0.1)
+                survivors = [name for name in NODES if name != VICTIM]
+                await assert_operators_see_the_cluster(clients, survivors, ids)
                 prober.dead.update(NODES)
                 background.cancel_scope.cancel()
                 for name, node in nodes.items():
