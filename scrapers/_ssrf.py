@@ -85,7 +85,7 @@ def _host_for_origin(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _refuse_non_global(url: str, address: str) -> None:
+def refuse_non_global(url: str, address: str) -> None:
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError as err:
@@ -179,5 +179,5 @@ async def check_catalogue_url(
     if not addresses:
         raise UrlRefused(url, "host resolves to no address")
     for address in addresses:
-        _refuse_non_global(url, address)
+        refuse_non_global(url, address)
     return normalised

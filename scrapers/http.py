@@ -20,6 +20,7 @@ import httpx
 import trio
 
 from ._breaker import BreakerState, CircuitBreaker
+from ._pinned import GuardedBackend, GuardedTransport
 from ._ratelimit import TokenBucket
 from ._retry import full_jitter, parse_retry_after
 from ._robots import RobotsRules
@@ -123,12 +124,17 @@ class MarketClient:
 
     async def __aenter__(self) -> MarketClient:
         s = self.settings
+        limits = httpx.Limits(max_connections=max(10, s.concurrency * 4))
+        # Sockets open only to addresses the SSRF guard accepts (`_pinned`); tests may bring
+        # a transport of their own.
+        transport = self._transport or GuardedTransport(
+            GuardedBackend(self._cached_resolve, self.allowed_origins), limits
+        )
         self._http = httpx.AsyncClient(
             follow_redirects=False,  # redirects are checked and followed by hand
             timeout=httpx.Timeout(s.request_timeout, connect=s.connect_timeout),
             headers={"User-Agent": s.user_agent, "Accept-Language": "en", **dict(s.extra_headers)},
-            limits=httpx.Limits(max_connections=max(10, s.concurrency * 4)),
-            transport=self._transport,
+            transport=transport,
             trust_env=False,  # no proxy from the environment may reroute guarded requests
         )
         await self._http.__aenter__()
