@@ -27,6 +27,7 @@ from . import demo
 from .app import create_app
 from .loop_timers import forget_cancelled_timers
 from .node import open_node
+from .services import app_services
 from .settings import Settings
 
 log = logging.getLogger("nichescope")
@@ -109,6 +110,9 @@ async def serve(
             open_node(settings, role="serve", market=market)
         )
         app = create_app(store=store, engine=engine, settings=settings)
+        if engine.keeper is not None:  # cluster mode: sessions may end on any node
+            sessions = app_services(app).sessions
+            helpers.start_soon(store.listen_for_session_ends, sessions.session_ended)
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(
                 lambda task_status: hypercorn_serve(

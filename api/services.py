@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import trio
-from quart import current_app
+from quart import Quart, current_app
 
 from engine import Engine
 from store import Store
@@ -32,4 +32,9 @@ class Services:
 
 
 def services() -> Services:
-    return current_app.extensions["nichescope"]  # type: ignore[no-any-return]
+    return app_services(current_app)
+
+
+def app_services(app: Quart) -> Services:
+    """The services of `app`, outside a request (the runtime wiring them up)."""
+    return app.extensions["nichescope"]  # type: ignore[no-any-return]

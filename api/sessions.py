@@ -1,8 +1,10 @@
 """A short-lived in-process cache of session lookups, invalidated on logout and reset.
 
-Every authenticated browser request would otherwise cost a database round trip. Entries live
-`ttl` seconds at most, so a session deleted by another node is honoured within that time;
-on this node, logout and password reset drop the entry at once.
+Every authenticated browser request would otherwise cost a database round trip. On this
+node, logout and password reset drop the entry at once; in cluster mode every node hears of
+the sessions the others end (a NOTIFY sent in the deleting transaction, see
+`Store.listen_for_session_ends`) and drops them too. Entries live `ttl` seconds at most, so
+a notification lost to a dropped connection still ends the session within that time.
 """
 
 from __future__ import annotations
@@ -39,3 +41,11 @@ class SessionCache:
     def drop(self, *digests: str) -> None:
         for digest in digests:
             self._entries.pop(digest, None)
+
+    def session_ended(self, digest: str | None) -> None:
+        """A node ended the session `digest`; None: some ends may have been missed (the
+        listener reconnected), so forget every entry."""
+        if digest is None:
+            self._entries.clear()
+        else:
+            self.drop(digest)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ._errors import AlreadyExists
 from ._models import AccessToken, PasswordReset, Session, User, Workspace
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+
+SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"
 
 
 def _user_record(user: User) -> UserRecord:
@@ -117,14 +119,27 @@ async def find_session(db: AsyncSession, token_hash: str, now: datetime) -> Sess
 
 async def delete_session(db: AsyncSession, token_hash: str) -> int:
     result = await db.execute(delete(Session).where(Session.token_hash == token_hash))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    deleted = int(result.rowcount or 0)  # type: ignore[attr-defined]
+    if deleted:
+        await announce_sessions_ended(db, [token_hash])
+    return deleted
 
 
 async def delete_user_sessions(db: AsyncSession, user_id: str) -> list[str]:
     """Delete every session of a user; returns the deleted hashes so caches can drop them."""
     hashes = list(await db.scalars(select(Session.token_hash).where(Session.user_id == user_id)))
     await db.execute(delete(Session).where(Session.user_id == user_id))
+    await announce_sessions_ended(db, hashes)
     return hashes
+
+
+async def announce_sessions_ended(db: AsyncSession, token_hashes: list[str]) -> None:
+    """On PostgreSQL, tell every node's session cache (`Store.listen_for_session_ends`). The
+    NOTIFY goes out when this transaction commits, and not at all if it rolls back."""
+    if db.get_bind().dialect.name != "postgresql":
+        return  # SQLite is single-node: this node's cache is dropped by its caller
+    for token_hash in token_hashes:
+        await db.execute(select(func.pg_notify(SESSIONS_ENDED_CHANNEL, token_hash)))
 
 
 async def delete_expired_sessions(db: AsyncSession, now: datetime) -> int:

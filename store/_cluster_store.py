@@ -104,7 +104,7 @@ class ClusterStore:
 
     async def listen_for_commands(self, on_notify: Callable[[], None]) -> None:
         """Call `on_notify` whenever another node sends a command (see `_notifications`)."""
-        await listen(self._store.url, repo.NOTIFY_CHANNEL, on_notify)
+        await listen(self._store.url, repo.NOTIFY_CHANNEL, lambda _payload: on_notify())
 
     async def take_commands(self, node_id: str) -> list[CommandRecord]:
         return await self._store.unit(lambda db: repo.take_commands(db, node_id))

@@ -1,8 +1,9 @@
 """LISTEN on PostgreSQL: one dedicated asyncpg connection, outside the pool, kept open.
 
-Notifications only wake a node early; whatever they announce is also in the database (the
-commands table), read on every heartbeat. So a dropped connection costs latency, never a
-command, and reconnecting needs no replay beyond one wake-up.
+Notifications only hurry what the database already says: commands are also in their table,
+read on every heartbeat; an ended session is gone from its table, and caches forget it within
+their TTL anyway. So a dropped connection costs latency, never a command or a logout, and
+after a reconnect one `on_notify(None)` stands for whatever was missed.
 """
 
 from __future__ import annotations
@@ -26,16 +27,17 @@ def asyncpg_dsn(url: URL) -> str:
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-async def listen(url: URL, channel: str, on_notify: Callable[[], None]) -> None:
-    """Call `on_notify()` (on the Trio thread) for every NOTIFY on `channel`, until cancelled.
+async def listen(url: URL, channel: str, on_notify: Callable[[str | None], None]) -> None:
+    """Call `on_notify(payload)` (on the Trio thread) for every NOTIFY on `channel`, until
+    cancelled.
 
-    Reconnects with capped backoff; after every (re)connect `on_notify()` is called once, for
-    what was announced while nobody listened.
+    Reconnects with capped backoff; after every (re)connect `on_notify(None)` is called once,
+    for whatever was announced while nobody listened.
     """
     token = trio.lowlevel.current_trio_token()
 
-    def callback(*_args: Any) -> None:
-        token.run_sync_soon(on_notify)
+    def callback(_connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        token.run_sync_soon(on_notify, payload)
 
     delay = 0.5
     while True:
@@ -51,7 +53,7 @@ async def listen(url: URL, channel: str, on_notify: Callable[[], None]) -> None:
         try:
             await trio_asyncio.aio_as_trio(connection.add_listener)(channel, callback)
             delay = 0.5
-            on_notify()
+            on_notify(None)
             while True:
                 await trio.sleep(PROBE_SECONDS)
                 with trio.fail_after(CONNECT_TIMEOUT):

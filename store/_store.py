@@ -32,6 +32,7 @@ from ._cluster_store import ClusterStore
 from ._errors import DatabaseUnavailable
 from ._migrate import upgrade
 from ._monitor_store import MonitorStore
+from ._notifications import listen
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 from ._run_store import RunStore
 
@@ -152,6 +153,12 @@ class Store:
 
     async def delete_session(self, token_hash: str) -> int:
         return await self.unit(lambda db: accounts.delete_session(db, token_hash))
+
+    async def listen_for_session_ends(self, on_end: Callable[[str | None], None]) -> None:
+        """PostgreSQL only: `on_end(token_hash)` for every session any node ends (logout,
+        password reset), `on_end(None)` after (re)connecting, for what may have been missed;
+        until cancelled (see `_notifications`)."""
+        await listen(self.url, accounts.SESSIONS_ENDED_CHANNEL, on_end)
 
     async def delete_expired_sessions(self) -> int:
         now = self.clock()
