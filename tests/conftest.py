@@ -200,3 +200,16 @@ async def service(
 
 def unique_email(prefix: str = "user") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}@example.com"
+
+
+async def new_workspace(store: Store) -> str:
+    """A user with a workspace of its own, straight through the store; the workspace id."""
+    suffix = uuid.uuid4().hex[:12]
+    user = await store.create_user(
+        user_id=f"usr_{suffix}",
+        workspace_id=f"ws_{suffix}",
+        email=unique_email(),
+        name=None,
+        password_hash="h",
+    )
+    return user.workspace_id

@@ -26,8 +26,9 @@ from engine import ClusterSettings, Engine, EngineSettings, Evidence, MonitorPol
 from scrapers import ClientSettings, MarketClient
 from scrapers._ratelimit import TokenBucket
 from store import LeaseLost, NodeInfo, PollOutcome, Store
+from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket
-from tests.engine.test_engine import _until, _workspace
+from tests.engine.test_engine import _until
 
 pytestmark = pytest.mark.postgres
 
@@ -79,7 +80,7 @@ async def _create(store: Store, workspace: str, count: int, interval: int = 1) -
 async def test_two_nodes_split_the_work_and_never_share_a_monitor(store: Store) -> None:
     market = FakeMarket()
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     ids = await _create(store, workspace, 6)
     sizes: list[int] = []
     async with node(store, "node-a", market, on_cluster_size=sizes.append) as a:
@@ -106,7 +107,7 @@ async def _const(value: bool) -> bool:
 
 
 async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None:
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     [monitor_id] = await _create(store, workspace, 1)
     first = await store.cluster.claim_one("monitor", monitor_id, "node-a", 0.2)
     assert first is not None
@@ -146,7 +147,7 @@ async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None
 async def test_commands_reach_the_node_that_holds_the_monitor(store: Store) -> None:
     market = FakeMarket()
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with node(store, "node-a", market) as a, node(store, "node-b", FakeMarket()) as b:
         monitor = await a.start_monitor(
             monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
@@ -185,7 +186,7 @@ async def test_a_node_that_stops_renewing_loses_its_work_to_another(
 ) -> None:
     market = FakeMarket()
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     ids = await _create(store, workspace, 4, interval=1)
     async with node(store, "node-a", market) as a:
         await _until(lambda: _const(len(a.monitor_tokens()) == 4))
@@ -213,7 +214,7 @@ async def test_a_run_is_cancelled_through_the_node_that_runs_it(store: Store) ->
         return {}
 
     market = FakeMarket()
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     [monitor_id] = await _create(store, workspace, 1, interval=3600)
     try:
         async with (

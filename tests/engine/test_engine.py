@@ -9,7 +9,7 @@ import trio
 
 from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy
 from store import MonitorRecord, Store
-from tests.conftest import unique_email
+from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket
 
 FAST = EngineSettings(
@@ -17,18 +17,6 @@ FAST = EngineSettings(
     restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
     grace_seconds=2,
 )
-
-
-async def _workspace(store: Store) -> str:
-    suffix = uuid.uuid4().hex[:12]
-    user = await store.create_user(
-        user_id=f"usr_{suffix}",
-        workspace_id=f"ws_{suffix}",
-        email=unique_email(),
-        name=None,
-        password_hash="h",
-    )
-    return user.workspace_id
 
 
 async def _start(engine: Engine, workspace_id: str, interval: int = 1) -> MonitorRecord:
@@ -52,7 +40,7 @@ async def test_monitor_bootstraps_then_tracks_transitions(store: Store) -> None:
     market = FakeMarket()
     for item in range(1, 6):
         market.list(item)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
         assert monitor.status == "paused" and monitor.bootstrapped_at is None
@@ -87,7 +75,7 @@ async def test_listing_out_of_the_feed_window_is_not_a_sale(store: Store) -> Non
     market = FakeMarket(feed_window=2)
     market.list(1)
     market.list(2)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
@@ -115,7 +103,7 @@ async def test_listing_out_of_the_feed_window_is_not_a_sale(store: Store) -> Non
 async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> None:
     market = FakeMarket(feed_error=RuntimeError("403 blocked"))
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
@@ -150,7 +138,7 @@ async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> No
 async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None:
     market = FakeMarket()
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace, interval=60)
 
@@ -178,7 +166,7 @@ async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None
 async def test_pause_stops_polling_and_delete_stops_the_actor(store: Store) -> None:
     market = FakeMarket()
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
@@ -200,7 +188,7 @@ async def test_pause_stops_polling_and_delete_stops_the_actor(store: Store) -> N
 async def test_shutdown_waits_for_the_poll_in_flight(store: Store) -> None:
     market = FakeMarket(gate=trio.Event())
     market.list(1)
-    workspace = await _workspace(store)
+    workspace = await new_workspace(store)
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
         await _until(lambda: _true_if(market.feed_calls >= 1))

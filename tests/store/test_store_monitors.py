@@ -11,27 +11,20 @@ import pytest
 
 from store import LISTING_STATES, ConfirmedState, ObservedListing, PollOutcome, Store
 from store import _listing_pages as listing_pages
-from tests.conftest import unique_email
+from tests.conftest import new_workspace
 
 
 async def _monitor(store: Store) -> tuple[str, str]:
-    suffix = uuid.uuid4().hex[:12]
-    user = await store.create_user(
-        user_id=f"usr_{suffix}",
-        workspace_id=f"ws_{suffix}",
-        email=unique_email(),
-        name=None,
-        password_hash="h",
-    )
+    workspace_id = await new_workspace(store)
     monitor = await store.monitors.create(
-        monitor_id=f"mon_{suffix}",
-        workspace_id=user.workspace_id,
+        monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
+        workspace_id=workspace_id,
         url="https://www.vinted.fr/catalog",
         label=None,
         interval_seconds=60,
         page_cap=5,
     )
-    return monitor.id, user.workspace_id
+    return monitor.id, workspace_id
 
 
 def _outcome(

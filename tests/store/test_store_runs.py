@@ -5,21 +5,13 @@ from __future__ import annotations
 import uuid
 
 from store import RunRecord, Store
-from tests.conftest import unique_email
+from tests.conftest import new_workspace
 
 
 async def _running_run(store: Store) -> RunRecord:
-    suffix = uuid.uuid4().hex[:12]
-    user = await store.create_user(
-        user_id=f"usr_{suffix}",
-        workspace_id=f"ws_{suffix}",
-        email=unique_email(),
-        name=None,
-        password_hash="h",
-    )
     run = await store.runs.create(
-        run_id=f"run_{suffix}",
-        workspace_id=user.workspace_id,
+        run_id=f"run_{uuid.uuid4().hex[:12]}",
+        workspace_id=await new_workspace(store),
         label=None,
         source="scrape",
         url="https://www.vinted.fr/catalog",
