@@ -31,7 +31,7 @@ from scrapers.simulator import Faults, SimulatorConfig, World, create_simulator_
 from store import Store
 from tests.api.helpers import signed_in
 from tests.conftest import start_service
-from tests.e2e.accuracy import DAY, _wall
+from tests.e2e.accuracy import DAY
 from tests.hardening.test_kill_and_faults import (
     SETTLE_POLLS,
     Watch,
@@ -118,14 +118,7 @@ async def test_blocks_and_rate_limits_all_day_lose_nothing(
             # The weather turns for a simulated day.
             assert (await sim.post("/__sim__/faults", json=WEATHER.to_json())).status_code == 200
             stormy_from = len(app.log)
-            with trio.fail_after(90):
-                while True:
-                    monitors = await watch.read(client)
-                    first = min(to_sim(_wall(m["bootstrapped_at"])) for m in monitors)
-                    last = min(to_sim(_wall(m["last_poll_at"])) for m in monitors)
-                    if last - first >= DAY:
-                        break
-                    await trio.sleep(0.5)
+            await watch.polls_span(client, to_sim, DAY, 90)
             stormy = app.log[stormy_from:]
 
             # It clears; the monitors settle.

@@ -213,6 +213,24 @@ class Watch:
         monitors = await self.read(client)
         raise AssertionError(f"polls did not reach {targets} in {seconds} s: {monitors}")
 
+    async def polls_span(
+        self,
+        client: httpx.AsyncClient,
+        to_sim: Callable[[float], float],
+        span: float,
+        seconds: float,
+    ) -> None:
+        """Until every monitor's recorded polls span `span` simulated seconds (from its
+        bootstrap to its last poll); `trio.TooSlowError` after `seconds`."""
+        with trio.fail_after(seconds):
+            while True:
+                monitors = await self.read(client)
+                first = min(to_sim(_wall(m["bootstrapped_at"])) for m in monitors)
+                last = min(to_sim(_wall(m["last_poll_at"])) for m in monitors)
+                if last - first >= span:
+                    return
+                await trio.sleep(0.5)
+
 
 async def kill_mid_poll(service: ServiceProcess, app: SimulatorApp) -> None:
     """SIGKILL the service while one of its marketplace requests is unanswered, so a poll
@@ -417,14 +435,7 @@ async def test_kill_9_mid_poll_under_faults_loses_and_duplicates_nothing(
                 await restart_and_see_resumed(service, client, sim, watch, before)
 
                 # On until the recorded polls span a simulated day.
-                with trio.fail_after(90):
-                    while True:
-                        monitors = await watch.read(client)
-                        first = min(to_sim(_wall(m["bootstrapped_at"])) for m in monitors)
-                        last = min(to_sim(_wall(m["last_poll_at"])) for m in monitors)
-                        if last - first >= DAY:
-                            break
-                        await trio.sleep(0.5)
+                await watch.polls_span(client, to_sim, DAY, 90)
                 monitors = await watch.read(client)
             await service.kill()  # and for good: the database as the last kill left it
             truth_doc = (await sim.get("/__sim__/truth")).json()
