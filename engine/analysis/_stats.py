@@ -73,14 +73,20 @@ def grouped_quantiles(
 
     Returns (counts per group, array of shape (len(qs), n_groups), NaN for empty groups).
     """
+    g, v = group, values
     keep = ~np.isnan(values)
-    g, v = group[keep], values[keep]
+    if not keep.all():
+        g, v = group[keep], values[keep]
     if len(v):
         # One float sort on (group, value) packed together is several times faster than
         # lexsort; values are read back from `v`, so packing never changes a quantile.
+        # Listed group by group first (`group_order`), the packed keys are already in runs
+        # that a stable sort (timsort) merges several times faster than it sorts at random.
+        v = v[group_order(g, n_groups)]
+        g = _sorted_groups(np.bincount(g, minlength=n_groups))  # = g in that order
         v_min, v_max = float(v.min()), float(v.max())
         packed = g * ((v_max - v_min) * 2 + 1) + (v - v_min)
-        v = v[np.argsort(packed)]
+        v = v[np.argsort(packed, kind="stable")]
     counts = np.bincount(g, minlength=n_groups).astype(np.int64)
     starts = np.cumsum(counts) - counts
     out = np.full((len(qs), n_groups), np.nan)
@@ -95,6 +101,29 @@ def grouped_quantiles(
         hi_v = v[(starts + hi)[has]]
         out[row, has] = lo_v + frac[has] * (hi_v - lo_v)
     return counts, out
+
+
+def group_order(group: I64, n_groups: int) -> I64:
+    """A stable permutation listing the rows group by group (`group` in [0, n_groups)).
+
+    A counting sort in 16-bit digits: numpy's stable argsort of uint16 keys is a radix sort,
+    O(n) (~14 ms a million rows, against 50-90 ms for an argsort of the int64 groups)."""
+    order: I64 | None = None
+    shift = 0
+    while True:
+        digits = group if order is None else group[order]
+        if shift:
+            digits = digits >> shift
+        step = np.argsort((digits & 0xFFFF).astype(np.uint16), kind="stable")
+        order = step if order is None else order[step]
+        shift += 16
+        if (n_groups - 1) >> shift <= 0:
+            return order
+
+
+def _sorted_groups(sizes: I64) -> I64:
+    """The group of each row once rows are listed group by group (`sizes[g]` rows each)."""
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,25 +165,42 @@ def kaplan_meier(group: I64, entry: F64, exit: F64, sold: np.ndarray, n_groups: 
     # One sortable float per (group, time) so that a single searchsorted answers
     # "how many in this group entered/left before t" for every group at once.
     base = group.astype(np.float64) * span
-    entry_keys = np.sort(base + entry)
-    exit_keys = np.sort(base + exit)
-    ev_keys = np.sort(base[sold] + exit[sold])
+    # Rows listed group by group: the sorts below sort (group, time) keys, which are then
+    # in runs that a stable sort (timsort) merges ~3x faster than it sorts keys at random.
+    # Only speed depends on this order: a sorted array is the same whichever way it came.
+    by_group = group_order(group, n_groups)
+    entry_keys = np.sort((base + entry)[by_group], kind="stable")
+    exit_all = (base + exit)[by_group]
+    sold = sold[by_group]
+    sizes = np.bincount(group, minlength=n_groups)
+    group = _sorted_groups(sizes)  # = group[by_group]
+    # By index, not by mask: numpy gathers faster than it compresses by a random mask.
+    sales, censored = np.flatnonzero(sold), np.flatnonzero(~sold)
+    ev_keys = np.sort(exit_all[sales], kind="stable")
     if len(ev_keys) == 0:
         return _empty_km(n_groups)
+    # Exits are the sales (`ev_keys`, sorted anyway) and the censored rows: sorting only the
+    # latter is cheaper than sorting every exit again, and counts the same.
+    censored_keys = np.sort(exit_all[censored], kind="stable")
     boundary = np.empty(len(ev_keys), bool)
     boundary[0] = True
     np.not_equal(ev_keys[1:], ev_keys[:-1], out=boundary[1:])
     first = np.flatnonzero(boundary)
     keys = ev_keys[first]
-    d = np.diff(np.append(first, len(ev_keys))).astype(np.float64)
-    ev_group = np.floor(keys / span + 1e-9).astype(np.int64)
+    d = np.empty(len(first), np.float64)  # run lengths: sales at each distinct key
+    np.subtract(first[1:], first[:-1], out=d[:-1])
+    d[-1] = len(ev_keys) - first[-1]
+    # Sales sort by group first: the group of each is known from the counts, no division.
+    per_group = np.bincount(group[sales], minlength=n_groups)
+    ev_group = _sorted_groups(per_group)[first]
     group_base = ev_group.astype(np.float64) * span
     time = keys - group_base
     # Keys sort by group first, so a group's rows start where the smaller groups end.
-    group_start = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
+    group_start = np.concatenate(([0], np.cumsum(sizes)))
     before = group_start[ev_group]
     entered = np.searchsorted(entry_keys, keys, "left") - before
-    left = np.searchsorted(exit_keys, keys, "left") - before
+    # Sales before a key: `first` (keys are the first of each run of equal sale keys).
+    left = np.searchsorted(censored_keys, keys, "left") + first - before
     n = np.maximum((entered - left).astype(np.float64), d)
 
     factor = 1.0 - d / n
