@@ -36,8 +36,8 @@ TOOL_BUG = "AST constructor recursion depth mismatch"
 # Extra Schemathesis options for local runs, e.g. a longer one (README, Reliability):
 # NICHESCOPE_FUZZ_EXAMPLES=400 NICHESCOPE_FUZZ_ARGS="--max-time 1800" make fuzz
 EXTRA_ARGS = os.environ.get("NICHESCOPE_FUZZ_ARGS", "").split()
-STATEFUL_STEPS = 12
-STATEFUL_EXAMPLES = int(os.environ.get("NICHESCOPE_FUZZ_STATEFUL_EXAMPLES", "200"))
+STATEFUL_STEPS = 10
+STATEFUL_EXAMPLES = int(os.environ.get("NICHESCOPE_FUZZ_STATEFUL_EXAMPLES", "120"))
 
 
 @pytest.fixture
