@@ -96,11 +96,13 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's own transport, its connection pool opening sockets through `backend`."""
 
     def __init__(self, backend: GuardedBackend, limits: httpx.Limits) -> None:
-        super().__init__(limits=limits, trust_env=False)
+        # One TLS context for both pools below: building one loads the CA bundle (~20 ms).
+        ssl_context = httpx.create_ssl_context(trust_env=False)
+        super().__init__(verify=ssl_context, limits=limits, trust_env=False)
         # httpx offers no way to name the network backend, so its pool is rebuilt with ours,
         # with the settings httpx gave it (the rest are httpcore's defaults either way).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
