@@ -56,17 +56,26 @@ def _lease_values(model: Leased, node_id: str, lease_seconds: float) -> dict[str
     }
 
 
-async def claim_monitors(
-    db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
-) -> list[tuple[MonitorRecord, int]]:
-    """Up to `limit` monitors that want an actor and have no live owner, leased to `node_id`."""
+async def _claim(
+    db: AsyncSession,
+    model: Leased,
+    wanted: Any,
+    order: tuple[Any, ...],
+    node_id: str,
+    *,
+    limit: int,
+    held: Collection[str],
+    lease_seconds: float,
+) -> list[Any]:
+    """Up to `limit` rows of `model` matching `wanted` with no live owner (first in `order`),
+    leased to `node_id`; the updated rows."""
     if limit <= 0:
         return []
     ids = list(
         await db.scalars(
-            select(Monitor.id)
-            .where(MONITOR_WANTS_ACTOR, _free(Monitor, node_id, held))
-            .order_by(Monitor.lease_expires_at.nulls_first(), Monitor.created_at)
+            select(model.id)
+            .where(wanted, _free(model, node_id, held))
+            .order_by(*order)
             .limit(limit)
             .with_for_update(skip_locked=True)
         )
@@ -74,11 +83,23 @@ async def claim_monitors(
     if not ids:
         return []
     rows = await db.scalars(
-        update(Monitor)
-        .where(Monitor.id.in_(ids))
-        .values(_lease_values(Monitor, node_id, lease_seconds))
-        .returning(Monitor)
+        update(model)
+        .where(model.id.in_(ids))
+        .values(_lease_values(model, node_id, lease_seconds))
+        .returning(model)
     )
+    return list(rows)
+
+
+async def claim_monitors(
+    db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+) -> list[tuple[MonitorRecord, int]]:
+    """Up to `limit` monitors that want an actor and have no live owner, leased to `node_id`."""
+    order = (Monitor.lease_expires_at.nulls_first(), Monitor.created_at)
+    rows = await _claim(
+        db, Monitor, MONITOR_WANTS_ACTOR, order, node_id,
+        limit=limit, held=held, lease_seconds=lease_seconds,
+    )  # fmt: skip
     return [(monitor_record(row), row.lease_token) for row in rows]
 
 
@@ -86,25 +107,10 @@ async def claim_runs(
     db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
 ) -> list[tuple[RunRecord, int]]:
     """Up to `limit` unfinished runs with no live owner, leased to `node_id`."""
-    if limit <= 0:
-        return []
-    ids = list(
-        await db.scalars(
-            select(Run.id)
-            .where(RUN_UNFINISHED, _free(Run, node_id, held))
-            .order_by(Run.created_at)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-    )
-    if not ids:
-        return []
-    rows = await db.scalars(
-        update(Run)
-        .where(Run.id.in_(ids))
-        .values(_lease_values(Run, node_id, lease_seconds))
-        .returning(Run)
-    )
+    rows = await _claim(
+        db, Run, RUN_UNFINISHED, (Run.created_at,), node_id,
+        limit=limit, held=held, lease_seconds=lease_seconds,
+    )  # fmt: skip
     return [(run_record(row), row.lease_token) for row in rows]
 
 
