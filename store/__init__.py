@@ -18,8 +18,10 @@ from ._cluster_store import ClusterStore
 from ._errors import AlreadyExists, DatabaseUnavailable, LeaseLost, StoreError
 from ._migrate import alembic_config
 from ._monitor_records import (
+    EVIDENCE_KINDS,
     LISTING_STATES,
     ConfirmedState,
+    Evidence,
     ListingEventRecord,
     ListingPage,
     ListingRecord,
@@ -27,6 +29,7 @@ from ._monitor_records import (
     MonitorRecord,
     MonitorStatus,
     ObservedListing,
+    PollFailureKind,
     PollOutcome,
     PollRecord,
 )
@@ -45,6 +48,7 @@ from ._run_store import RunStore
 from ._store import Clock, Store, migrate, open_store, utc_now
 
 __all__ = [
+    "EVIDENCE_KINDS",
     "FINISHED_RUN_STATES",
     "LISTING_STATES",
     "AccessTokenRecord",
@@ -63,6 +67,7 @@ __all__ = [
     "Credentials",
     "DatabaseUnavailable",
     "Entitlement",
+    "Evidence",
     "LeaseLost",
     "ListingEventRecord",
     "ListingPage",
@@ -75,6 +80,7 @@ __all__ = [
     "NodeRecord",
     "ObservedListing",
     "PlanRecord",
+    "PollFailureKind",
     "PollOutcome",
     "PollRecord",
     "RunRecord",

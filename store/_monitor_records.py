@@ -10,6 +10,17 @@ from typing import Literal
 ListingState = Literal["open", "reserved", "sold", "deleted"]
 LISTING_STATES: tuple[ListingState, ...] = ("open", "reserved", "sold", "deleted")
 MonitorStatus = Literal["paused", "active", "error"]
+# How a state change was established: the item detail API, the public item page (JSON-LD), or
+# absence from the feed for several polls in a row with no source able to confirm it (a
+# *likely* change, never a confirmed one: a listing sold by absence is a likely sale).
+Evidence = Literal["detail_api", "item_page", "absence"]
+EVIDENCE_KINDS: tuple[Evidence, ...] = ("detail_api", "item_page", "absence")
+# Why a poll that reached the marketplace was still refused as data (see MARKETPLACE.md,
+# "A block can look like success"); a poll error with no kind is an ordinary failure.
+PollFailureKind = Literal[
+    "suspected_block", "filters_ignored", "profile_moved", "blocked", "rate_limited",
+    "unavailable", "invalid",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +41,7 @@ class MonitorRecord:
     total_errors: int
     last_error: str | None
     polls: int
+    last_error_kind: str | None = None  # a `PollFailureKind` of the last failed poll
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +62,20 @@ class ObservedListing:
     url: str | None = None
     photo_url: str | None = None
     listed_at: datetime | None = None
+    condition_raw: str | None = None  # the label as the site wrote it (localised)
+    category_name: str | None = None
+    total_price: Decimal | None = None  # what the buyer pays: price + service fee
+    service_fee: Decimal | None = None
+    promoted: bool = False  # a paid placement, mixed into the feed out of date order
 
 
 @dataclass(frozen=True, slots=True)
 class ConfirmedState:
-    """The state of a listing that left the feed, as the item detail confirmed it."""
+    """The state of a listing that left the feed, and how it was established."""
 
     item_id: int
     state: ListingState
+    evidence: Evidence = "detail_api"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +89,12 @@ class PollOutcome:
     seen: tuple[ObservedListing, ...]
     confirmed: tuple[ConfirmedState, ...]
     next_poll_at: datetime
+    # Live listings that should have been in the feed's window (newer than its oldest organic
+    # listing, or the whole feed was read) yet were missing, and that no source confirmed.
+    # The store counts consecutive absences; at `likely_after` in a row the listing becomes a
+    # likely sale (state "sold", evidence "absence"). Seen again, the count restarts.
+    absent: tuple[int, ...] = ()
+    likely_after: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +133,13 @@ class ListingRecord:
     state: ListingState
     state_changed_at: datetime
     in_feed: bool
+    condition_raw: str | None = None
+    category_name: str | None = None
+    total_price: Decimal | None = None
+    service_fee: Decimal | None = None
+    promoted: bool = False
+    state_evidence: str | None = None  # an `Evidence` for the current state (None: first seen)
+    absent_polls: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +154,7 @@ class ListingEventRecord:
     favourites: int | None
     views: int | None
     at: datetime
+    evidence: str | None = None  # an `Evidence` for state events, None for the others
 
 
 @dataclass(frozen=True, slots=True)
