@@ -17,7 +17,14 @@ from .errors import ApiError, BadRequest, NotFound
 from .limits import allow_body
 from .openapi import operation
 from .openapi_links import ANALYSIS, RUN
-from .run_schemas import AnalysisList, AnalysisOut, AnalysisSummary, DashboardQuery, PageQuery
+from .run_schemas import (
+    AnalysisList,
+    AnalysisOut,
+    AnalysisSummary,
+    DashboardQuery,
+    ImportQuery,
+    PageQuery,
+)
 from .runs import run_out
 from .security import new_id
 from .services import services
@@ -142,12 +149,14 @@ async def graph_svg(analysis_id: str, name: str) -> Response:
     },
 )
 @allow_body("import_max_bytes")
+@validate_querystring(ImportQuery)
 @validate_response(AnalysisOut, 201)
-async def import_monitoring() -> tuple[AnalysisOut, int]:
+async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
     """A new analysis from a monitor export, with the four graphs re-rendered; no scrape.
 
-    Takes the export as the JSON body, or as the multipart file field `file`. A malformed,
-    truncated, wrong-version or oversized export is a 4xx and nothing is stored.
+    Takes the export (format version 2, or version 1 whose sales count as confirmed) as the
+    JSON body, or as the multipart file field `file`. A malformed, truncated, wrong-version
+    or oversized export is a 4xx and nothing is stored.
     """
     principal = current_principal()
     raw: bytes
@@ -160,12 +169,17 @@ async def import_monitoring() -> tuple[AnalysisOut, int]:
     else:
         data = await request.get_data()
         raw = data if isinstance(data, bytes) else data.encode()
-    analysis = await import_export_in(principal.workspace_id, raw)
+    analysis = await import_export_in(
+        principal.workspace_id, raw, include_likely_sales=query_args.include_likely_sales
+    )
     return analysis_out(analysis), 201
 
 
-async def import_export_in(workspace_id: str, raw: bytes) -> AnalysisRecord:
-    """Analyse a monitor export (`raw` JSON bytes) into a new analysis of `workspace_id`.
+async def import_export_in(
+    workspace_id: str, raw: bytes, *, include_likely_sales: bool = False
+) -> AnalysisRecord:
+    """Analyse a monitor export (`raw` JSON bytes) into a new analysis of `workspace_id`;
+    likely sales rank as sales only with `include_likely_sales`.
 
     `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
     """
@@ -178,7 +192,7 @@ async def import_export_in(workspace_id: str, raw: bytes) -> AnalysisRecord:
             suggest=["Upload the file exactly as GET /api/monitoring/{id}/export produced it"],
         ) from err
     try:
-        result = await trio.to_thread.run_sync(analyse_export, document)
+        result = await trio.to_thread.run_sync(analyse_export, document, include_likely_sales)
     except InvalidExport as err:
         raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
     monitor = document.get("monitor") if isinstance(document, dict) else None

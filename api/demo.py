@@ -11,7 +11,7 @@ from pathlib import Path
 
 import trio
 
-from scrapers.simulator import SimulatorConfig, serve_simulator
+from scrapers.simulator import Faults, SimOrigins, SimulatorConfig, serve_simulator
 from store import AlreadyExists, Store
 
 from .billing.grants import grant_trial
@@ -24,19 +24,32 @@ DEMO_EMAIL = "demo@example.com"  # a special-use TLD like .local fails e-mail va
 DEMO_MIN_POLL_SECONDS = 5
 
 
-async def start_simulator(nursery: trio.Nursery, port: int) -> str:
-    """Serve the simulator on 127.0.0.1:`port` (0 picks one); returns its origin once ready."""
-    origin: str = await nursery.start(serve_simulator, SimulatorConfig(), "127.0.0.1", port)
-    return origin
+# Today's marketplace, as public clients meet it: the API on its own origin, a tenth of the
+# feed promoted, and the item detail API refusing nine requests in ten.
+DEMO_MARKET = SimulatorConfig(
+    profile="2026-09", promoted_share=0.1, faults=Faults(detail_refusal=0.9)
+)
 
 
-def demo_settings(settings: Settings, origin: str) -> Settings:
-    """Allowlist the simulator and let demo monitors (trial plan included) poll every few
-    seconds: the simulator's time runs fast, a newcomer should not wait minutes."""
+async def start_simulator(nursery: trio.Nursery, port: int) -> SimOrigins:
+    """Serve the simulator on 127.0.0.1:`port` and its API on the next port (0 picks both);
+    returns both origins once they listen."""
+    api_port = port + 1 if port else 0
+    origins: SimOrigins = await nursery.start(
+        serve_simulator, DEMO_MARKET, "127.0.0.1", port, api_port
+    )
+    return origins
+
+
+def demo_settings(settings: Settings, origins: SimOrigins) -> Settings:
+    """Allowlist the simulator (site and API origins, mapped to each other) and let demo
+    monitors (trial plan included) poll every few seconds: the simulator's time runs fast, a
+    newcomer should not wait minutes."""
     trial = {**settings.plan_quotas.get("trial", {}), "min_poll_seconds": DEMO_MIN_POLL_SECONDS}
     return dataclasses.replace(
         settings,
-        market_origins=(*settings.market_origins, origin),
+        market_origins=(*settings.market_origins, origins.site, origins.api),
+        market_api_origins=(*settings.market_api_origins, (origins.site, origins.api)),
         min_poll_seconds=min(settings.min_poll_seconds, DEMO_MIN_POLL_SECONDS),
         default_poll_seconds=min(settings.default_poll_seconds, 30),
         plan_quotas={**settings.plan_quotas, "trial": trial},

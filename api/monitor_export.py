@@ -1,11 +1,18 @@
 """The monitor export: a self-describing JSON document, streamed so memory stays flat.
 
-Shape (version 1; `EXPORT_SCHEMA` is its JSON Schema, served at
+Shape (version 2; `EXPORT_SCHEMA` is its JSON Schema, served at
 `/api/monitoring/export-schema`):
 
-    {"format": "nichescope.monitor-export", "version": 1, "exported_at": "...",
-     "monitor": {...}, "counts": {...},
-     "listings": [{...}, ...], "events": [{...}, ...], "polls": [{...}, ...]}
+    {"format": "nichescope.monitor-export", "version": 2, "exported_at": "...",
+     "monitor": {...}, "counts": {..., "likely_sold": n},
+     "listings": [{..., "state_evidence": "item_page", "absent_polls": 0, ...}, ...],
+     "events": [{..., "evidence": "absence"}, ...], "polls": [{...}, ...]}
+
+Version 2 adds how each state was established: `state_evidence` on listings and `evidence` on
+state events (`detail_api`, `item_page`, or `absence`: sold by absence is a *likely* sale),
+a listing's `absent_polls`, and today's listing fields (`condition_raw`, `category_name`,
+`total_price`, `service_fee`, `promoted`). The import also takes version 1 (no evidence: its
+sales count as confirmed).
 
 Listings, events and polls are read a batch per transaction (keyset paging) and written as
 they come, so a monitor with millions of rows exports with constant memory.
@@ -22,7 +29,7 @@ from typing import Any
 from store import MonitorRecord, Store, record_fields
 
 EXPORT_FORMAT = "nichescope.monitor-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 
 
 def _default(value: object) -> object:
@@ -38,7 +45,7 @@ def _dumps(value: object) -> str:
 
 
 async def stream_export(store: Store, monitor: MonitorRecord) -> AsyncIterator[bytes]:
-    counts = await store.monitors.state_counts(monitor.id)
+    counts = await store.monitors.listing_counts(monitor.id)
     monitor_fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
     head = {
         "format": EXPORT_FORMAT,
@@ -74,6 +81,7 @@ _NULLABLE_STRING = {"type": ["string", "null"]}
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _DECIMAL = {"type": ["string", "null"], "pattern": r"^-?\d+(\.\d+)?$"}
 _STATE = {"enum": ["open", "reserved", "sold", "deleted"]}
+_EVIDENCE = {"enum": ["detail_api", "item_page", "absence", None]}
 
 EXPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -97,6 +105,7 @@ EXPORT_SCHEMA: dict[str, Any] = {
                 "created_at": _DATETIME,
                 "bootstrapped_at": _NULLABLE_DATETIME,
                 "last_poll_at": _NULLABLE_DATETIME,
+                "last_error_kind": _NULLABLE_STRING,
             },
         },
         "listings": {
@@ -127,6 +136,13 @@ EXPORT_SCHEMA: dict[str, Any] = {
                     "state": _STATE,
                     "state_changed_at": _DATETIME,
                     "in_feed": {"type": "boolean"},
+                    "condition_raw": _NULLABLE_STRING,
+                    "category_name": _NULLABLE_STRING,
+                    "total_price": _DECIMAL,
+                    "service_fee": _DECIMAL,
+                    "promoted": {"type": "boolean"},
+                    "state_evidence": _EVIDENCE,
+                    "absent_polls": {"type": "integer", "minimum": 0},
                 },
             },
         },
@@ -145,6 +161,7 @@ EXPORT_SCHEMA: dict[str, Any] = {
                     "favourites": _NULLABLE_INT,
                     "views": _NULLABLE_INT,
                     "at": _DATETIME,
+                    "evidence": _EVIDENCE,
                 },
             },
         },

@@ -63,8 +63,32 @@ class MonitorOut(BaseModel):
     consecutive_errors: int
     total_errors: int
     last_error: str | None
+    last_error_kind: (
+        Literal[
+            "suspected_block",
+            "filters_ignored",
+            "profile_moved",
+            "blocked",
+            "rate_limited",
+            "unavailable",
+            "invalid",
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Why the last failed check was refused, when the service knows; "
+        "null after a successful check or for an ordinary failure.",
+    )
+    last_error_explanation: str | None = Field(
+        default=None, description="`last_error_kind` in a sentence for people."
+    )
     polls: int
-    counts: dict[str, int] | None = None
+    counts: dict[str, int] | None = Field(
+        default=None,
+        description="Listings per state (`open`, `reserved`, `sold`, `deleted`, which add up "
+        "to every listing) and `likely_sold`: of the sold, those sold by absence from the feed "
+        "(likely sales no source confirmed); `sold - likely_sold` are confirmed sales.",
+    )
 
 
 class MonitorList(BaseModel):
@@ -91,6 +115,28 @@ class ListingOut(BaseModel):
     state: Literal["open", "reserved", "sold", "deleted"]
     state_changed_at: datetime
     in_feed: bool
+    condition_raw: str | None = Field(
+        default=None, description="The condition as the site wrote it (localised)."
+    )
+    category_name: str | None = None
+    total_price: Decimal | None = Field(
+        default=None, description="What the buyer pays: price plus service fee."
+    )
+    service_fee: Decimal | None = None
+    promoted: bool = Field(default=False, description="A paid placement in the feed.")
+    state_evidence: Literal["detail_api", "item_page", "absence"] | None = Field(
+        default=None,
+        description="How the current state was established: the item detail API, the "
+        "public item page, or absence from the feed for several checks in a row (a likely "
+        "change); null for a listing as the feed showed it.",
+    )
+    likely: bool = Field(
+        default=False,
+        description="Sold by absence from the feed: a likely sale, not a confirmed one.",
+    )
+    absent_polls: int = Field(
+        default=0, description="Checks in a row that should have shown it and did not."
+    )
 
 
 class ListingsPage(BaseModel):

@@ -16,7 +16,7 @@ from quart_schema import (
 )
 
 from engine import CatalogueUrlRefused, EngineBusy
-from store import LISTING_STATES, MonitorRecord, record_fields
+from store import LISTING_STATES, ListingRecord, MonitorRecord, record_fields
 
 from .auth import current_principal
 from .billing.quotas import plan_limits, require_poll_interval, require_quota
@@ -41,15 +41,43 @@ class Busy(ApiError):
     status, code = 429, "busy"
 
 
+# What each `PollFailureKind` means to a user, shown with the monitor's last error.
+FAILURE_EXPLAINED: dict[str, str] = {
+    "suspected_block": "The marketplace answered with an empty or shrunken feed, which usually "
+    "means it is blocking us; no listing was marked sold and the monitor is backing off.",
+    "filters_ignored": "The marketplace ignored the catalogue's filters, so the answer was "
+    "discarded; no listing was marked sold.",
+    "profile_moved": "The marketplace moved its API; the service is probing for the new one.",
+    "blocked": "The marketplace refused our requests (bot protection); the monitor is backing "
+    "off and will try again later.",
+    "rate_limited": "The marketplace asked us to slow down; the monitor waits as long as it "
+    "asked before checking again.",
+    "unavailable": "The marketplace did not answer, or answered with a server error; the "
+    "monitor will try again.",
+    "invalid": "The marketplace's answer could not be read (malformed or cut short), so it "
+    "was discarded.",
+}
+
+
 def monitor_out(monitor: MonitorRecord, counts: dict[str, int] | None = None) -> MonitorOut:
     fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
+    kind = monitor.last_error_kind
     return MonitorOut.model_validate(
         {
             **fields,
+            "last_error_kind": kind if kind in FAILURE_EXPLAINED else None,
+            "last_error_explanation": FAILURE_EXPLAINED.get(kind or ""),
             "bootstrapping": monitor.bootstrapped_at is None and monitor.status != "error",
             "counts": counts,
         }
     )
+
+
+def listing_out(listing: ListingRecord) -> dict[str, object]:
+    """A listing's fields for `ListingOut`, with `likely` (sold by absence) derived."""
+    fields = record_fields(listing)
+    fields["likely"] = listing.state == "sold" and listing.state_evidence == "absence"
+    return fields
 
 
 async def owned_monitor(monitor_id: str) -> MonitorRecord:
@@ -160,9 +188,9 @@ async def list_monitors() -> MonitorList:
 @operation("getMonitor", links=MONITOR.links())
 @validate_response(MonitorOut, 200)
 async def get_monitor(monitor_id: str) -> MonitorOut:
-    """Status, listing counts by state, last and next poll, error statistics."""
+    """Status, listing counts by state (with likely sales), last and next poll, errors."""
     monitor = await owned_monitor(monitor_id)
-    return monitor_out(monitor, await services().store.monitors.state_counts(monitor.id))
+    return monitor_out(monitor, await services().store.monitors.listing_counts(monitor.id))
 
 
 @blueprint.delete("/<id:monitor_id>")
@@ -230,7 +258,7 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsP
         raise NotFound("monitor")
     return ListingsPage.model_validate(
         {
-            "listings": [record_fields(listing) for listing in page.listings],
+            "listings": [listing_out(listing) for listing in page.listings],
             "state": query_args.state,
             "page": query_args.page,
             "page_size": query_args.page_size,
@@ -245,7 +273,8 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsP
 async def export_monitor(monitor_id: str) -> Response:
     """The monitor's full captured history as one self-describing JSON document (streamed).
 
-    Format `nichescope.monitor-export` version 1; its JSON Schema is served at
+    Format `nichescope.monitor-export` version 2 (how each state was established, likely
+    sales by absence); its JSON Schema is served at
     `/api/monitoring/export-schema`. `POST /api/analysis/import-monitoring` takes it back.
     """
     monitor = await owned_monitor(monitor_id)

@@ -18,11 +18,13 @@ from sqlalchemy.engine import make_url
 
 from engine import (
     ClusterSettings,
+    ConfirmPolicy,
     Engine,
     EngineSettings,
     Marketplace,
     MarketplaceSettings,
     MonitorPolicy,
+    StoreProfileMemory,
     open_marketplace,
 )
 from store import NodeInfo, Store, open_store
@@ -58,7 +60,12 @@ def engine_settings(settings: Settings, *, role: str, clustered: bool) -> Engine
             lease_seconds=settings.lease_seconds,
         )
     return EngineSettings(
-        monitor_policy=MonitorPolicy(max_consecutive_errors=settings.monitor_max_errors),
+        monitor_policy=MonitorPolicy(
+            max_consecutive_errors=settings.monitor_max_errors,
+            confirm=ConfirmPolicy(
+                per_poll=settings.confirm_per_poll, absence_polls=settings.absence_polls
+            ),
+        ),
         cluster=cluster,
     )
 
@@ -106,7 +113,12 @@ async def open_node(
                         rate=settings.market_rate,
                         burst=settings.market_burst,
                         block_cool_down=settings.market_block_seconds,
-                    )
+                        profile=settings.market_profile,
+                        api_origins=settings.market_api_origins,
+                        user_agent=settings.market_user_agent,
+                        proxy=settings.market_proxy or None,
+                    ),
+                    memory=StoreProfileMemory(store),
                 )
             )
             market, on_cluster_size = real, real.share_politeness

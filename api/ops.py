@@ -18,6 +18,7 @@ from typing import Any
 import trio
 from quart import Blueprint, Response
 
+from engine import ScrapersMarketplace
 from store import DatabaseUnavailable
 
 from .openapi import operation
@@ -58,6 +59,37 @@ async def _other_nodes_actors(svc: Services) -> list[dict[str, Any]]:
     ]
 
 
+def _origins(svc: Services) -> dict[str, object]:
+    market = svc.engine.market
+    reports = market.origin_reports() if isinstance(market, ScrapersMarketplace) else []
+    return {
+        "node_id": svc.settings.node_id,
+        "origins": [
+            {
+                **asdict(report),
+                "last_success_at": _iso(report.last_success_at),
+                "last_block_at": _iso(report.last_block_at),
+            }
+            for report in reports
+        ],
+    }
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+@blueprint.get("/origins")
+@operation("listMarketOrigins", access="operator")
+async def list_origins() -> dict[str, object]:
+    """Per marketplace site this node has talked to: the wire profile in use (and whether it
+    was auto-detected), its API origin, breaker state and remaining block window, last success,
+    last block and its kind, requests in the last hour, detail-API refusals (and whether that
+    source is resting), polls refused as suspected blocks or for ignored filters, profile
+    moves. Counters are this node's; the profile is shared by every node."""
+    return _origins(services())
+
+
 @blueprint.get("/actors")
 @operation("listActors", access="operator")
 async def list_actors() -> dict[str, object]:
@@ -70,13 +102,15 @@ async def list_actors() -> dict[str, object]:
 @blueprint.get("/actors/stream")
 @operation("streamActors", access="operator", success=(200, "Actor snapshots", "text/event-stream"))
 async def stream_actors() -> Response:
-    """The same as `/api/ops/actors` as a `text/event-stream`, one `actors` event every 2 s."""
+    """The same as `/api/ops/actors` as a `text/event-stream`, one `actors` event every 2 s,
+    each followed by an `origins` event (the same as `/api/ops/origins`)."""
 
     svc = services()  # the generator runs after the view returns, outside the app context
 
     async def events() -> AsyncIterator[bytes]:
         while True:
             yield f"event: actors\ndata: {json.dumps(await _snapshot(svc))}\n\n".encode()
+            yield f"event: origins\ndata: {json.dumps(_origins(svc))}\n\n".encode()
             await trio.sleep(STREAM_PERIOD_SECONDS)
 
     response = Response(events(), content_type="text/event-stream")

@@ -20,6 +20,12 @@ class CreateRunRequest(Strict):
     monitor_id: str | None = Field(default=None, min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=200)
     max_items: int = Field(default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS_LIMIT)
+    include_likely_sales: bool = Field(
+        default=False,
+        description="A monitor's history: rank niches on likely sales too (listings gone "
+        "from the feed for several checks that no source confirmed sold). By default only "
+        "confirmed sales count, and a likely sale counts as an unsold listing.",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> CreateRunRequest:
@@ -39,6 +45,14 @@ class LogQuery(BaseModel):
 
 class AlertsQuery(BaseModel):
     format: Literal["csv", "json"] = "csv"
+
+
+class ImportQuery(BaseModel):
+    include_likely_sales: bool = Field(
+        default=False,
+        description="Rank niches on likely sales too (sold by absence from the feed); by "
+        "default only confirmed sales count.",
+    )
 
 
 class DashboardQuery(BaseModel):
@@ -63,6 +77,7 @@ class RunOut(BaseModel):
     items: int
     error: str | None
     analysis_id: str | None
+    include_likely_sales: bool = False
 
 
 class RunList(BaseModel):

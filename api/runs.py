@@ -122,6 +122,7 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
         url=url,
         monitor_id=data.monitor_id,
         max_items=data.max_items,
+        include_likely_sales=data.include_likely_sales,
     )
     return run
 
@@ -213,6 +214,7 @@ async def replay_run_in(run: RunRecord) -> RunRecord:
         monitor_id=run.monitor_id,
         max_items=run.max_items,
         replay_of=run.id,
+        include_likely_sales=run.include_likely_sales,
     )
     return replay
 

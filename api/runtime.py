@@ -104,8 +104,9 @@ async def serve(
         stack.callback(helpers.cancel_scope.cancel)  # runs first on exit: helpers end with us
         simulator_origin = None
         if options.demo:
-            simulator_origin = await demo.start_simulator(helpers, options.demo_simulator_port)
-            settings = demo.demo_settings(settings, simulator_origin)
+            simulator = await demo.start_simulator(helpers, options.demo_simulator_port)
+            settings = demo.demo_settings(settings, simulator)
+            simulator_origin = simulator.site
         store, engine = await stack.enter_async_context(
             open_node(settings, role="serve", market=market)
         )

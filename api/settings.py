@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from scrapers import API_ORIGINS_ENV, DEFAULT_USER_AGENT, PROFILE_MODES, SiteMap
+
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
 
 
@@ -83,6 +85,38 @@ def _plan_quotas(raw: str) -> dict[str, dict[str, int]]:
     return result
 
 
+def _market_profile(env: Mapping[str, str]) -> str:
+    name = "NICHESCOPE_MARKET_PROFILE"
+    value = (env.get(name) or "auto").strip()
+    if value not in PROFILE_MODES:
+        raise ConfigError(name, f"expected one of {', '.join(PROFILE_MODES)}, got {value!r}")
+    return value
+
+
+def _api_origins(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    try:
+        return SiteMap.from_env(env).pairs
+    except ValueError as err:
+        raise ConfigError(API_ORIGINS_ENV, str(err)) from err
+
+
+def _proxy(env: Mapping[str, str]) -> str:
+    name = "NICHESCOPE_MARKET_PROXY"
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return ""
+    # Never echo the value: it may carry the proxy's credentials.
+    problem = "expected an http://, https:// or socks5:// proxy URL with a host and valid port"
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise ConfigError(name, problem) from None  # the cause could quote the value
+    if parts.scheme not in ("http", "https", "socks5", "socks5h") or not parts.hostname:
+        raise ConfigError(name, problem)
+    return raw
+
+
 def load_or_create_secret(path: Path) -> str:
     """The key in `path`, created (mode 0600) on first use.
 
@@ -128,6 +162,12 @@ class Settings:
     market_rate: float = 1.0
     market_burst: int = 3
     market_block_seconds: float = 120.0  # after a block page (403), no request to that origin
+    market_profile: str = "auto"  # the marketplace's wire profile: auto, 2026-09 or legacy
+    market_api_origins: tuple[tuple[str, str], ...] = ()  # (site, API) origin pairs
+    market_user_agent: str = DEFAULT_USER_AGENT
+    market_proxy: str = field(default="", repr=False)  # may carry proxy credentials
+    confirm_per_poll: int = 40  # state requests one poll may spend on drop-outs
+    absence_polls: int = 3  # polls absent and unconfirmed before a listing is a likely sale
     node_id: str = field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
     lease_seconds: float = 15.0  # cluster mode: how long a node's claim on work lasts
     # OpenID Connect sign-in; the button shows only when issuer and client id are set.
@@ -201,6 +241,16 @@ class Settings:
             market_block_seconds=max(
                 0.0,
                 _number(env, "NICHESCOPE_MARKET_BLOCK_SECONDS", defaults.market_block_seconds),
+            ),
+            market_profile=_market_profile(env),
+            market_api_origins=_api_origins(env),
+            market_user_agent=env.get("NICHESCOPE_MARKET_USER_AGENT") or DEFAULT_USER_AGENT,
+            market_proxy=_proxy(env),
+            confirm_per_poll=int(
+                _number(env, "NICHESCOPE_CONFIRM_PER_POLL", defaults.confirm_per_poll)
+            ),
+            absence_polls=max(
+                1, int(_number(env, "NICHESCOPE_ABSENCE_POLLS", defaults.absence_polls))
             ),
             stripe_secret_key=env.get("NICHESCOPE_STRIPE_SECRET_KEY") or "",
             stripe_webhook_secret=env.get("NICHESCOPE_STRIPE_WEBHOOK_SECRET") or "",

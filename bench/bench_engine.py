@@ -44,7 +44,7 @@ from bench._common import (
 )
 from engine import Engine, MarketplaceSettings, open_marketplace
 from engine.monitors._market import Feed
-from store import ListingState, Store, open_store
+from store import ConfirmedState, Store, open_store
 from store._monitor_models import Monitor, Poll
 
 SECTIONS = ("monitors", "idle", "listings-sqlite", "listings-postgres")
@@ -172,7 +172,13 @@ class IdleMarket:
     async def fetch_feed(self, url: str, page_cap: int) -> Feed:
         raise AssertionError("an idle actor polled")
 
-    async def fetch_state(self, url: str, item_id: int) -> ListingState:
+    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
+        raise AssertionError("an idle actor polled")
+
+    def failure_kind(self, error: Exception) -> str | None:
+        return None
+
+    def note_suspicious(self, url: str, kind: str) -> None:
         raise AssertionError("an idle actor polled")
 
 

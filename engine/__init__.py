@@ -5,8 +5,14 @@ from .analysis import InvalidExport, render_svg
 from .cluster import ClusterSettings, LeaseKeeper
 from .monitors._actor import MonitorPolicy
 from .monitors._commands import ActorStatus, GetStatus, Pause, PollNow, Resume, Stop
-from .monitors._market import CatalogueUrlRefused, Feed, Marketplace
-from .monitors._scrapers_market import MarketplaceSettings, open_marketplace
+from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedBlock
+from .monitors._poll import ConfirmPolicy
+from .monitors._scrapers_market import (
+    MarketplaceSettings,
+    ScrapersMarketplace,
+    StoreProfileMemory,
+    open_marketplace,
+)
 from .monitors._supervisor import RestartPolicy
 from .runs._analyser import analyse_export
 from .runs._manager import RunManager, RunNotCancellable, RunStillRunning
@@ -17,6 +23,7 @@ __all__ = [
     "Analyser",
     "CatalogueUrlRefused",
     "ClusterSettings",
+    "ConfirmPolicy",
     "Engine",
     "EngineBusy",
     "EngineSettings",
@@ -35,7 +42,10 @@ __all__ = [
     "RunManager",
     "RunNotCancellable",
     "RunStillRunning",
+    "ScrapersMarketplace",
     "Stop",
+    "StoreProfileMemory",
+    "SuspectedBlock",
     "analyse_export",
     "open_marketplace",
     "render_svg",

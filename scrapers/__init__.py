@@ -7,12 +7,16 @@ so the service does not load it unless asked).
 from __future__ import annotations
 
 from ._breaker import BreakerState
+from ._conditions import canonical_condition
+from ._jsonld import parse_item_page_jsonld, product_block_read
 from ._parse_html import parse_catalogue_html, parse_item_page
 from ._parse_json import parse_catalogue_json, parse_item_detail
+from ._parse_svc import parse_svc_catalogue
 from ._prices import parse_price
 from ._query import ORDERS, CatalogueQuery, parse_catalogue_url
 from ._robots import RobotsRules
-from ._settings import ClientSettings
+from ._settings import DEFAULT_USER_AGENT, ClientSettings
+from ._sites import API_ORIGINS_ENV, Site, SiteMap
 from ._ssrf import (
     MARKET_HOSTS,
     MARKET_TLDS,
@@ -23,35 +27,45 @@ from ._ssrf import (
     normalise_origin,
     origins_from_env,
 )
-from .adapter import MarketplaceAdapter
+from .adapter import MarketplaceAdapter, ProfileMemory, SiteActivity
 from .errors import (
     Blocked,
     CircuitOpen,
+    EndpointRefused,
     HttpStatusError,
     InvalidCatalogueUrl,
     MarketplaceError,
     MarketplaceTimeout,
     MarketplaceUnavailable,
     ParseError,
+    ProfileMoved,
     RateLimited,
     ResponseTooLarge,
     RobotsDisallowed,
+    SuspiciousAnswer,
     UrlRefused,
 )
 from .http import MarketClient, MarketResponse, OriginStatus
 from .models import CataloguePage, ItemDetail, ItemState, Listing
+from .profiles import PROBE_ORDER, PROFILE_MODES, PROFILES, WireProfile
 
 __all__ = [
+    "API_ORIGINS_ENV",
+    "DEFAULT_USER_AGENT",
     "MARKET_HOSTS",
     "MARKET_TLDS",
     "ORDERS",
     "ORIGINS_ENV",
+    "PROBE_ORDER",
+    "PROFILES",
+    "PROFILE_MODES",
     "Blocked",
     "BreakerState",
     "CataloguePage",
     "CatalogueQuery",
     "CircuitOpen",
     "ClientSettings",
+    "EndpointRefused",
     "HttpStatusError",
     "InvalidCatalogueUrl",
     "ItemDetail",
@@ -66,12 +80,20 @@ __all__ = [
     "NormalisedUrl",
     "OriginStatus",
     "ParseError",
+    "ProfileMemory",
+    "ProfileMoved",
     "RateLimited",
     "Resolver",
     "ResponseTooLarge",
     "RobotsDisallowed",
     "RobotsRules",
+    "Site",
+    "SiteActivity",
+    "SiteMap",
+    "SuspiciousAnswer",
     "UrlRefused",
+    "WireProfile",
+    "canonical_condition",
     "check_catalogue_url",
     "normalise_origin",
     "origins_from_env",
@@ -80,5 +102,8 @@ __all__ = [
     "parse_catalogue_url",
     "parse_item_detail",
     "parse_item_page",
+    "parse_item_page_jsonld",
     "parse_price",
+    "parse_svc_catalogue",
+    "product_block_read",
 ]  # fmt: skip

@@ -236,7 +236,7 @@ def parse_item_page(text: str, *, origin: str | None = None) -> ItemDetail:
             listing = _replace(listing, "currency", meta("og:price:currency") or listing.currency)
         except ValueError:
             pass
-    return ItemDetail(detail.id, detail.state, listing, detail.description)
+    return ItemDetail(detail.id, detail.state, listing, detail.description, evidence="item_page")
 
 
 def _replace(listing: Listing, name: str, value: Any) -> Listing:

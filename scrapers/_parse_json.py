@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._conditions import canonical_condition
 from ._fields import absolute, as_bool, as_int, as_money, as_str, as_timestamp, dig, id_from_path
 from .errors import ParseError
 from .models import CataloguePage, ItemDetail, ItemState, Listing
 
 
-def _load(data: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
+def load_object(data: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
     if isinstance(data, bytes | str):
         try:
             data = json.loads(data)
@@ -21,7 +22,7 @@ def _load(data: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
     return data
 
 
-def _photo(item: dict[str, Any]) -> dict[str, Any] | None:
+def main_photo(item: dict[str, Any]) -> dict[str, Any] | None:
     photo = item.get("photo")
     if isinstance(photo, dict):
         return photo
@@ -55,8 +56,10 @@ def listing_from_item(item: Any, origin: str | None = None) -> Listing:
 
     price, currency = as_money(item.get("price"), item.get("currency"))
     total, _ = as_money(item.get("total_item_price"), item.get("currency"))
+    fee, _ = as_money(item.get("service_fee"), item.get("currency"))
+    condition_raw = as_str(item.get("status"))
     user = item.get("user") if isinstance(item.get("user"), dict) else {}
-    photo = _photo(item)
+    photo = main_photo(item)
     brand = as_str(item.get("brand_title")) or as_str(dig(item, "brand_dto", "title"))
     url = as_str(item.get("url")) or absolute(as_str(item.get("path")), origin)
     return Listing(
@@ -64,11 +67,15 @@ def listing_from_item(item: Any, origin: str | None = None) -> Listing:
         title=keep("title", as_str(item.get("title"))),
         brand=keep("brand", brand),
         size=keep("size", as_str(item.get("size_title"))),
-        condition=keep("condition", as_str(item.get("status"))),
+        # The legacy `status` is the condition's English label; an unknown one stays raw only.
+        condition=keep("condition", canonical_condition(condition_raw)),
+        condition_raw=condition_raw,
         category_id=keep("category_id", as_int(item.get("catalog_id"))),
         price=keep("price", price),
         currency=keep("currency", currency),
         total_price=keep("total_price", total),
+        service_fee=fee,
+        promoted=as_bool(item.get("promoted")) is True,
         favourites=keep("favourites", as_int(item.get("favourite_count"))),
         views=keep("views", as_int(item.get("view_count"))),
         seller_id=keep("seller_id", as_int(dig(user, "id"))),
@@ -89,7 +96,7 @@ def parse_catalogue_json(
     Raises `ParseError` when the document is not a catalogue answer at all (not JSON, no
     `items` list); a single bad item is skipped and described in `problems`.
     """
-    doc = _load(data, "catalogue JSON")
+    doc = load_object(data, "catalogue JSON")
     items = doc.get("items")
     if not isinstance(items, list):
         raise ParseError("catalogue JSON", "no `items` list")
@@ -140,6 +147,6 @@ def parse_item_detail(
     data: bytes | str | dict[str, Any], *, origin: str | None = None
 ) -> ItemDetail:
     """An item detail API answer (`{"item": {...}}`) -> `ItemDetail`; `ParseError` otherwise."""
-    doc = _load(data, "item detail JSON")
+    doc = load_object(data, "item detail JSON")
     item = doc.get("item", doc if "id" in doc else None)
     return detail_from_item(item, origin)

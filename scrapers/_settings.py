@@ -33,6 +33,7 @@ class ClientSettings:
     max_redirects: int = 3
     dns_cache_ttl: float = 60.0
     extra_headers: tuple[tuple[str, str], ...] = field(default=())
+    proxy: str | None = None  # an egress proxy (http, https or socks5 URL) for every request
 
     @classmethod
     def unthrottled(cls, **overrides: object) -> ClientSettings:

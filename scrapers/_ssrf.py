@@ -1,7 +1,8 @@
 """SSRF guard: which URLs may be fetched at all.
 
 A URL is fetchable when its scheme is http(s), it carries no userinfo, and its origin is either a
-marketplace origin (`https://www.vinted.<tld>` for a fixed list of TLDs) or one of the origins
+marketplace origin (`https://www.vinted.<tld>` or its API origin `https://api.vinted.<tld>`,
+for a fixed list of TLDs) or one of the origins
 allowlisted exactly (scheme, host and port). Marketplace hosts must also resolve only to public
 addresses; an explicitly allowlisted origin (a simulator on loopback, say) skips that check,
 because the operator named it. IP literals are only ever accepted as an exact allowlisted origin,
@@ -20,13 +21,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import trio
 
+from ._sites import MARKET_HOSTS
+from ._sites import MARKET_TLDS as MARKET_TLDS  # re-exported
 from .errors import UrlRefused
 
-MARKET_TLDS: tuple[str, ...] = (
-    "fr", "de", "co.uk", "com", "it", "es", "nl", "be", "pl", "at", "cz", "lt", "lu", "pt",
-    "se", "sk", "hu", "ro", "dk", "fi", "gr", "hr", "ie",
-)  # fmt: skip
-MARKET_HOSTS: frozenset[str] = frozenset(f"www.vinted.{tld}" for tld in MARKET_TLDS)
 ORIGINS_ENV = "NICHESCOPE_MARKET_ORIGINS"
 
 # Addresses no marketplace host may resolve to, beyond what `ipaddress` flags as non-global.

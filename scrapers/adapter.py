@@ -1,106 +1,415 @@
-"""`MarketplaceAdapter`: catalogue queries and item states over a `MarketClient`."""
+"""`MarketplaceAdapter`: catalogue feeds and listing states over a `MarketClient`, in whichever
+wire profile the marketplace speaks today.
+
+The adapter picks the profile per site (`auto` probes `PROBE_ORDER` and remembers the winner,
+through a `ProfileMemory` every cluster node shares), reads one feed per category when a URL
+names several (today's items carry no category), refuses answers that visibly ignore their
+filters, and asks a listing's state of the profile's sources in order, backing off a source that
+keeps refusing. Nothing above `scrapers/` learns which profile served a page.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, replace
+from typing import Protocol
 
-from ._parse_html import parse_item_page
-from ._parse_json import parse_catalogue_json, parse_item_detail
+import trio
+
+from ._conditions import conditions_of_status_ids
+from ._fields import id_from_path
 from ._query import CatalogueQuery, parse_catalogue_url
-from .errors import HttpStatusError, MarketplaceError, ParseError
+from ._sites import Site, SiteMap
+from .errors import (
+    EndpointRefused,
+    HttpStatusError,
+    InvalidCatalogueUrl,
+    MarketplaceError,
+    ParseError,
+    ProfileMoved,
+    SuspiciousAnswer,
+)
 from .http import MarketClient
 from .models import CataloguePage, ItemDetail, ItemState, Listing
+from .profiles import PROBE_ORDER, PROFILES, WireProfile
+
+# Feeds per URL: one per category (limits what one monitor can make us fetch).
+MAX_CATEGORY_FEEDS = 10
+# Filters are judged on pages of at least this many organic listings.
+_FILTER_SAMPLE = 10
+# After this many refusals in a row, a refusing source is not asked for `_SOURCE_REST` seconds.
+_REFUSALS_BEFORE_REST = 3
+_SOURCE_REST = 600.0
+# Item page URLs (with their slug) remembered from feeds: asking `/items/<id>` costs a redirect
+# to that URL first. Bounded, least recently seen forgotten first.
+_ITEM_URLS_KEPT = 100_000
+
+
+class ProfileMemory(Protocol):
+    """Where `auto` keeps the working profile of each site (the database, in the service)."""
+
+    async def recall(self, origin: str) -> str | None: ...
+
+    async def remember(self, origin: str, profile: str) -> None: ...
+
+
+@dataclass
+class SiteActivity:
+    """What operators see of one site beyond the client's own counters."""
+
+    profile: str | None = None
+    profile_stored: bool = False  # the memory holds `profile` (auto remembers what works)
+    detail_refusals: int = 0
+    refusals_in_a_row: int = 0
+    detail_rest_until: float = 0.0  # trio time
+    suspected_blocks: int = 0
+    filters_ignored: int = 0
+    profile_moves: int = 0
+
+
+class _Moved(Exception):
+    """This profile's catalogue path answered "not found" (internal: triggers a probe)."""
 
 
 class MarketplaceAdapter:
     """Speaks the marketplace contract through one shared `MarketClient` (its politeness and
-    breaker state are per origin, so every adapter on the same client shares them).
+    breaker state are per site, so every adapter on the same client shares them).
 
-    Errors are `MarketplaceError`s; cancellation propagates at once and leaves nothing behind.
+    `profile` is "auto" (default), "2026-09" or "legacy". Errors are `MarketplaceError`s;
+    cancellation propagates at once and leaves nothing behind.
     """
 
-    def __init__(self, client: MarketClient, *, per_page: int = 96) -> None:
+    def __init__(
+        self,
+        client: MarketClient,
+        *,
+        per_page: int = 96,
+        profile: str = "auto",
+        sites: SiteMap | None = None,
+        memory: ProfileMemory | None = None,
+    ) -> None:
+        if profile != "auto" and profile not in PROFILES:
+            raise ValueError(f"unknown wire profile {profile!r}")
         self.client = client
         self.per_page = per_page
+        self.mode = profile
+        self.sites = sites or SiteMap()
+        self._memory = memory
+        self._activity: dict[str, SiteActivity] = {}
+        self._probe_locks: dict[str, trio.Lock] = {}
+        self._item_urls: OrderedDict[int, str] = OrderedDict()
+
+    # -- sites and profiles ----------------------------------------------------------------------
+
+    def site(self, origin: str) -> Site:
+        return self.sites.site(origin)
+
+    def activity(self, origin: str) -> SiteActivity:
+        return self._activity.setdefault(origin.rstrip("/"), SiteActivity())
+
+    def note_suspicious(self, origin: str, kind: str) -> None:
+        """Count a poll refused as data (`suspected_block`, `filters_ignored`) for operators."""
+        activity = self.activity(origin)
+        if kind == "suspected_block":
+            activity.suspected_blocks += 1
+        elif kind == "filters_ignored":
+            activity.filters_ignored += 1
+
+    async def profile_for(self, site: Site) -> WireProfile:
+        """The profile in use for `site`: the fixed one, or auto's remembered choice."""
+        if self.mode != "auto":
+            return PROFILES[self.mode]
+        activity = self.activity(site.origin)
+        if activity.profile is None:
+            remembered = await self._memory.recall(site.origin) if self._memory else None
+            activity.profile_stored = remembered in PROFILES
+            activity.profile = remembered if activity.profile_stored else PROBE_ORDER[0]
+        return PROFILES[activity.profile]  # type: ignore[index]
+
+    async def _worked(self, site: Site, profile: WireProfile) -> None:
+        """A catalogue page was read in `profile`: remember it for every node, once."""
+        activity = self.activity(site.origin)
+        if self.mode == "auto" and not activity.profile_stored and self._memory is not None:
+            await self._memory.remember(site.origin, profile.name)
+            activity.profile_stored = True
+
+    async def _after_move(self, site: Site, query: CatalogueQuery, failed: str) -> WireProfile:
+        """The profile that reads `site` now that `failed` answered "not found": another
+        node's finding if the memory has one, else the first in `PROBE_ORDER` whose catalogue
+        path answers. Remembered for every node. `ProfileMoved` when none does."""
+        if self.mode != "auto":
+            raise ProfileMoved(site.origin, (failed,))
+        lock = self._probe_locks.setdefault(site.origin, trio.Lock())
+        async with lock:
+            activity = self.activity(site.origin)
+            if activity.profile not in (None, failed):  # another task probed meanwhile
+                return PROFILES[activity.profile]  # type: ignore[index]
+            remembered = await self._memory.recall(site.origin) if self._memory else None
+            candidates = [remembered] if remembered in PROFILES and remembered != failed else []
+            candidates += [name for name in PROBE_ORDER if name not in (failed, remembered)]
+            tried = [failed]
+            for name in candidates:
+                assert name is not None
+                tried.append(name)
+                try:
+                    await self._page(PROFILES[name], site, query, 1)
+                except _Moved:
+                    continue
+                activity.profile = name
+                activity.profile_moves += 1
+                activity.profile_stored = name == remembered
+                return PROFILES[name]
+            raise ProfileMoved(site.origin, tuple(tried))
+
+    # -- catalogue -------------------------------------------------------------------------------
 
     async def query_for(self, url: str) -> CatalogueQuery:
-        """SSRF-check then parse a user's catalogue URL (`UrlRefused`, `InvalidCatalogueUrl`)."""
+        """SSRF-check then parse a user's catalogue URL (`UrlRefused`, `InvalidCatalogueUrl`,
+        also for more categories than `MAX_CATEGORY_FEEDS`: each is a feed of its own)."""
         checked = await self.client.check_url(url)
-        return parse_catalogue_url(checked.url)
+        query = parse_catalogue_url(checked.url)
+        if len(query.catalog_ids) > MAX_CATEGORY_FEEDS:
+            raise InvalidCatalogueUrl(url, f"more than {MAX_CATEGORY_FEEDS} categories")
+        return query
 
-    async def fetch_catalogue_page(self, query: CatalogueQuery, page: int = 1) -> CataloguePage:
-        """One feed page from the JSON API. A page that does not parse is fetched once more
+    async def _page(
+        self, profile: WireProfile, site: Site, query: CatalogueQuery, page: int
+    ) -> CataloguePage:
+        """One feed page in `profile`. A page that does not parse is fetched once more
         (truncated bodies happen) before its `ParseError` reaches the caller."""
-        url = query.api_url(page, self.per_page)
+        call = profile.catalogue_call(query, site, page, self.per_page)
         for attempt in range(2):
-            response = await self.client.get(url, api=True)
             try:
-                return parse_catalogue_json(response.content, origin=query.origin)
+                response = await self.client.get(
+                    call.url, api=True, site=site.origin, headers=call.headers
+                )
+            except HttpStatusError as err:
+                if profile.catalogue_moved(err.status, err.body):
+                    raise _Moved() from err
+                raise
+            try:
+                return profile.parse_catalogue(response.content, site)
             except ParseError:
                 if attempt == 1:
                     raise
         raise AssertionError("unreachable")
 
+    async def fetch_catalogue_page(self, query: CatalogueQuery, page: int = 1) -> CataloguePage:
+        """One feed page in the site's current profile (probing again if it moved)."""
+        site = self.site(query.origin)
+        profile = await self.profile_for(site)
+        try:
+            result = await self._page(profile, site, query, page)
+        except _Moved:
+            profile = await self._after_move(site, query, profile.name)
+            result = await self._page(profile, site, query, page)
+        await self._worked(site, profile)
+        return result
+
     async def iter_feed(
         self, query: CatalogueQuery, page_cap: int = 5
     ) -> AsyncIterator[CataloguePage]:
-        """Feed pages, newest first, until the last page or `page_cap` pages."""
+        """Feed pages, newest first, until the last page or `page_cap` pages. A page that
+        visibly ignores the query's filters raises `SuspiciousAnswer("filters_ignored")`."""
         page = 1
         while page <= page_cap:
             result = await self.fetch_catalogue_page(query, page)
+            _check_filters(query, result)
             yield result
             last_page = result.total_pages is not None and page >= result.total_pages
             if not result.listings or last_page:
                 return
             page += 1
 
-    async def fetch_feed(self, query: CatalogueQuery, page_cap: int = 5) -> CataloguePage:
-        """Every page up to `page_cap` merged into one (duplicates across pages dropped)."""
+    async def _one_feed(self, query: CatalogueQuery, page_cap: int) -> CataloguePage:
         listings: dict[int, Listing] = {}
         problems: list[str] = []
         pages = 0
         last: CataloguePage | None = None
-        async for result in self.iter_feed(query, page_cap):
-            pages += 1
-            last = result
-            for listing in result.listings:
-                listings.setdefault(listing.id, listing)
-            problems += [f"page {result.page}: {p}" for p in result.problems]
+        cut = False
+        try:
+            async for result in self.iter_feed(query, page_cap):
+                pages += 1
+                last = result
+                for listing in result.listings:
+                    listings.setdefault(listing.id, listing)
+                problems += [f"page {result.page}: {p}" for p in result.problems]
+                cut = bool(result.listings) and (
+                    result.total_pages is None or result.page < result.total_pages
+                )
+        except SuspiciousAnswer:
+            self.note_suspicious(query.origin, "filters_ignored")
+            raise
+        organic = [listing.id for listing in listings.values() if not listing.promoted]
+        self._remember_urls(query.origin, listings.values())
         return CataloguePage(
             listings=tuple(listings.values()),
             page=pages,
             total_pages=last.total_pages if last else None,
             total_entries=last.total_entries if last else None,
             problems=tuple(problems),
+            market_time=last.market_time if last else None,
+            window_floor=min(organic) if cut and organic else None,
         )
 
-    async def fetch_item_detail(self, origin: str, item_id: int) -> ItemDetail:
-        """The detail API answer, or the item page when the API answer is unusable.
+    async def fetch_feed(self, query: CatalogueQuery, page_cap: int = 5) -> CataloguePage:
+        """Every page up to `page_cap` merged into one (duplicates across pages dropped).
 
-        404/410 from the API (or the page) mean `deleted`; other errors propagate.
+        A query naming several categories is read as one feed per category (each up to
+        `page_cap` pages), so every listing's category is known; with one category it is that
+        one. The merged `window_floor` is the highest of the feeds' floors: a listing newer
+        than it was inside every window.
         """
-        origin = origin.rstrip("/")
-        api_url = f"{origin}/api/v2/items/{int(item_id)}/details"
-        try:
-            response = await self.client.get(api_url, api=True)
-            return parse_item_detail(response.content, origin=origin)
-        except HttpStatusError as err:
-            if err.status in (404, 410):
-                return _deleted(item_id)
-            api_error: MarketplaceError = err
-        except ParseError as err:
-            api_error = err
-        try:
-            page = await self.client.get(f"{origin}/items/{int(item_id)}")
-            return parse_item_page(page.text, origin=origin)
-        except HttpStatusError as err:
-            if err.status in (404, 410):
-                return _deleted(item_id)
-            raise api_error from err
+        if len(query.catalog_ids) <= 1:
+            feed = await self._one_feed(query, page_cap)
+            category = query.catalog_ids[0] if query.catalog_ids else None
+            return _with_category(feed, category)
+        if len(query.catalog_ids) > MAX_CATEGORY_FEEDS:
+            raise InvalidCatalogueUrl(query.catalogue_url(), "too many categories")
+        feeds = []
+        for category in query.catalog_ids:
+            feed = await self._one_feed(replace(query, catalog_ids=(category,)), page_cap)
+            feeds.append(_with_category(feed, category))
+        listings: dict[int, Listing] = {}
+        for feed in feeds:
+            for listing in feed.listings:
+                listings.setdefault(listing.id, listing)
+        floors = [f.window_floor for f in feeds if f.window_floor is not None]
+        return CataloguePage(
+            listings=tuple(listings.values()),
+            page=sum(f.page for f in feeds),
+            total_pages=None,
+            total_entries=sum(f.total_entries or 0 for f in feeds),
+            problems=tuple(p for f in feeds for p in f.problems),
+            market_time=max((f.market_time for f in feeds if f.market_time), default=None),
+            window_floor=max(floors) if floors else None,
+        )
+
+    # -- a listing's state -----------------------------------------------------------------------
+
+    def _remember_urls(self, origin: str, listings: Iterable[Listing]) -> None:
+        """Keep each listing's canonical page URL when it is where the site would redirect
+        `/items/<id>` (the same origin, that id): anything else the marketplace sent is ignored."""
+        prefix = origin.rstrip("/") + "/items/"
+        for listing in listings:
+            url = listing.url
+            if url and url.startswith(prefix) and id_from_path(url) == listing.id:
+                self._item_urls[listing.id] = url
+                self._item_urls.move_to_end(listing.id)
+        while len(self._item_urls) > _ITEM_URLS_KEPT:
+            self._item_urls.popitem(last=False)
+
+    def _item_page(self, profile: WireProfile, site: Site, item_id: int) -> str:
+        known = self._item_urls.get(int(item_id))
+        if known is not None and known.startswith(site.origin + "/items/"):
+            return known
+        return profile.item_page_url(site, item_id)
+
+    async def fetch_item_detail(self, origin: str, item_id: int) -> ItemDetail:
+        """The listing's state from the profile's sources, best first, with its evidence.
+
+        A source that refuses (today's detail API) or answers something unreadable passes the
+        question to the next; after repeated refusals it rests. A "gone" answer (the item
+        page's 404, the legacy detail API's 404/410) means `deleted`. When no source answers,
+        the last error propagates (the listing is asked about again later).
+        """
+        site = self.site(origin)
+        profile = await self.profile_for(site)
+        activity = self.activity(site.origin)
+        failure: MarketplaceError | None = None
+        for source in profile.state_sources:
+            if source == "detail_api":
+                if activity.detail_rest_until > trio.current_time():
+                    continue
+                call = profile.detail_call(site, item_id)
+                try:
+                    response = await self.client.get(
+                        call.url, api=True, site=site.origin, headers=call.headers,
+                        refusal=profile.detail_refused,
+                    )  # fmt: skip
+                    detail = profile.parse_detail(response.content, site)
+                except EndpointRefused as err:
+                    self._refused(activity)
+                    failure = err
+                    continue
+                except HttpStatusError as err:
+                    if profile.detail_gone(err.status):
+                        return _deleted(item_id, "detail_api")
+                    failure = err
+                    continue
+                except ParseError as err:
+                    failure = err
+                    continue
+                activity.refusals_in_a_row = 0
+                return replace(detail, evidence="detail_api")
+            else:
+                try:
+                    response = await self.client.get(
+                        self._item_page(profile, site, item_id), site=site.origin,
+                        enough=profile.item_page_read,
+                    )  # fmt: skip
+                    return profile.parse_item_page(response.content, site, item_id)
+                except HttpStatusError as err:
+                    if err.status in (404, 410):
+                        return _deleted(item_id, "item_page")
+                    failure = err
+                except ParseError as err:
+                    failure = err
+        raise failure or ParseError("listing state", "every source is resting")
+
+    def _refused(self, activity: SiteActivity) -> None:
+        activity.detail_refusals += 1
+        activity.refusals_in_a_row += 1
+        if activity.refusals_in_a_row >= _REFUSALS_BEFORE_REST:
+            activity.detail_rest_until = trio.current_time() + _SOURCE_REST
+            activity.refusals_in_a_row = 0
 
     async def fetch_item_state(self, origin: str, item_id: int) -> ItemState:
         return (await self.fetch_item_detail(origin, item_id)).state
 
 
-def _deleted(item_id: int) -> ItemDetail:
-    return ItemDetail(int(item_id), ItemState.DELETED, Listing(id=int(item_id), missing=("all",)))
+def _deleted(item_id: int, evidence: str) -> ItemDetail:
+    listing = Listing(id=int(item_id), missing=("all",))
+    return ItemDetail(int(item_id), ItemState.DELETED, listing, evidence=evidence)
+
+
+def _with_category(feed: CataloguePage, category: int | None) -> CataloguePage:
+    """Listings of a one-category feed belong to that category unless they say otherwise."""
+    if category is None:
+        return feed
+    listings = tuple(
+        listing if listing.category_id is not None else _known_category(listing, category)
+        for listing in feed.listings
+    )
+    return replace(feed, listings=listings)
+
+
+def _known_category(listing: Listing, category: int) -> Listing:
+    missing = tuple(m for m in listing.missing if m != "category_id")
+    return replace(listing, category_id=category, missing=missing)
+
+
+def _check_filters(query: CatalogueQuery, page: CataloguePage) -> None:
+    """`SuspiciousAnswer("filters_ignored")` for a page that visibly ignores its filters:
+    N brands asked and far more distinct brands answered, or conditions outside the asked ones,
+    judged on at least `_FILTER_SAMPLE` organic listings (promoted ones follow no filter)."""
+    organic = [listing for listing in page.listings if not listing.promoted]
+    if len(organic) < _FILTER_SAMPLE:
+        return
+    if query.brand_ids:
+        brands = {listing.brand.casefold() for listing in organic if listing.brand}
+        allowed = 2 * len(query.brand_ids) + 2  # sub-brands ("Nike Air") ride along
+        if len(brands) > allowed:
+            raise SuspiciousAnswer(
+                "filters_ignored",
+                f"{len(query.brand_ids)} brand(s) asked, {len(brands)} answered",
+            )
+    asked = conditions_of_status_ids(query.status_ids)
+    if asked:
+        known = [listing.condition for listing in organic if listing.condition]
+        outside = sum(1 for condition in known if condition not in asked)
+        if len(known) >= _FILTER_SAMPLE and outside > len(known) // 5:
+            raise SuspiciousAnswer(
+                "filters_ignored", f"{outside} of {len(known)} listings in other conditions"
+            )

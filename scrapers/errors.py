@@ -75,12 +75,44 @@ class MarketplaceUnavailable(MarketplaceError):
 
 
 class HttpStatusError(MarketplaceError):
-    """A status the client does not retry (404, 410, other 4xx, unexpected 3xx)."""
+    """A status the client does not retry (404, 410, other 4xx, unexpected 3xx). `body` keeps
+    the answer's first bytes: a profile tells "this path moved" from "this item is gone"."""
 
-    def __init__(self, url: str, status: int) -> None:
+    def __init__(self, url: str, status: int, body: bytes = b"") -> None:
         super().__init__(f"HTTP {status} from {url[:200]}")
         self.url = url
         self.status = status
+        self.body = body[:4096]
+
+
+class EndpointRefused(MarketplaceError):
+    """One endpoint refused us (today's item detail API: 403 with code 106). Not a block of
+    the origin: nothing was cooled down and the breaker saw a healthy answer."""
+
+    def __init__(self, url: str, status: int) -> None:
+        super().__init__(f"endpoint refused ({status}): {url[:200]}")
+        self.url = url
+        self.status = status
+
+
+class ProfileMoved(MarketplaceError):
+    """The catalogue path of every wire profile tried answers "not found": the marketplace
+    moved its API again. Nothing was learnt about any listing."""
+
+    def __init__(self, origin: str, tried: tuple[str, ...]) -> None:
+        super().__init__(f"no wire profile reads {origin}'s catalogue (tried {', '.join(tried)})")
+        self.origin = origin
+        self.tried = tried
+
+
+class SuspiciousAnswer(MarketplaceError):
+    """An answer that parsed but cannot be believed (a block that looks like success):
+    `kind` is "filters_ignored" or "suspected_block". Never data."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind.replace('_', ' ')}: {detail}")
+        self.kind = kind
+        self.detail = detail
 
 
 class ResponseTooLarge(MarketplaceError):

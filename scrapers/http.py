@@ -1,9 +1,11 @@
 """`MarketClient`: the one polite, defensive HTTP client every marketplace request goes through.
 
-Per origin it keeps a token bucket (rate, burst), a concurrency limit, a circuit breaker, a
-"not before" instant (Retry-After and block windows, never undercut), the warmed-up session
-(anon id + bearer token) and the cached robots.txt rules. Every URL passes the SSRF guard first;
-redirects are followed by hand and only within the same origin.
+Per marketplace site it keeps a token bucket (rate, burst), a concurrency limit, a circuit
+breaker, a "not before" instant (Retry-After and block windows, never undercut), the warmed-up
+session (anon id + bearer token) and what operators see (requests in the last hour, last success,
+last block). A site's API origin (`api.vinted.<tld>`) shares its site's state: one marketplace,
+one budget, one session. robots.txt rules are cached per origin actually fetched. Every URL
+passes the SSRF guard first; redirects are followed by hand and only within the same origin.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 from urllib.parse import urljoin
@@ -28,6 +33,7 @@ from ._settings import ClientSettings
 from ._ssrf import NormalisedUrl, Resolver, check_catalogue_url, normalise_origin, system_resolver
 from .errors import (
     Blocked,
+    EndpointRefused,
     HttpStatusError,
     MarketplaceError,
     MarketplaceTimeout,
@@ -40,6 +46,11 @@ from .errors import (
 )
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_HOUR = 3600.0
+Refusal = Callable[[int, bytes], bool]
+"""`refusal(status, body)`: True when a 403 refuses one endpoint rather than blocking us."""
+EnoughRead = Callable[[bytes], bool]
+"""`enough(body_so_far)`: True once the caller has what it needs (the rest is not read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +84,10 @@ class OriginStatus:
     consecutive_failures: int
     blocked_for: float  # seconds until requests may go out again (Retry-After / block window)
     has_session: bool
+    requests_last_hour: int = 0
+    last_success_at: datetime | None = None
+    last_block_at: datetime | None = None
+    last_block_kind: str | None = None  # "blocked" (403 page), "rate_limited" (429)
 
 
 class _Transient(Exception):
@@ -92,9 +107,20 @@ class _Origin:
     anon_id: str | None = None
     token: str | None = None
     session_lock: trio.Lock = field(default_factory=trio.Lock)
-    robots: RobotsRules | None = None
-    robots_at: float = 0.0
-    robots_lock: trio.Lock = field(default_factory=trio.Lock)
+    sent: deque[float] = field(default_factory=deque)  # trio times of requests, last hour
+    last_success_at: datetime | None = None
+    last_block_at: datetime | None = None
+    last_block_kind: str | None = None
+
+    def note_block(self, kind: str) -> None:
+        self.last_block_at, self.last_block_kind = datetime.now(UTC), kind
+
+
+@dataclass
+class _Robots:
+    rules: RobotsRules | None = None
+    at: float = 0.0
+    lock: trio.Lock = field(default_factory=trio.Lock)
 
 
 class MarketClient:
@@ -118,6 +144,7 @@ class MarketClient:
         self._transport = transport
         self._rng = random.Random(seed)
         self._origins: dict[str, _Origin] = {}
+        self._robots: dict[str, _Robots] = {}
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._http: httpx.AsyncClient | None = None
         self._rate_share = 1.0
@@ -127,9 +154,7 @@ class MarketClient:
         limits = httpx.Limits(max_connections=max(10, s.concurrency * 4))
         # Sockets open only to addresses the SSRF guard accepts (`_pinned`); tests may bring
         # a transport of their own.
-        transport = self._transport or GuardedTransport(
-            GuardedBackend(self._cached_resolve, self.allowed_origins), limits
-        )
+        transport = self._transport or self._default_transport(limits)
         self._http = httpx.AsyncClient(
             follow_redirects=False,  # redirects are checked and followed by hand
             timeout=httpx.Timeout(s.request_timeout, connect=s.connect_timeout),
@@ -139,6 +164,15 @@ class MarketClient:
         )
         await self._http.__aenter__()
         return self
+
+    def _default_transport(self, limits: httpx.Limits) -> httpx.AsyncBaseTransport:
+        if self.settings.proxy:
+            # Through the operator's egress proxy the proxy resolves and connects, so only
+            # the URL check (`check_url`, DNS included) guards the target, not the socket.
+            return httpx.AsyncHTTPTransport(
+                proxy=httpx.Proxy(self.settings.proxy), limits=limits, trust_env=False
+            )
+        return GuardedTransport(GuardedBackend(self._cached_resolve, self.allowed_origins), limits)
 
     async def __aexit__(
         self,
@@ -179,13 +213,23 @@ class MarketClient:
     def origin_status(self, origin: str) -> OriginStatus:
         key = origin.rstrip("/")
         state = self._origin(key)
+        now = trio.current_time()
+        _forget_before(state.sent, now - _HOUR)
         return OriginStatus(
             origin=key,
             breaker=state.breaker.state,
             consecutive_failures=state.breaker.failures,
-            blocked_for=max(0.0, state.not_before - trio.current_time()),
+            blocked_for=max(0.0, state.not_before - now),
             has_session=state.token is not None,
+            requests_last_hour=len(state.sent),
+            last_success_at=state.last_success_at,
+            last_block_at=state.last_block_at,
+            last_block_kind=state.last_block_kind,
         )
+
+    def known_origins(self) -> tuple[str, ...]:
+        """Every site this client has sent requests for (what the operators' view lists)."""
+        return tuple(self._origins)
 
     def breaker_state(self, origin: str) -> BreakerState:
         return self.origin_status(origin).breaker
@@ -196,19 +240,35 @@ class MarketClient:
         """The SSRF guard with this client's allowlist and a small DNS cache; `UrlRefused`."""
         return await check_catalogue_url(url, self.allowed_origins, resolver=self._cached_resolve)
 
-    async def get(self, url: str, *, api: bool = False) -> MarketResponse:
+    async def get(
+        self,
+        url: str,
+        *,
+        api: bool = False,
+        site: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+        refusal: Refusal | None = None,
+        enough: EnoughRead | None = None,
+    ) -> MarketResponse:
         """GET `url` politely; a 2xx `MarketResponse` or a `MarketplaceError`.
 
-        `api=True` warms the session up first and sends the bearer token and anon id; one 401
-        `invalid_authentication_token` triggers one re-warm and retry.
+        `site` names the marketplace site whose budget, breaker and session the request uses
+        (default: the URL's own origin; an API origin passes its site). `api=True` warms the
+        site's session up first (`GET /` on the site) and sends the bearer token and anon id;
+        one 401 `invalid_authentication_token` triggers one re-warm and retry. `headers` are
+        sent as given (a wire profile's). A 403 for which `refusal` says True raises
+        `EndpointRefused` and leaves the site's breaker and windows alone. With `enough`, the
+        body is read only until it says so (the content then holds what was read).
         """
         target = await self.check_url(url)
-        state = self._origin(target.origin)
+        site_target = target if site is None else await self.check_url(site.rstrip("/") + "/")
+        state = self._origin(site_target.origin)
         if self.settings.respect_robots and not await self._robots_allow(state, target):
             raise RobotsDisallowed(target.url)
         if api and state.token is None:
-            await self._warm(state, target, stale=None)
-        return await self._request(state, target, api=api)
+            await self._warm(state, site_target, stale=None)
+        call = _Call(api=api, headers=headers, refusal=refusal, enough=enough, site=site_target)
+        return await self._request(state, target, call)
 
     async def get_json(self, url: str) -> Any:
         return (await self.get(url, api=True)).json()
@@ -228,9 +288,10 @@ class MarketClient:
         return addresses
 
     async def _robots_allow(self, state: _Origin, target: NormalisedUrl) -> bool:
-        async with state.robots_lock:
+        robots = self._robots.setdefault(target.origin, _Robots())
+        async with robots.lock:
             now = trio.current_time()
-            if state.robots is None or now - state.robots_at > self.settings.robots_ttl:
+            if robots.rules is None or now - robots.at > self.settings.robots_ttl:
                 robots_url = target.join("/robots.txt")
                 robots_target = NormalisedUrl(
                     robots_url, target.origin, target.scheme, target.host, target.port,
@@ -238,14 +299,15 @@ class MarketClient:
                 )  # fmt: skip
                 product = self.settings.robots_product
                 try:
-                    response = await self._request(state, robots_target, api=False)
-                    state.robots = RobotsRules.for_status(response.status, response.text, product)
+                    response = await self._request(state, robots_target, _Call(site=target))
+                    rules = RobotsRules.for_status(response.status, response.text, product)
                 except HttpStatusError as err:
-                    state.robots = RobotsRules.for_status(err.status, "", product)
+                    rules = RobotsRules.for_status(err.status, "", product)
                 except (MarketplaceUnavailable, MarketplaceTimeout):
-                    state.robots = RobotsRules.disallowing_all()  # unreachable: assume disallowed
-                state.robots_at = trio.current_time()
-            return state.robots.can_fetch(target.target)
+                    rules = RobotsRules.disallowing_all()  # unreachable: assume disallowed
+                robots.rules, robots.at = rules, trio.current_time()
+            assert robots.rules is not None
+            return robots.rules.can_fetch(target.target)
 
     async def _warm(self, state: _Origin, target: NormalisedUrl, stale: str | None) -> None:
         """Fetch `/` for fresh cookies, once even when many requests ask at the same time."""
@@ -255,15 +317,16 @@ class MarketClient:
             home = NormalisedUrl(
                 target.join("/"), target.origin, target.scheme, target.host, target.port, "/"
             )
-            response = await self._request(state, home, api=False)
+            response = await self._request(state, home, _Call(site=target))
             token = response.cookies.get("access_token_web")
             if not token:
                 raise ParseError("session warm-up", "no access_token_web cookie was set")
             state.token = token
             state.anon_id = response.cookies.get("anon_id")
 
-    async def _request(self, state: _Origin, target: NormalisedUrl, *, api: bool) -> MarketResponse:
+    async def _request(self, state: _Origin, target: NormalisedUrl, call: _Call) -> MarketResponse:
         s = self.settings
+        api = call.api
         attempt = 0
         redirects = 0
         rewarmed = False
@@ -272,7 +335,7 @@ class MarketClient:
             failure: MarketplaceError
             token_used = state.token
             try:
-                response = await self._send_once(state, current, api=api)
+                response = await self._send_once(state, current, call)
             except _Transient as transient:
                 failure = transient.error
             else:
@@ -280,6 +343,7 @@ class MarketClient:
                 if 200 <= status < 300:
                     state.breaker.record_success()
                     state.bucket.speed_up()
+                    state.last_success_at = datetime.now(UTC)
                     return response
                 if status in _REDIRECTS:
                     state.breaker.record_success()
@@ -289,10 +353,11 @@ class MarketClient:
                 if status == 401 and api and not rewarmed and _is_token_error(response):
                     state.breaker.record_success()  # the origin is healthy, our token is not
                     rewarmed = True
-                    await self._warm(state, current, stale=token_used)
+                    await self._warm(state, call.site, stale=token_used)
                     continue
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
                 if status == 429:
+                    state.note_block("rate_limited")
                     wait = retry_after
                     if wait is None:
                         wait = full_jitter(attempt, s.backoff_base, s.backoff_cap, self._rng)
@@ -302,14 +367,20 @@ class MarketClient:
                     if attempt > s.max_retries or wait > s.max_retry_wait:
                         raise RateLimited(current.origin, wait)
                     continue
+                if status == 403 and call.refusal is not None and call.refusal(
+                    status, response.content
+                ):
+                    state.breaker.record_success()  # the origin answered; one door is shut
+                    raise EndpointRefused(current.url, status)
                 if status == 403:
+                    state.note_block("blocked")
                     state.breaker.record_failure()
                     cool_down = max(s.block_cool_down, retry_after or 0.0)
                     state.not_before = max(state.not_before, trio.current_time() + cool_down)
                     raise Blocked(current.url, status, cool_down)
                 if status < 500:
                     state.breaker.record_success()
-                    raise HttpStatusError(current.url, status)
+                    raise HttpStatusError(current.url, status, response.content)
                 if retry_after is not None:  # a 503 may say how long; never come back sooner
                     state.not_before = max(state.not_before, trio.current_time() + retry_after)
                 failure = MarketplaceUnavailable(current.url, f"HTTP {status}")
@@ -342,7 +413,7 @@ class MarketClient:
             await trio.sleep_until(state.not_before)
 
     async def _send_once(
-        self, state: _Origin, target: NormalisedUrl, *, api: bool
+        self, state: _Origin, target: NormalisedUrl, call: _Call
     ) -> MarketResponse:
         s = self.settings
         await self._wait_window(state, target.origin)
@@ -352,14 +423,18 @@ class MarketClient:
             async with state.limiter:
                 await state.bucket.take()
                 await self._wait_window(state, target.origin)
-                headers = {"Accept": "application/json" if api else "text/html,*/*"}
-                if api and state.token:
+                headers = {"Accept": "application/json" if call.api else "text/html,*/*"}
+                headers.update(call.headers)
+                if call.api and state.token:
                     headers["Authorization"] = f"Bearer {state.token}"
                     if state.anon_id:
                         headers["X-Anon-Id"] = state.anon_id
+                now = trio.current_time()
+                state.sent.append(now)
+                _forget_before(state.sent, now - _HOUR)
                 try:
                     with trio.fail_after(s.request_timeout):
-                        response = await self._transfer(target.url, headers)
+                        response = await self._transfer(target.url, headers, call.enough)
                 except (trio.TooSlowError, httpx.TimeoutException) as err:
                     raise _Transient(MarketplaceTimeout(target.url, s.request_timeout)) from err
                 except httpx.HTTPError as err:
@@ -372,7 +447,9 @@ class MarketClient:
             if probe and not verdict:
                 state.breaker.release_probe()
 
-    async def _transfer(self, url: str, headers: dict[str, str]) -> MarketResponse:
+    async def _transfer(
+        self, url: str, headers: dict[str, str], enough: EnoughRead | None = None
+    ) -> MarketResponse:
         if self._http is None:
             raise RuntimeError("MarketClient used outside `async with`")
         limit = self.settings.max_bytes
@@ -382,13 +459,15 @@ class MarketClient:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > limit:
                 raise ResponseTooLarge(url, limit)
-            chunks: list[bytes] = []
-            size = 0
+            body = bytearray()
             async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > limit:
+                body += chunk
+                if len(body) > limit:
                     raise ResponseTooLarge(url, limit)
-                chunks.append(chunk)
+                # Only a successful page is worth stopping early on; closing the response
+                # unread drops its connection instead of returning it half-read to the pool.
+                if enough is not None and response.is_success and enough(bytes(body)):
+                    break
         finally:
             await response.aclose()
         try:
@@ -400,8 +479,24 @@ class MarketClient:
             status=response.status_code,
             headers={k.lower(): v for k, v in response.headers.items()},
             cookies=cookies,
-            content=b"".join(chunks),
+            content=bytes(body),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """How one logical request is made (the same for every attempt and redirect)."""
+
+    site: NormalisedUrl  # whose session a re-warm refreshes
+    api: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+    refusal: Refusal | None = None
+    enough: EnoughRead | None = None
+
+
+def _forget_before(times: deque[float], cutoff: float) -> None:
+    while times and times[0] < cutoff:
+        times.popleft()
 
 
 def _is_token_error(response: MarketResponse) -> bool:

@@ -40,6 +40,10 @@ class Listing:
     photo_url: str | None = None
     listed_at: datetime | None = None
     missing: tuple[str, ...] = ()
+    condition_raw: str | None = None  # the label as the site wrote it; `condition` is canonical
+    category_name: str | None = None
+    service_fee: Decimal | None = None
+    promoted: bool = False  # a paid placement: says nothing about the feed's date order
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +55,20 @@ class CataloguePage:
     total_pages: int | None = None
     total_entries: int | None = None
     problems: tuple[str, ...] = ()
+    market_time: datetime | None = None  # the marketplace's own clock, when the answer says it
+    # A merged feed cut short by its page cap: the lowest id among its organic (not promoted)
+    # listings. Ids grow with time, so a listing with a higher id that is missing has left
+    # the feed; a lower one may just have slid out of the window. None: read to its end.
+    window_floor: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ItemDetail:
-    """The item detail API (or the item page's embedded store) reduced to a state + listing."""
+    """The item detail API or the public item page reduced to a state + listing, with the
+    source that established the state (`evidence`: "detail_api" or "item_page")."""
 
     id: int
     state: ItemState
     listing: Listing
     description: str | None = None
+    evidence: str = "detail_api"

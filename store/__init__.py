@@ -16,6 +16,7 @@ from ._billing_store import BillingStore
 from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._cluster_store import ClusterStore
 from ._errors import AlreadyExists, DatabaseUnavailable, LeaseLost, StoreError
+from ._market_store import MarketStore
 from ._migrate import alembic_config
 from ._monitor_records import (
     EVIDENCE_KINDS,
@@ -73,6 +74,7 @@ __all__ = [
     "ListingPage",
     "ListingRecord",
     "ListingState",
+    "MarketStore",
     "MonitorRecord",
     "MonitorStatus",
     "MonitorStore",

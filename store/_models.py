@@ -95,5 +95,6 @@ class AccessToken(Base):
 
 from . import _billing_models as _billing_models  # noqa: E402  (registers the tables on Base)
 from . import _cluster_models as _cluster_models  # noqa: E402  (registers the tables on Base)
+from . import _market_models as _market_models  # noqa: E402  (registers the tables on Base)
 from . import _monitor_models as _monitor_models  # noqa: E402  (registers the tables on Base)
 from . import _run_models as _run_models  # noqa: E402  (registers the tables on Base)

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Numeric,
     String,
     Text,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -51,6 +52,10 @@ class Monitor(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(200), index=True)
     lease_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    # Why the last failed poll was refused (a `PollFailureKind`), cleared by a good poll.
+    last_error_kind: Mapped[str | None] = mapped_column(String(32))
+    # Of `sold_count`, the listings sold by absence (likely sales), kept like the others.
+    likely_sold_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Listing(Base):
@@ -81,6 +86,17 @@ class Listing(Base):
     state: Mapped[str] = mapped_column(String(16))
     state_changed_at: Mapped[datetime] = mapped_column(UtcDateTime())
     in_feed: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Added by migration 0006, at the end of the table: the listings page reads `SELECT *`
+    # by position, so the model lists the columns in the order the migrations made them.
+    condition_raw: Mapped[str | None] = mapped_column(String(100))
+    category_name: Mapped[str | None] = mapped_column(String(200))
+    total_price: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    service_fee: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    promoted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # How the current state was established (an `Evidence`); None when first seen in the feed.
+    state_evidence: Mapped[str | None] = mapped_column(String(16))
+    # Polls in a row whose feed window should have shown this live listing and did not.
+    absent_polls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ListingEvent(Base):
@@ -103,6 +119,7 @@ class ListingEvent(Base):
     favourites: Mapped[int | None] = mapped_column(Integer)
     views: Mapped[int | None] = mapped_column(Integer)
     at: Mapped[datetime] = mapped_column(UtcDateTime())
+    evidence: Mapped[str | None] = mapped_column(String(16))  # state events: an `Evidence`
 
 
 class Poll(Base):

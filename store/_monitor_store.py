@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import _listing_pages as pages
 from . import _monitors as repo
+from . import _polls as polls
 from ._monitor_records import (
     ListingEventRecord,
     ListingPage,
@@ -82,12 +83,23 @@ class MonitorStore:
     async def known_live_listings(self, monitor_id: str) -> set[int]:
         return await self._store.unit(lambda db: repo.known_live_listings(db, monitor_id))
 
+    async def live_listings_last_seen(self, monitor_id: str) -> dict[int, datetime]:
+        """Listings held open or reserved -> when the feed last showed each (so the engine
+        can confirm the oldest drop-outs first)."""
+        return await self._store.unit(lambda db: repo.live_listings_last_seen(db, monitor_id))
+
+    async def last_good_poll_items(self, monitor_id: str) -> int | None:
+        """The `items` of the latest successful poll (None before any): what an empty or
+        shrunken feed is compared with."""
+        return await self._store.unit(lambda db: repo.last_good_poll_items(db, monitor_id))
+
     async def record_poll(
         self, monitor_id: str, outcome: PollOutcome, *, lease_token: int | None = None
     ) -> PollRecord:
-        """Write one poll; with `lease_token`, only while this node's lease holds."""
+        """Write one poll (see `_polls` for how states and evidence move); with
+        `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
         return await self._store.unit(
-            lambda db: repo.record_poll(db, monitor_id, outcome, lease_token)
+            lambda db: polls.record_poll(db, monitor_id, outcome, lease_token)
         )
 
     async def record_poll_error(
@@ -99,11 +111,14 @@ class MonitorStore:
         error: str,
         next_poll_at: datetime,
         max_consecutive: int,
+        kind: str | None = None,
         lease_token: int | None = None,
     ) -> MonitorRecord | None:
+        """Count a failed poll; `kind` (a `PollFailureKind`) says why, kept in
+        `last_error_kind` until a poll succeeds."""
         finished_at = self._store.clock()
         return await self._store.unit(
-            lambda db: repo.record_poll_error(
+            lambda db: polls.record_poll_error(
                 db,
                 monitor_id,
                 poll_id=poll_id,
@@ -112,12 +127,19 @@ class MonitorStore:
                 error=error,
                 next_poll_at=next_poll_at,
                 max_consecutive=max_consecutive,
+                kind=kind,
                 lease_token=lease_token,
             )
         )
 
     async def state_counts(self, monitor_id: str) -> dict[str, int]:
+        """Listings per state (the four states, adding up to every listing)."""
         return await self._store.unit(lambda db: repo.state_counts(db, monitor_id))
+
+    async def listing_counts(self, monitor_id: str) -> dict[str, int]:
+        """`state_counts` plus `likely_sold`, the sold listings sold by absence (likely
+        sales); `sold - likely_sold` are the confirmed sales. One row read."""
+        return await self._store.unit(lambda db: repo.listing_counts(db, monitor_id))
 
     async def listings(
         self,

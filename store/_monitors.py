@@ -6,15 +6,12 @@ so another workspace's monitor is simply not found.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ._fence import fence
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
     LISTING_STATES,
@@ -22,12 +19,10 @@ from ._monitor_records import (
     ListingRecord,
     MonitorRecord,
     MonitorStatus,
-    PollOutcome,
     PollRecord,
 )
+from ._polls import poll_record
 from ._rows import to_record
-
-_IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
 
 
 def monitor_record(row: Monitor) -> MonitorRecord:
@@ -40,10 +35,6 @@ def listing_record(row: Listing) -> ListingRecord:
 
 def event_record(row: ListingEvent) -> ListingEventRecord:
     return to_record(ListingEventRecord, row)
-
-
-def poll_record(row: Poll) -> PollRecord:
-    return to_record(PollRecord, row)
 
 
 async def create_monitor(db: AsyncSession, **fields: Any) -> MonitorRecord:
@@ -108,7 +99,7 @@ async def set_status(
 ) -> None:
     values: dict[str, Any] = {"status": status}
     if reset_errors:
-        values.update(consecutive_errors=0, last_error=None)
+        values.update(consecutive_errors=0, last_error=None, last_error_kind=None)
     await db.execute(update(Monitor).where(Monitor.id == monitor_id).values(**values))
 
 
@@ -139,227 +130,25 @@ async def known_live_listings(db: AsyncSession, monitor_id: str) -> set[int]:
     return set(rows)
 
 
-async def _existing(db: AsyncSession, monitor_id: str, ids: Sequence[int]) -> dict[int, Listing]:
-    found: dict[int, Listing] = {}
-    for start in range(0, len(ids), _IN_CHUNK):
-        chunk = ids[start : start + _IN_CHUNK]
-        rows = await db.scalars(
-            select(Listing).where(Listing.monitor_id == monitor_id, Listing.item_id.in_(chunk))
+async def live_listings_last_seen(db: AsyncSession, monitor_id: str) -> dict[int, datetime]:
+    """Listings last known open or reserved, each with when the feed last showed it."""
+    rows = await db.execute(
+        select(Listing.item_id, Listing.last_seen_at).where(
+            Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved"))
         )
-        found.update((row.item_id, row) for row in rows)
-    return found
-
-
-def _event(
-    monitor_id: str, poll_id: str, item_id: int, kind: str, at: datetime, **kw: Any
-) -> ListingEvent:
-    return ListingEvent(
-        monitor_id=monitor_id, item_id=item_id, poll_id=poll_id, kind=kind, at=at, **kw
     )
+    return {int(item_id): last_seen for item_id, last_seen in rows}
 
 
-async def record_poll(
-    db: AsyncSession, monitor_id: str, outcome: PollOutcome, lease_token: int | None = None
-) -> PollRecord:
-    """Apply one poll's observations against the stored state, all or nothing.
-
-    Idempotent: a poll id already recorded is not applied again (a replay after a crash
-    between commit and acknowledgement), and changes are computed against what the database
-    holds now, so the same observation applied twice yields no second event. With a
-    `lease_token` (cluster mode) nothing is written unless the lease is still this poll's:
-    `LeaseLost` otherwise.
-    """
-    if lease_token is not None:
-        await fence(db, "monitor", monitor_id, lease_token)
-    already = await db.get(Poll, outcome.poll_id)
-    if already is not None:
-        return poll_record(already)
-    at = outcome.finished_at
-    ids = sorted({s.item_id for s in outcome.seen} | {c.item_id for c in outcome.confirmed})
-    existing = await _existing(db, monitor_id, ids)
-    new = changed = 0
-    moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) each state
-    for seen in outcome.seen:
-        row = existing.get(seen.item_id)
-        fields = {
-            "title": seen.title,
-            "brand": seen.brand,
-            "size": seen.size,
-            "condition": seen.condition,
-            "category_id": seen.category_id,
-            "price": seen.price,
-            "currency": seen.currency,
-            "favourites": seen.favourites,
-            "views": seen.views,
-            "seller_id": seen.seller_id,
-            "url": seen.url,
-            "photo_url": seen.photo_url,
-            "listed_at": seen.listed_at,
-        }
-        if row is None:
-            row = Listing(
-                monitor_id=monitor_id,
-                item_id=seen.item_id,
-                first_seen_at=at,
-                last_seen_at=at,
-                state="open",
-                state_changed_at=at,
-                in_feed=True,
-                **fields,
-            )
-            db.add(row)
-            existing[seen.item_id] = row
-            db.add(
-                _event(
-                    monitor_id,
-                    outcome.poll_id,
-                    seen.item_id,
-                    "new",
-                    at,
-                    to_state="open",
-                    price=seen.price,
-                    favourites=seen.favourites,
-                    views=seen.views,
-                )
-            )
-            new += 1
-            moved["open"] += 1
-            continue
-        touched = False
-        if seen.price is not None and row.price is not None and seen.price != row.price:
-            db.add(_event(monitor_id, outcome.poll_id, seen.item_id, "price", at, price=seen.price))
-            touched = True
-        if seen.favourites is not None and seen.favourites != row.favourites:
-            db.add(
-                _event(
-                    monitor_id,
-                    outcome.poll_id,
-                    seen.item_id,
-                    "counts",
-                    at,
-                    favourites=seen.favourites,
-                    views=seen.views,
-                )
-            )
-            touched = True
-        # Back in the feed means on sale again (a reservation fell through, or it was
-        # relisted); a sold listing stays sold.
-        if row.state in ("reserved", "deleted"):
-            db.add(
-                _event(
-                    monitor_id,
-                    outcome.poll_id,
-                    seen.item_id,
-                    "state",
-                    at,
-                    from_state=row.state,
-                    to_state="open",
-                )
-            )
-            moved[row.state] -= 1
-            moved["open"] += 1
-            row.state, row.state_changed_at = "open", at
-            touched = True
-        for name, value in fields.items():
-            if value is not None:
-                setattr(row, name, value)
-        row.last_seen_at, row.in_feed = at, True
-        changed += touched
-    for confirmation in outcome.confirmed:
-        row = existing.get(confirmation.item_id)
-        if row is None:
-            continue  # never seen by this monitor: nothing to confirm against
-        row.in_feed = False
-        if confirmation.state != row.state and row.state != "sold":
-            db.add(
-                _event(
-                    monitor_id,
-                    outcome.poll_id,
-                    confirmation.item_id,
-                    "state",
-                    at,
-                    from_state=row.state,
-                    to_state=confirmation.state,
-                )
-            )
-            moved[row.state] -= 1
-            moved[confirmation.state] += 1
-            row.state, row.state_changed_at = confirmation.state, at
-            changed += 1
-    poll = Poll(
-        id=outcome.poll_id,
-        monitor_id=monitor_id,
-        started_at=outcome.started_at,
-        finished_at=outcome.finished_at,
-        pages=outcome.pages,
-        items=len(outcome.seen),
-        new=new,
-        changed=changed,
-        confirmed=len(outcome.confirmed),
-        duration_ms=int((outcome.finished_at - outcome.started_at).total_seconds() * 1000),
-        error=None,
+async def last_good_poll_items(db: AsyncSession, monitor_id: str) -> int | None:
+    """How many listings the latest successful poll saw; None before any."""
+    items = await db.scalar(
+        select(Poll.items)
+        .where(Poll.monitor_id == monitor_id, Poll.error.is_(None))
+        .order_by(Poll.started_at.desc(), Poll.id.desc())
+        .limit(1)
     )
-    db.add(poll)
-    monitor = await db.get(Monitor, monitor_id)
-    if monitor is not None:
-        monitor.last_poll_at = at
-        monitor.next_poll_at = outcome.next_poll_at
-        monitor.consecutive_errors = 0
-        monitor.last_error = None
-        monitor.polls += 1
-        for state, delta in moved.items():
-            setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)
-        if monitor.bootstrapped_at is None:
-            monitor.bootstrapped_at = at
-            if monitor.status == "paused":
-                monitor.status = "active"
-    await db.flush()
-    return poll_record(poll)
-
-
-async def record_poll_error(
-    db: AsyncSession,
-    monitor_id: str,
-    *,
-    poll_id: str,
-    started_at: datetime,
-    finished_at: datetime,
-    error: str,
-    next_poll_at: datetime,
-    max_consecutive: int,
-    lease_token: int | None = None,
-) -> MonitorRecord | None:
-    """Count a failed poll; after `max_consecutive` in a row the monitor goes to `error`.
-    Fenced like `record_poll`."""
-    if lease_token is not None:
-        await fence(db, "monitor", monitor_id, lease_token)
-    monitor = await db.get(Monitor, monitor_id)
-    if monitor is None:
-        return None
-    if await db.get(Poll, poll_id) is None:
-        db.add(
-            Poll(
-                id=poll_id,
-                monitor_id=monitor_id,
-                started_at=started_at,
-                finished_at=finished_at,
-                pages=0,
-                items=0,
-                new=0,
-                changed=0,
-                confirmed=0,
-                duration_ms=int((finished_at - started_at).total_seconds() * 1000),
-                error=error,
-            )
-        )
-        monitor.consecutive_errors += 1
-        monitor.total_errors += 1
-    monitor.last_error = error
-    monitor.next_poll_at = next_poll_at
-    if monitor.consecutive_errors >= max_consecutive:
-        monitor.status = "error"
-    await db.flush()
-    return monitor_record(monitor)
+    return None if items is None else int(items)
 
 
 async def state_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
@@ -368,6 +157,18 @@ async def state_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
     if monitor is None:
         return {state: 0 for state in LISTING_STATES}
     return {state: int(getattr(monitor, f"{state}_count")) for state in LISTING_STATES}
+
+
+async def listing_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
+    """`state_counts` plus `likely_sold`: of the sold, those sold by absence (likely sales,
+    not confirmed by any source). The four states still add up to every listing."""
+    monitor = await db.get(Monitor, monitor_id)
+    counts = {state: 0 for state in LISTING_STATES} | {"likely_sold": 0}
+    if monitor is not None:
+        for state in LISTING_STATES:
+            counts[state] = int(getattr(monitor, f"{state}_count"))
+        counts["likely_sold"] = int(monitor.likely_sold_count)
+    return counts
 
 
 async def listings_after(

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ._models import Base, UtcDateTime
@@ -35,6 +45,11 @@ class Run(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(200), index=True)
     lease_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    # A monitor run ranks on likely sales (sold by absence from the feed) too, not only on
+    # confirmed ones.
+    include_likely_sales: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
 
 
 class RunLogLine(Base):

@@ -30,6 +30,7 @@ class RunRecord:
     items: int
     error: str | None
     analysis_id: str | None
+    include_likely_sales: bool = False  # rank on likely sales too (monitor runs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ class RunStore:
         monitor_id: str | None,
         max_items: int,
         replay_of: str | None = None,
+        include_likely_sales: bool = False,
     ) -> RunRecord:
         now = self._store.clock()
         return await self._store.unit(
@@ -43,6 +44,7 @@ class RunStore:
                 monitor_id=monitor_id,
                 max_items=max_items,
                 replay_of=replay_of,
+                include_likely_sales=include_likely_sales,
                 created_at=now,
             )
         )

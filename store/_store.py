@@ -30,6 +30,7 @@ from . import _accounts as accounts
 from ._billing_store import BillingStore
 from ._cluster_store import ClusterStore
 from ._errors import DatabaseUnavailable
+from ._market_store import MarketStore
 from ._migrate import upgrade
 from ._monitor_store import MonitorStore
 from ._notifications import listen
@@ -70,6 +71,7 @@ class Store:
         self.runs = RunStore(self)
         self.billing = BillingStore(self)
         self.cluster = ClusterStore(self)
+        self.market = MarketStore(self)
 
     @property
     def url(self) -> URL:

@@ -25,6 +25,12 @@ from ._words import explain
 from .account_pages import signed_in
 
 PAGE_SIZE = 25
+# How a listing's current state was established, as the listings table says it.
+EVIDENCE_WORDS = {
+    "detail_api": "confirmed by the marketplace",
+    "item_page": "confirmed on its page",
+    "absence": "likely: gone from the feed",
+}
 STATES = ("open", "reserved", "sold", "deleted", "all")
 NOTICES = {
     "started": "Your monitor is starting: the first look at the catalogue takes a moment.",
@@ -126,13 +132,14 @@ async def monitor_detail(monitor_id: str) -> Response:
     pages = max(1, math.ceil(listings.total / PAGE_SIZE))
     return await page(
         "monitor.html",
-        monitor=monitor_out(monitor, await store.monitors.state_counts(monitor.id)),
+        monitor=monitor_out(monitor, await store.monitors.listing_counts(monitor.id)),
         listings=listings.listings,
         total=listings.total,
         filter_state=state,
         states=STATES,
         current=current,
         pages=pages,
+        evidence_words=EVIDENCE_WORDS,
         notice=NOTICES.get(request.args.get("notice", "")),
     )
 

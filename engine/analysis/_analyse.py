@@ -13,6 +13,10 @@ Definitions (per niche, over the window; "now" is the input's `now`):
   window first saw the listing. Median None when the curve never falls to 0.5.
 - demand velocity = favourites / listing-days, listing-days = Σ max(1, days on sale).
 - trend = recent-half sales / previous-half sales (None when the previous half had none).
+- sales are confirmed sales (a source saw the listing sold) unless `include_likely_sales`:
+  then likely sales (sold by absence from the feed) count too. Left out, a likely-sold
+  listing is an unsold listing censored at its last sighting (`_frame`). Both counts are
+  reported either way (`counts["sold_confirmed"]`, `counts["sold_likely"]` and a note).
 
 Score (history): ``wilson_low(p~, trials) * y~ / max(1, d~)``: a conservative probability of
 selling times what it sells for, per day it takes, so it is a price per listing-day. ``p~``,
@@ -80,6 +84,7 @@ def analyse(
     min_support: int = 5,
     rules: AlertRules | None = None,
     generated_at: datetime | None = None,
+    include_likely_sales: bool = False,
 ) -> AnalysisResult:
     """Rank the niches of `data` and find alerts. Pure and CPU-bound: no I/O, no globals.
 
@@ -90,7 +95,7 @@ def analyse(
     if top_n < 1 or min_support < 1:
         raise ValueError("top_n and min_support must be at least 1")
     rules = rules or AlertRules()
-    f = build_frame(data, min_support=min_support)
+    f = build_frame(data, min_support=min_support, include_likely=include_likely_sales)
     g, k = f.niche, f.n_niches
 
     # Index arrays rather than boolean masks for subsets: numpy gathers by index about 3x
@@ -228,6 +233,7 @@ def analyse(
         top_n=top_n,
         min_support=min_support,
         source=data.source,
+        include_likely_sales=include_likely_sales,
     )
 
 
@@ -331,6 +337,9 @@ def _flow(data: AnalysisInput, f: Frame) -> tuple[FlowDay, ...]:
     new = per_day(f.born, ~bootstrap)
     if f.state_events:
         st = ev.kind == KIND_STATE
+        if f.skip_likely_events:
+            assert ev.likely is not None
+            st &= ~ev.likely
         sold = per_day(ev.at, st & (ev.to_state == SOLD))
         deleted = per_day(ev.at, st & (ev.to_state == DELETED))
     else:
@@ -373,7 +382,14 @@ def _counts(data: AnalysisInput, f: Frame, alerts: list[Alert]) -> dict[str, int
         out[f"niches_{level}"] = int(np.count_nonzero(f.codes.level == number))
     for kind in ("deal", "sell_through_jump", "new_hot_niche"):
         out[f"alerts_{kind}"] = sum(1 for a in alerts if a.kind == kind)
+    likely = int(np.count_nonzero(f.likely))
+    out["sold_confirmed"] = out["sold"] - (likely if f.include_likely else 0)
+    out["sold_likely"] = likely
     return out
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str]:
@@ -407,6 +423,22 @@ def _notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str]:
         notes.append(
             "Prices mix currencies (" + ", ".join(data.listings.currencies) + "); they are "
             "compared as plain numbers."
+        )
+    likely = int(np.count_nonzero(f.likely))
+    if likely:
+        confirmed = int(np.count_nonzero(f.sold)) - (likely if f.include_likely else 0)
+        notes.append(
+            f"{_plural(confirmed, 'confirmed sale')} (the item page or the detail API saw them "
+            f"sold) and {_plural(likely, 'likely sale')} (gone from the feed for several checks "
+            "in a row, with no source able to confirm them: some may have been hidden or "
+            "deleted rather than sold). "
+            + (
+                "Niches are ranked on both, as asked."
+                if f.include_likely
+                else "Niches are ranked on confirmed sales only: a likely sale counts as a "
+                "listing still unsold when the feed last showed it. Include likely sales "
+                "(include_likely_sales) to rank on both."
+            )
         )
     if len(f.rows) == 0:
         notes.append("No listings in the window: nothing to rank.")

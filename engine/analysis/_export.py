@@ -1,4 +1,8 @@
-"""Reading a monitor export document (format `nichescope.monitor-export`, version 1).
+"""Reading a monitor export document (format `nichescope.monitor-export`, version 1 or 2).
+
+Version 2 says how each state was established (`state_evidence` on listings, `evidence` on
+events); a sale by absence is a likely sale. Version 1 has no evidence: its sales are taken as
+confirmed (before version 2 every state came from the item detail API).
 
 Validation is strict about what the analysis uses and lenient about the rest: unknown fields
 are ignored, every field the analysis reads is type-checked, and the first problem raises
@@ -22,7 +26,9 @@ if TYPE_CHECKING:
     from ._input import AnalysisInput
 
 EXPORT_FORMAT = "nichescope.monitor-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+EVIDENCE = ("detail_api", "item_page", "absence")
 
 
 def load_export(raw: str | bytes) -> dict[str, Any]:
@@ -50,8 +56,9 @@ def input_from_export(
     if document.get("format") != EXPORT_FORMAT:
         raise InvalidExport("format", f"expected {EXPORT_FORMAT!r}, got {document.get('format')!r}")
     version = document.get("version")
-    if version != EXPORT_VERSION or isinstance(version, bool):
-        raise InvalidExport("version", f"expected {EXPORT_VERSION}, got {version!r}")
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise InvalidExport("version", f"expected 1 or {EXPORT_VERSION}, got {version!r}")
+    evidence = version >= 2
     for key in ("exported_at", "monitor", "listings", "events", "polls"):
         if key not in document:
             raise InvalidExport(key, "missing (truncated export?)")
@@ -70,6 +77,8 @@ def input_from_export(
     builder = ColumnBuilder()
     for i, row in enumerate(document["listings"]):
         r = _Row(row, f"listings[{i}]")
+        state = r.enum("state", STATES)
+        likely = evidence and _listing_evidence(r) == "absence" and state == "sold"
         builder.add_listing(
             item_id=r.integer("item_id"),
             title=r.opt_str("title"),
@@ -83,8 +92,9 @@ def input_from_export(
             listed_at=r.opt_time("listed_at"),
             first_seen_at=r.time("first_seen_at"),
             last_seen_at=r.time("last_seen_at"),
-            state=r.enum("state", STATES),
+            state=state,
             state_changed_at=r.time("state_changed_at"),
+            likely=likely,
         )
         r.opt_int("views")  # not analysed, but part of the export's shape
         r.absent_or_bool("in_feed")
@@ -98,6 +108,7 @@ def input_from_export(
             to_state=r.opt_enum("to_state", STATES),
             price=r.opt_decimal("price"),
             at=r.time("at"),
+            likely=evidence and r.opt_enum("evidence", EVIDENCE) == "absence",
         )
         r.opt_int("favourites")
         r.opt_int("views")
@@ -109,6 +120,17 @@ def input_from_export(
         source="import",
         monitor={k: v for k, v in monitor.items() if k in ("id", "label", "url")},
     )
+
+
+def _listing_evidence(r: _Row) -> str | None:
+    """A version 2 listing's evidence, its other version 2 fields checked on the way."""
+    for key in ("condition_raw", "category_name"):
+        r.opt_str(key)
+    for key in ("total_price", "service_fee"):
+        r.opt_decimal(key)
+    r.absent_or_bool("promoted")
+    r.absent_or_count("absent_polls")
+    return r.opt_enum("state_evidence", EVIDENCE)
 
 
 def _check_monitor_and_polls(monitor: object, polls: list[Any]) -> None:
@@ -123,6 +145,7 @@ def _check_monitor_and_polls(monitor: object, polls: list[Any]) -> None:
     m.opt_time("bootstrapped_at")
     m.opt_time("last_poll_at")
     m.opt_str("label")
+    m.opt_str("last_error_kind")
     for i, row in enumerate(polls):
         r = _Row(row, f"polls[{i}]")
         r.text("id")
@@ -188,6 +211,11 @@ class _Row:
         """An optional key which, when present, holds an integer (not null)."""
         if key in self._row and not _is_int64(self._row[key]):
             raise self._fail(key, "a 64-bit integer", self._row[key])
+
+    def absent_or_count(self, key: str) -> None:
+        """An optional key which, when present, holds an integer of at least 0."""
+        if key in self._row and not (_is_int64(self._row[key]) and self._row[key] >= 0):
+            raise self._fail(key, "an integer of at least 0", self._row[key])
 
     def absent_or_bool(self, key: str) -> None:
         if key in self._row and not isinstance(self._row[key], bool):

@@ -2,6 +2,11 @@
 
 `build_frame` is the only place that decides which listings count (those alive at some
 point of the window) and which niche each one lands in (backoff, see `assign_niches`).
+
+Likely sales (sold by absence from the feed, no source confirming them) are sales only when
+the analysis includes them. Otherwise a likely-sold listing is an unsold (open) listing
+censored at its last sighting: its life on sale ends when the feed last showed it, and the
+state events established by absence are left out of the states at the window's midpoint.
 """
 
 from __future__ import annotations
@@ -47,23 +52,34 @@ class Frame:
     born: F64  # listed_at, else first_seen_at
     entered: F64  # when this window first observed it
     ended: F64  # sale/deletion time, or now
-    sold: np.ndarray  # sold in the window
+    sold: np.ndarray  # sold in the window (likely sales only when included)
     open_now: np.ndarray
     open_mid: np.ndarray
     state_events: bool
+    likely: np.ndarray  # a likely sale (sold by absence), whether included or not
+    include_likely: bool
+    skip_likely_events: bool  # state events established by absence are left out
 
     @property
     def n_niches(self) -> int:
         return len(self.codes.level)
 
 
-def build_frame(data: AnalysisInput, *, min_support: int) -> Frame:
+def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool = False) -> Frame:
     lst, ev = data.listings, data.events
     now = data.now_epoch
     first_seen = lst.first_seen_at
     born_all = np.where(np.isnan(lst.listed_at), first_seen, np.fmin(lst.listed_at, first_seen))
-    finished = (lst.state == SOLD) | (lst.state == DELETED)
+    assert lst.likely is not None and ev.likely is not None  # filled in by the columns
+    likely_all = lst.likely & (lst.state == SOLD)
+    state_all, censor = lst.state, not include_likely and bool(likely_all.any())
+    if censor:
+        state_all = np.where(likely_all, np.int8(OPEN), state_all).astype(np.int8)
+    finished = (state_all == SOLD) | (state_all == DELETED)
     ended_all = np.where(finished, lst.state_changed_at, now)
+    if censor:
+        ended_all = np.where(likely_all, np.fmin(lst.last_seen_at, now), ended_all)
+    skip_likely_events = not include_likely and bool(ev.likely.any())
     state_events = bool(np.any(ev.kind == KIND_STATE))
     obs_start = float(np.min(first_seen)) if len(lst) else now
     span = float(np.max(lst.last_seen_at)) - obs_start if len(lst) else 0.0
@@ -77,12 +93,12 @@ def build_frame(data: AnalysisInput, *, min_support: int) -> Frame:
 
     in_window = (first_seen <= now) & (ended_all >= start)
     rows = np.flatnonzero(in_window).astype(np.int64)
-    state = lst.state[rows]
+    state = state_all[rows]
     ended = ended_all[rows]
     seen = first_seen[rows]
 
     if state_events:
-        open_mid = _open_at(data, rows, seen, mid)
+        open_mid = _open_at(data, rows, seen, mid, skip_likely_events)
     else:
         open_mid = (seen <= mid) & ~((state != OPEN) & (lst.state_changed_at[rows] <= mid))
 
@@ -107,12 +123,18 @@ def build_frame(data: AnalysisInput, *, min_support: int) -> Frame:
         open_now=state == OPEN,
         open_mid=open_mid,
         state_events=state_events,
+        likely=likely_all[rows],
+        include_likely=include_likely,
+        skip_likely_events=skip_likely_events,
     )
 
 
-def _open_at(data: AnalysisInput, rows: I64, seen: F64, t: float) -> np.ndarray:
+def _open_at(
+    data: AnalysisInput, rows: I64, seen: F64, t: float, skip_likely: bool = False
+) -> np.ndarray:
     """Was each listing open at time t? Its last state event at or before t says so;
-    with none, it was open from when it was first seen (new listings start open)."""
+    with none, it was open from when it was first seen (new listings start open).
+    `skip_likely` leaves out the events established by absence (likely changes)."""
     ev, lst = data.events, data.listings
     state_at = np.where(seen <= t, OPEN, NONE_CODE).astype(np.int8)
     ids = lst.item_id[rows]
@@ -120,7 +142,11 @@ def _open_at(data: AnalysisInput, rows: I64, seen: F64, t: float) -> np.ndarray:
         return state_at == OPEN
     # Gather by index rather than by boolean mask: numpy compresses by an unpredictable
     # mask about 3x slower than it finds the indices and gathers (10 ms a column here).
-    pick = np.flatnonzero((ev.kind == KIND_STATE) & (ev.at <= t))
+    chosen = (ev.kind == KIND_STATE) & (ev.at <= t)
+    if skip_likely:
+        assert ev.likely is not None
+        chosen &= ~ev.likely
+    pick = np.flatnonzero(chosen)
     items, at, to = ev.item_id[pick], ev.at[pick], ev.to_state[pick]
     row = _rows_of(ids, items)
     found = ids[row] == items

@@ -3,7 +3,9 @@
 Listings and their state events become numpy columns once, so the analysis itself never walks
 Python objects. Strings (brand, size, condition) are dictionary-encoded against sorted
 vocabularies; timestamps are UTC epoch seconds (float64, NaN when unknown); prices are float64
-(NaN when unknown). The same columns are built from store records, from a monitor export
+(NaN when unknown). `likely` marks what absence from the feed established (a listing sold by
+absence, a state event with evidence `absence`): likely sales, which an analysis ranks on
+only when asked to. The same columns are built from store records, from a monitor export
 document (`from_export`, see `_export.py`) or directly from arrays (the benchmark does that).
 """
 
@@ -22,6 +24,7 @@ import numpy.typing as npt
 from store import ListingEventRecord, ListingRecord
 
 F64 = npt.NDArray[np.float64]
+B = npt.NDArray[np.bool_]
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
 I8 = npt.NDArray[np.int8]
@@ -61,6 +64,15 @@ def _columns_equal(a: object, b: object) -> bool:
     return True
 
 
+def _bool_column(columns: object, name: str, n: int) -> None:
+    """Make the optional boolean column `name` a frozen array of n (all False when None)."""
+    value = getattr(columns, name)
+    array = np.zeros(n, np.bool_) if value is None else np.asarray(value, dtype=np.bool_)
+    if array.shape != (n,):
+        raise ValueError(f"column {name} has shape {array.shape}, want ({n},)")
+    object.__setattr__(columns, name, _frozen(array))
+
+
 @dataclass(frozen=True, eq=False)
 class ListingColumns:
     """One row per listing. Codes index the vocabularies; `NONE_CODE` (-1) means unknown."""
@@ -82,9 +94,11 @@ class ListingColumns:
     conditions: tuple[str, ...] = ()
     titles: tuple[str | None, ...] | None = None
     currencies: tuple[str, ...] = ()
+    likely: B | None = None  # sold by absence (a likely sale); None: no listing is
 
     def __post_init__(self) -> None:
         n = len(self.item_id)
+        _bool_column(self, "likely", n)
         specs: dict[str, type] = {
             "item_id": np.int64,
             "category_id": np.int64,
@@ -126,9 +140,11 @@ class EventColumns:
     to_state: I8
     price: F64
     at: F64
+    likely: B | None = None  # established by absence from the feed; None: no event is
 
     def __post_init__(self) -> None:
         n = len(self.item_id)
+        _bool_column(self, "likely", n)
         specs: dict[str, type] = {
             "item_id": np.int64,
             "kind": np.int8,
@@ -228,6 +244,7 @@ class AnalysisInput:
                 last_seen_at=epoch(r.last_seen_at),
                 state=r.state,
                 state_changed_at=epoch(r.state_changed_at),
+                likely=r.state_evidence == "absence" and r.state == "sold",
             )
         for e in events:
             builder.add_event(
@@ -237,6 +254,7 @@ class AnalysisInput:
                 to_state=e.to_state,
                 price=None if e.price is None else float(e.price),
                 at=epoch(e.at),
+                likely=e.evidence == "absence",
             )
         return cls(
             listings=builder.listing_columns(),
@@ -285,10 +303,11 @@ class ColumnBuilder:
                 "last_seen_at",
                 "state",
                 "state_changed_at",
+                "likely",
             )
         }
         self._e: dict[str, list[Any]] = {
-            k: [] for k in ("item_id", "kind", "from_state", "to_state", "price", "at")
+            k: [] for k in ("item_id", "kind", "from_state", "to_state", "price", "at", "likely")
         }
 
     def add_listing(
@@ -308,6 +327,7 @@ class ColumnBuilder:
         last_seen_at: float,
         state: str,
         state_changed_at: float,
+        likely: bool = False,
     ) -> None:
         row = locals()
         for key, values in self._l.items():
@@ -322,6 +342,7 @@ class ColumnBuilder:
         to_state: str | None,
         price: float | None,
         at: float,
+        likely: bool = False,
     ) -> None:
         row = locals()
         for key, values in self._e.items():
@@ -351,6 +372,7 @@ class ColumnBuilder:
             conditions=conditions,
             titles=tuple(c["title"]),
             currencies=currencies,
+            likely=np.array(c["likely"], np.bool_),
         )
 
     def event_columns(self) -> EventColumns:
@@ -362,6 +384,7 @@ class ColumnBuilder:
             to_state=_state_codes(c["to_state"]),
             price=_floats(c["price"]),
             at=_floats(c["at"]),
+            likely=np.array(c["likely"], np.bool_),
         )
 
 

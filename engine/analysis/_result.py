@@ -236,6 +236,7 @@ class AnalysisResult:
     top_n: int
     min_support: int
     source: str = "records"
+    include_likely_sales: bool = False  # likely sales (by absence) ranked as sales
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
@@ -254,6 +255,7 @@ class AnalysisResult:
             "generated_at": self.generated_at.isoformat(),
             "top_n": self.top_n,
             "min_support": self.min_support,
+            "include_likely_sales": self.include_likely_sales,
             "counts": dict(self.counts),
             "notes": list(self.notes),
             "niches": [n.to_json() for n in niches],

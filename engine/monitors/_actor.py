@@ -14,7 +14,7 @@ import math
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 import trio
@@ -22,8 +22,8 @@ import trio
 from store import LeaseLost, MonitorRecord, Store
 
 from ._commands import ActorStatus, Command, GetStatus, Pause, PollNow, Resume, Stop
-from ._market import Marketplace
-from ._poll import poll_once
+from ._market import Marketplace, SuspectedBlock
+from ._poll import ConfirmPolicy, poll_once
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ class MonitorPolicy:
     max_consecutive_errors: int = 5
     max_backoff_seconds: float = 1800.0
     poll_timeout_seconds: float = 300.0
+    confirm: ConfirmPolicy = field(default_factory=ConfirmPolicy)
 
 
 class MonitorStopped(Exception):
@@ -147,14 +148,22 @@ class MonitorActor:
                     monitor,
                     now=started,
                     lease_token=self._lease_token(),
+                    policy=self._policy.confirm,
                 )
         except LeaseLost:
             raise
         except Exception as err:
+            kind: str | None
             if isinstance(err, trio.TooSlowError):
                 reason = f"poll timed out after {self._policy.poll_timeout_seconds:.0f} s"
+                kind = "unavailable"
             else:
                 reason = f"{type(err).__name__}: {err}"[:500]
+                kind = (
+                    SuspectedBlock.kind
+                    if isinstance(err, SuspectedBlock)
+                    else self._market.failure_kind(err)
+                )
             delay = error_backoff(
                 monitor.interval_seconds,
                 monitor.consecutive_errors + 1,
@@ -165,6 +174,7 @@ class MonitorActor:
                 poll_id=f"poll_{uuid.uuid4().hex}",
                 started_at=started,
                 error=reason,
+                kind=kind,
                 next_poll_at=self._store.clock() + timedelta(seconds=delay),
                 max_consecutive=self._policy.max_consecutive_errors,
                 lease_token=self._lease_token(),

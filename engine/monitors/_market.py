@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from store import ListingState, ObservedListing
+from store import ConfirmedState, ObservedListing
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,6 +14,11 @@ class Feed:
     listings: tuple[ObservedListing, ...]
     pages: int
     problems: tuple[str, ...] = ()
+    # The feed was cut by its page cap: the lowest id of its organic listings. A missing live
+    # listing with a higher id has left the feed; a lower one may only have slid out of sight.
+    # None: the whole feed was read, so every missing live listing has left it.
+    window_floor: int | None = None
+    market_time: datetime | None = None  # the marketplace's clock, when the answer stated it
 
 
 class CatalogueUrlRefused(Exception):
@@ -24,6 +30,20 @@ class CatalogueUrlRefused(Exception):
         self.reason = reason
 
 
+class SuspectedBlock(Exception):
+    """A feed that parsed but cannot be believed: empty, or shrunk by more than 80%, where the
+    last good poll of the same query saw listings. A block that looks like success."""
+
+    kind = "suspected_block"
+
+    def __init__(self, seen: int, before: int) -> None:
+        super().__init__(
+            f"the feed shrank from {before} to {seen} listings at once; treated as a block"
+        )
+        self.seen = seen
+        self.before = before
+
+
 class Marketplace(Protocol):
     async def check_url(self, url: str) -> str:
         """The normalised catalogue URL, or `CatalogueUrlRefused` if it must not be fetched."""
@@ -32,11 +52,21 @@ class Marketplace(Protocol):
     async def fetch_feed(self, url: str, page_cap: int) -> Feed:
         """Every listing of the catalogue URL's feed, up to `page_cap` pages.
 
-        Raises an `Exception` (blocked, rate limited, unreachable, malformed) when the feed
-        cannot be read at all; single broken items are skipped and reported in `problems`.
+        Raises an `Exception` (blocked, rate limited, unreachable, malformed, filters ignored)
+        when the feed cannot be read or believed; single broken items are skipped and reported
+        in `problems`.
         """
         ...
 
-    async def fetch_state(self, url: str, item_id: int) -> ListingState:
-        """The confirmed sale state of one listing (item detail, item page as fallback)."""
+    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
+        """The state of one listing and the evidence for it (the item page, the detail API).
+        Raises when no source can tell."""
+        ...
+
+    def failure_kind(self, error: Exception) -> str | None:
+        """A `PollFailureKind` for an error of `fetch_feed` (None: an ordinary failure)."""
+        ...
+
+    def note_suspicious(self, url: str, kind: str) -> None:
+        """Count a poll refused as data against the URL's site (the operators' view)."""
         ...

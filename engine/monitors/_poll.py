@@ -3,23 +3,38 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import trio
 
 from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store
 
-from ._market import Marketplace
+from ._market import Feed, Marketplace, SuspectedBlock
 
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no
-# point queueing hundreds of detail requests at once behind its limits.
+# point queueing hundreds of state requests at once behind its limits.
 CONFIRM_CONCURRENCY = 4
+# A feed shrinking by more than this share at once, against the last good poll, is a block.
+SHRINK_LIMIT = 0.8
+# ...judged only when the last good poll saw at least this many: a niche of three listings
+# that all sell between two polls is the market, and refusing it would stop the monitor.
+MIN_JUDGED_FEED = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmPolicy:
+    """How much a poll may spend on confirming states, and when absence means a likely sale."""
+
+    per_poll: int = 40  # state requests per poll; the rest wait for the next poll
+    absence_polls: int = 3  # polls in a row absent and unconfirmed -> a likely sale
 
 
 async def confirm_states(
-    market: Marketplace, url: str, item_ids: set[int]
+    market: Marketplace, url: str, item_ids: Sequence[int]
 ) -> tuple[ConfirmedState, ...]:
-    """Ask the marketplace for the state of each listing that left the feed.
+    """Ask the marketplace for the state of each listing in `item_ids`.
 
     A listing whose confirmation fails is left out (it stays as it was and is asked about
     again next poll): only confirmed changes count. Cancellation propagates.
@@ -30,15 +45,39 @@ async def confirm_states(
     async def confirm(item_id: int) -> None:
         async with limiter:
             try:
-                state = await market.fetch_state(url, item_id)
+                answer = await market.fetch_state(url, item_id)
             except Exception:
                 return
-            confirmed.append(ConfirmedState(item_id=item_id, state=state))
+            confirmed.append(answer)
 
     async with trio.open_nursery() as nursery:
-        for item_id in sorted(item_ids):
+        for item_id in item_ids:
             nursery.start_soon(confirm, item_id)
     return tuple(sorted(confirmed, key=lambda c: c.item_id))
+
+
+def check_believable(feed: Feed, last_items: int | None) -> None:
+    """`SuspectedBlock` when the feed is empty or shrank by more than `SHRINK_LIMIT` where the
+    last good poll of the same query saw listings (MARKETPLACE.md: a block can look like
+    success). Nothing of such a poll is applied: no drop-outs, no absences."""
+    if last_items is None or last_items < MIN_JUDGED_FEED:
+        return
+    seen = len(feed.listings)
+    if seen == 0 or seen < last_items * (1 - SHRINK_LIMIT):
+        raise SuspectedBlock(seen, last_items)
+
+
+def drop_outs(
+    live: dict[int, datetime], feed: Feed
+) -> tuple[list[int], list[int]]:
+    """Live listings missing from the feed: (left the window, out of sight), each oldest
+    sighting first. Ids grow with time, so only ids above the window's floor have left it."""
+    seen = {listing.item_id for listing in feed.listings}
+    missing = sorted((i for i in live if i not in seen), key=lambda i: (live[i], i))
+    floor = feed.window_floor
+    left = [i for i in missing if floor is None or i > floor]
+    out_of_sight = [i for i in missing if floor is not None and i <= floor]
+    return left, out_of_sight
 
 
 async def poll_once(
@@ -48,18 +87,31 @@ async def poll_once(
     *,
     now: datetime,
     lease_token: int | None = None,
+    policy: ConfirmPolicy | None = None,
 ) -> PollRecord:
     """Poll `monitor` once and record the outcome in one transaction.
 
-    Raises whatever the marketplace raises when the feed cannot be read (nothing is written
-    then); the caller records the error and backs off. With a `lease_token` (cluster mode),
-    `LeaseLost` when another node has claimed the monitor meanwhile (nothing written).
+    Listings that left the feed's window are confirmed first (oldest sighting first), then,
+    with what is left of the budget, those only out of sight. Those that left it and that no
+    source confirmed count as absent (the store turns repeated absence into a likely sale).
+    Raises whatever the marketplace raises when the feed cannot be read, and `SuspectedBlock`
+    when it cannot be believed (nothing is written then); the caller records the error and
+    backs off. With a `lease_token` (cluster mode), `LeaseLost` when another node has claimed
+    the monitor meanwhile (nothing written).
     """
+    policy = policy or ConfirmPolicy()
     started = trio.current_time()
     feed = await market.fetch_feed(monitor.url, monitor.page_cap)
-    live = await store.monitors.known_live_listings(monitor.id)
-    dropped = live - {listing.item_id for listing in feed.listings}
-    confirmed = await confirm_states(market, monitor.url, dropped)
+    try:
+        check_believable(feed, await store.monitors.last_good_poll_items(monitor.id))
+    except SuspectedBlock:
+        market.note_suspicious(monitor.url, SuspectedBlock.kind)
+        raise
+    live = await store.monitors.live_listings_last_seen(monitor.id)
+    left, out_of_sight = drop_outs(live, feed)
+    ask = (left + out_of_sight)[: max(0, policy.per_poll)]
+    confirmed = await confirm_states(market, monitor.url, ask)
+    answered = {c.item_id for c in confirmed}
     elapsed = timedelta(seconds=trio.current_time() - started)
     outcome = PollOutcome(
         poll_id=f"poll_{uuid.uuid4().hex}",
@@ -69,5 +121,7 @@ async def poll_once(
         seen=feed.listings,
         confirmed=confirmed,
         next_poll_at=now + elapsed + timedelta(seconds=monitor.interval_seconds),
+        absent=tuple(i for i in left if i not in answered),
+        likely_after=policy.absence_polls,
     )
     return await store.monitors.record_poll(monitor.id, outcome, lease_token=lease_token)

@@ -11,10 +11,11 @@ from ._task import Evidence
 STORED_NICHES = 200
 
 
-def analysis_document(data: AnalysisInput) -> dict[str, Any]:
+def analysis_document(data: AnalysisInput, *, include_likely_sales: bool = False) -> dict[str, Any]:
     """Analyse an `AnalysisInput` into the JSON document stored for an analysis:
-    the result (niches, alerts, notes) and `graphs`, the four Vega-Lite specs."""
-    result = analyse(data)
+    the result (niches, alerts, notes) and `graphs`, the four Vega-Lite specs. Niches rank
+    on confirmed sales only unless `include_likely_sales` (sales by absence from the feed)."""
+    result = analyse(data, include_likely_sales=include_likely_sales)
     # The stored document keeps the best niches, not all of them: a large market has tens
     # of thousands of sparse niches nobody pages through.
     document: dict[str, Any] = result.to_json(max_niches=STORED_NICHES)
@@ -25,12 +26,15 @@ def analysis_document(data: AnalysisInput) -> dict[str, Any]:
 def analyse_evidence(evidence: Evidence) -> dict[str, Any]:
     """Blocking and CPU-bound: called in a worker thread."""
     data = AnalysisInput.from_records(evidence.listings, evidence.events, now=datetime.now(UTC))
-    return analysis_document(data)
+    return analysis_document(data, include_likely_sales=evidence.include_likely_sales)
 
 
-def analyse_export(document: Any) -> dict[str, Any]:
-    """Analyse a monitor export (parsed JSON); `InvalidExport` if it is not one.
+def analyse_export(document: Any, include_likely_sales: bool = False) -> dict[str, Any]:
+    """Analyse a monitor export (parsed JSON, version 1 or 2); `InvalidExport` if it is not
+    one.
 
     Blocking and CPU-bound: called in a worker thread. Makes no marketplace request.
     """
-    return analysis_document(AnalysisInput.from_export(document))
+    return analysis_document(
+        AnalysisInput.from_export(document), include_likely_sales=include_likely_sales
+    )

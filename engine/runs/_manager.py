@@ -150,6 +150,7 @@ class RunManager:
         monitor_id: str | None,
         max_items: int,
         replay_of: str | None = None,
+        include_likely_sales: bool = False,
     ) -> RunRecord:
         run = await self._store.runs.create(
             run_id=run_id,
@@ -160,6 +161,7 @@ class RunManager:
             monitor_id=monitor_id,
             max_items=max_items,
             replay_of=replay_of,
+            include_likely_sales=include_likely_sales,
         )
         if self._cluster is None:
             self._spawn(run)

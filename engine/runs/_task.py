@@ -33,6 +33,7 @@ class Evidence:
     listings: list[ListingRecord]
     events: list[ListingEventRecord]
     source: str  # "scrape" or "monitor"
+    include_likely_sales: bool = False  # rank on likely sales (by absence) too
 
 
 Analyser = Callable[[Evidence], dict[str, Any]]
@@ -45,7 +46,12 @@ async def gather_monitor_history(store: Store, run: RunRecord) -> Evidence:
         raise RunFailed("the monitor of this run no longer exists")
     listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
     events = [event async for event in store.monitors.iter_events(monitor.id)]
-    return Evidence(listings=listings, events=events, source="monitor")
+    return Evidence(
+        listings=listings,
+        events=events,
+        source="monitor",
+        include_likely_sales=run.include_likely_sales,
+    )
 
 
 async def gather_scrape(store: Store, market: Marketplace, run: RunRecord) -> Evidence:
@@ -74,6 +80,11 @@ async def gather_scrape(store: Store, market: Marketplace, run: RunRecord) -> Ev
             state="open",
             state_changed_at=now,
             in_feed=True,
+            condition_raw=seen.condition_raw,
+            category_name=seen.category_name,
+            total_price=seen.total_price,
+            service_fee=seen.service_fee,
+            promoted=seen.promoted,
         )
         for seen in feed.listings[: run.max_items]
     ]

@@ -1,21 +1,30 @@
 """The marketplace simulator: a seeded synthetic world served over HTTP (Hypercorn on Trio).
 
+Wire profiles `legacy` (the library default) and `2026-09` (the CLI default), switchable while
+running. One origin, or two with an API port (`serve_app(app, host, port, api_port)` then reports
+`SimOrigins(site, api)` instead of the origin string).
+
 Test-only paths: `GET /__sim__/truth[?ids=1,2]`, `GET /__sim__/requests[?since=N]`,
-`GET|POST /__sim__/faults`, `GET /__sim__/clock`.
+`GET|POST /__sim__/faults`, `GET|POST /__sim__/profile`, `GET /__sim__/clock`.
 """
 
 from __future__ import annotations
 
 from ._app import SimulatorApp, create_simulator_app
-from ._config import Faults, SimulatorConfig
-from ._serve import config_from_args, serve_app, serve_simulator, simulator_main
+from ._config import LOCALES, PROFILES, Faults, SimulatorConfig
+from ._render_2026 import CONDITION_LABELS
+from ._serve import SimOrigins, config_from_args, serve_app, serve_simulator, simulator_main
 from ._world import FeedFilter, Niche, SimListing, World
 
 __all__ = [
+    "CONDITION_LABELS",
+    "LOCALES",
+    "PROFILES",
     "Faults",
     "FeedFilter",
     "Niche",
     "SimListing",
+    "SimOrigins",
     "SimulatorApp",
     "SimulatorConfig",
     "World",

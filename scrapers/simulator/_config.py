@@ -1,4 +1,4 @@
-"""Simulator configuration: the world's seed and pace, and the fault knobs."""
+"""Simulator configuration: the world's seed and pace, its wire profile, and the fault knobs."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 DEFAULT_ROBOTS = "User-agent: *\nDisallow: /member/\nDisallow: /__sim__/\nAllow: /\n"
+LEGACY, PROFILE_2026_09 = "legacy", "2026-09"
+PROFILES: tuple[str, ...] = (LEGACY, PROFILE_2026_09)
+LOCALES: tuple[str, ...] = ("en", "fr", "de", "it", "es", "nl", "pl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,15 @@ class Faults:
     first_403: int = 0
     first_5xx: int = 0
     first_truncated: int = 0
+    # The detail API refuses one request (403, JSON code 106): today's site does it most of the
+    # time. A refusal of one endpoint, not a block page.
+    detail_refusal: float = 0.0
+    # Blocks that look like success, on catalogue requests (JSON API of either profile and the
+    # HTML `/catalog` page): an empty 200, or a 200 that ignores every filter.
+    rate_empty: float = 0.0
+    first_empty: int = 0
+    rate_ignore_filters: float = 0.0
+    first_ignore_filters: int = 0
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Faults:
@@ -59,7 +71,15 @@ class Faults:
 @dataclass(frozen=True, slots=True)
 class SimulatorConfig:
     """A seeded synthetic marketplace. Simulated time runs `speed` times faster than the
-    server's trio clock, from `start` (a UNIX timestamp) at the moment the app starts."""
+    server's trio clock, from `start` (a UNIX timestamp) at the moment the app starts.
+
+    `profile` is the wire profile served at start (`legacy`, the library default so existing
+    callers see yesterday's site, or `2026-09`); the app can be moved to the other one while it
+    runs (`POST /__sim__/profile`). `locale` writes the 2026-09 condition labels,
+    `promoted_share` is the fraction of 2026-09 feed positions filled by promoted listings, and
+    `item_page_padding` adds that many bytes of script after a 2026-09 item page's JSON-LD.
+    Unknown profiles or locales and out-of-range numbers raise `ValueError` at construction.
+    """
 
     seed: int = 1
     speed: float = 60.0
@@ -75,3 +95,17 @@ class SimulatorConfig:
     n_hot: int = 3
     n_saturated: int = 3
     faults: Faults = field(default_factory=Faults)
+    profile: str = LEGACY
+    locale: str = "en"
+    promoted_share: float = 0.0
+    item_page_padding: int = 0
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES}, not {self.profile!r}")
+        if self.locale not in LOCALES:
+            raise ValueError(f"locale must be one of {LOCALES}, not {self.locale!r}")
+        if not 0.0 <= self.promoted_share < 1.0:
+            raise ValueError("promoted_share must be in [0, 1)")
+        if self.item_page_padding < 0:
+            raise ValueError("item_page_padding must be non-negative")

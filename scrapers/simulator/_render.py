@@ -1,4 +1,5 @@
-"""How the simulator writes its world on the wire: JSON items and both HTML layouts."""
+"""The `legacy` wire profile: how the simulator reads its filters (`*_ids`) and writes its world
+(JSON items, the detail API, both HTML catalogue layouts, the store-JSON item page)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,38 @@ import random
 from decimal import Decimal
 from typing import Any
 
-from ._world import SimListing, World
+from ._world import FeedFilter, SimListing, World
 
 _LOCALE_FORMATS = ("{:.2f} €", "€{:.2f}", "£{:.2f}", "{} zł")
 
 
 def slug(item: SimListing) -> str:
     return "-".join(item.title.lower().replace("'", "").split())
+
+
+def _ids(value: str | None) -> frozenset[int]:
+    if not value:
+        return frozenset()
+    return frozenset(int(v) for v in value.split(",") if v.strip())
+
+
+def filter_from_params(params: dict[str, str]) -> FeedFilter:
+    """The legacy catalogue API's filters (comma-joined `*_ids`); `ValueError` (or decimal's
+    `InvalidOperation`) on a value that is not a number (the app answers 400)."""
+
+    def price(name: str) -> Decimal | None:
+        value = params.get(name)
+        return Decimal(value) if value else None
+
+    return FeedFilter(
+        catalog_ids=_ids(params.get("catalog_ids")),
+        brand_ids=_ids(params.get("brand_ids")),
+        size_ids=_ids(params.get("size_ids")),
+        status_ids=_ids(params.get("status_ids")),
+        price_from=price("price_from"),
+        price_to=price("price_to"),
+        search_text=params.get("search_text") or None,
+    )
 
 
 def money(amount: Decimal, currency: str) -> dict[str, str]:

@@ -259,7 +259,13 @@ class World:
         self, t: float, feed_filter: FeedFilter, page: int, per_page: int, order: str | None = None
     ) -> tuple[list[SimListing], int, int]:
         """One page of the feed, the total entries and the (capped) total pages."""
-        live = self.live(t, feed_filter)
+        return self.page_of(self.live(t, feed_filter), page, per_page, order)
+
+    def page_of(
+        self, live: list[SimListing], page: int, per_page: int, order: str | None = None
+    ) -> tuple[list[SimListing], int, int]:
+        """`feed_page` over an already computed `live` list (sorted in place for price orders),
+        so a caller that needs the whole feed too (promoted items) scans the world once."""
         if order == "price_low_to_high":
             live.sort(key=lambda i: (i.price, -i.born))
         elif order == "price_high_to_low":
@@ -300,6 +306,8 @@ class World:
             )
         return {
             "sim_time": t,
+            "categories": {str(k): v for k, v in self.categories.items()},
+            "brands": {str(k): v for k, v in self.brands.items()},
             "hot": [list(k) for k, n in self.niches.items() if n.kind == HOT],
             "saturated": [list(k) for k, n in self.niches.items() if n.kind == SATURATED],
             "niches": niches,

@@ -36,6 +36,7 @@ class History:
                 favourites=kw.get("favourites"),
                 views=None,
                 at=at,
+                evidence=kw.get("evidence"),
             )
         )
         self._next_event += 1
@@ -55,12 +56,14 @@ class History:
         deleted_days_ago: float | None = None,
         reserved_days_ago: float | None = None,
         title: str | None = None,
+        sold_by: str = "detail_api",
     ) -> int:
+        """One listing and its events; `sold_by="absence"` makes its sale a likely one."""
         item_id = self._next_item
         self._next_item += 1
         seen = NOW - timedelta(days=seen_days_ago)
         listed = None if listed_days_ago is None else NOW - timedelta(days=listed_days_ago)
-        state, changed = "open", seen
+        state, changed, evidence = "open", seen, None
         amount = None if price is None else Decimal(price)
         self._event(item_id, "new", seen, to_state="open", price=amount, favourites=favourites)
         for name, ago in (
@@ -70,7 +73,10 @@ class History:
         ):
             if ago is not None:
                 at = NOW - timedelta(days=ago)
-                self._event(item_id, "state", at, from_state=state, to_state=name)
+                evidence = sold_by if name == "sold" else "detail_api"
+                self._event(
+                    item_id, "state", at, from_state=state, to_state=name, evidence=evidence
+                )
                 state, changed = name, at
         self.listings.append(
             ListingRecord(
@@ -93,6 +99,8 @@ class History:
                 state=state,  # type: ignore[arg-type]
                 state_changed_at=changed,
                 in_feed=state == "open",
+                state_evidence=evidence,
+                absent_polls=3 if evidence == "absence" else 0,
             )
         )
         return item_id
@@ -106,11 +114,34 @@ def _default(value: object) -> object:
     raise TypeError(type(value).__name__)
 
 
-def export_document(history: History, *, exported_at: datetime = NOW) -> dict[str, Any]:
-    """The document `api/monitor_export.py` streams, built the same way (asdict + JSON)."""
+# What version 2 of the export added to version 1's listings and events.
+V2_LISTING_FIELDS = (
+    "condition_raw",
+    "category_name",
+    "total_price",
+    "service_fee",
+    "promoted",
+    "state_evidence",
+    "absent_polls",
+)
+
+
+def export_document(
+    history: History, *, exported_at: datetime = NOW, version: int = 2
+) -> dict[str, Any]:
+    """The document `api/monitor_export.py` streams, built the same way (asdict + JSON);
+    `version=1` drops what version 2 added (evidence, today's listing fields)."""
+    listings = [asdict(r) for r in history.listings]
+    events = [asdict(e) for e in history.events]
+    if version == 1:
+        for listing in listings:
+            for key in V2_LISTING_FIELDS:
+                del listing[key]
+        for event in events:
+            del event["evidence"]
     document = {
         "format": "nichescope.monitor-export",
-        "version": 1,
+        "version": version,
         "exported_at": exported_at,
         "monitor": {
             "id": "mon-1",
@@ -121,8 +152,8 @@ def export_document(history: History, *, exported_at: datetime = NOW) -> dict[st
             "created_at": START,
         },
         "counts": {},
-        "listings": [asdict(r) for r in history.listings],
-        "events": [asdict(e) for e in history.events],
+        "listings": listings,
+        "events": events,
         "polls": [],
     }
     parsed: dict[str, Any] = json.loads(json.dumps(document, default=_default))

@@ -47,6 +47,19 @@ def test_export_round_trip_equals_records() -> None:
     assert b.source == "import"
 
 
+def test_version_1_still_imports_its_sales_as_confirmed() -> None:
+    h = _history()
+    h.listing(seen_days_ago=10, sold_days_ago=2, sold_by="absence")
+    v1, v2 = export_document(h, version=1), export_document(h)
+    assert "evidence" not in v1["events"][0] and v2["events"][-1]["evidence"] == "absence"
+    old, new = AnalysisInput.from_export(v1), AnalysisInput.from_export(v2)
+    assert old.listings.likely is not None and not old.listings.likely.any()
+    assert new.listings.likely is not None and new.listings.likely.sum() == 1
+    assert new == AnalysisInput.from_records(h.listings, h.events, now=NOW)
+    counts = analyse(old, generated_at=NOW).counts
+    assert counts["sold_likely"] == 0 and counts["sold_confirmed"] == counts["sold"] == 4
+
+
 def _broken(change: Any) -> dict[str, Any]:
     document = export_document(_history())
     change(document)
@@ -57,7 +70,7 @@ def _broken(change: Any) -> dict[str, Any]:
     ("change", "where"),
     [
         (lambda d: d.update(format="something-else"), "format"),
-        (lambda d: d.update(version=2), "version"),
+        (lambda d: d.update(version=3), "version"),
         (lambda d: d.update(version=True), "version"),
         (lambda d: d.pop("listings"), "listings"),
         (lambda d: d.pop("exported_at"), "exported_at"),
@@ -69,6 +82,12 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda d: d["listings"][0].update(state="lost"), "listings[0].state"),
         (lambda d: d["events"][4].update(at="yesterday"), "events[4].at"),
         (lambda d: d["events"].__setitem__(0, [1, 2]), "events[0]"),
+        (lambda d: d["events"][4].update(evidence="rumour"), "events[4].evidence"),
+        (lambda d: d["listings"][0].update(state_evidence=1), "listings[0].state_evidence"),
+        (lambda d: d["listings"][0].update(total_price=13.35), "listings[0].total_price"),
+        (lambda d: d["listings"][0].update(promoted="yes"), "listings[0].promoted"),
+        (lambda d: d["listings"][0].update(absent_polls=-1), "listings[0].absent_polls"),
+        (lambda d: d["monitor"].update(last_error_kind={}), "monitor.last_error_kind"),
     ],
 )
 def test_bad_export_raises_invalid_export(change: Any, where: str) -> None:

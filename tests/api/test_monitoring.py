@@ -35,7 +35,13 @@ async def test_start_answers_202_paused_then_bootstrap_activates(
         assert started["status"] == "paused" and started["bootstrapping"] is True
         assert started["label"] == "Levi's jeans"
         monitor = await wait_active(client, str(started["id"]))
-        assert monitor["counts"] == {"open": 30, "reserved": 0, "sold": 0, "deleted": 0}
+        assert monitor["counts"] == {
+            "open": 30,
+            "reserved": 0,
+            "sold": 0,
+            "deleted": 0,
+            "likely_sold": 0,
+        }
         assert monitor["bootstrapping"] is False and monitor["polls"] >= 1
         listed = (await client.get("/api/monitoring")).json()["monitors"]
         assert [m["id"] for m in listed] == [started["id"]]
@@ -181,7 +187,7 @@ async def test_export_is_a_valid_self_describing_document(
     assert "attachment" in response.headers["content-disposition"]
     document = json.loads(response.content)
     jsonschema.validate(document, schema)
-    assert document["format"] == "nichescope.monitor-export" and document["version"] == 1
+    assert document["format"] == "nichescope.monitor-export" and document["version"] == 2
     assert document["monitor"]["id"] == monitor_id
     assert "workspace_id" not in document["monitor"]
     assert len(document["listings"]) == 10

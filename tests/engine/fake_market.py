@@ -10,7 +10,7 @@ import trio
 import trio.lowlevel
 
 from engine import CatalogueUrlRefused, Feed
-from store import ListingState, ObservedListing
+from store import ConfirmedState, ListingState, ObservedListing
 
 
 @dataclass
@@ -22,6 +22,7 @@ class FakeMarket:
     feed_calls: int = 0
     detail_calls: int = 0
     gate: trio.Event | None = None
+    suspicious: list[str] = field(default_factory=list)
 
     def list(self, item_id: int, price: str = "10.00") -> None:
         self.states[item_id] = "open"
@@ -46,7 +47,13 @@ class FakeMarket:
         )
         return Feed(listings=listings, pages=1)
 
-    async def fetch_state(self, url: str, item_id: int) -> ListingState:
+    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
         self.detail_calls += 1
         await trio.lowlevel.checkpoint()
-        return self.states.get(item_id, "deleted")
+        return ConfirmedState(item_id, self.states.get(item_id, "deleted"), "item_page")
+
+    def failure_kind(self, error: Exception) -> str | None:
+        return None
+
+    def note_suspicious(self, url: str, kind: str) -> None:
+        self.suspicious.append(kind)

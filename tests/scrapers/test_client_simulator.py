@@ -49,7 +49,7 @@ def assert_no_request_inside_windows(log: list[dict[str, Any]], window: float) -
 async def test_retry_after_honoured(autojump_clock: trio.abc.Clock, as_date: bool) -> None:
     async with simulator(config(first_429=3, retry_after=7, retry_after_as_date=as_date)) as sim:
         async with client_for(sim.origin) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             query = await adapter.query_for(f"{sim.origin}/catalog?catalog[]=1904")
             start = trio.current_time()
             page = await adapter.fetch_catalogue_page(query, 1)
@@ -67,7 +67,7 @@ async def test_per_client_rate_limit_is_obeyed(autojump_clock: trio.abc.Clock) -
         async with client_for(
             sim.origin, rate=50, burst=20, concurrency=8, max_retries=8
         ) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             ids = [listing.id for listing in (await adapter.fetch_catalogue_page(
                 await adapter.query_for(f"{sim.origin}/catalog"), 1)).listings[:12]]  # fmt: skip
             states: list[ItemState] = []
@@ -87,7 +87,7 @@ async def test_per_client_rate_limit_is_obeyed(autojump_clock: trio.abc.Clock) -
 async def test_long_retry_after_raises_instead_of_waiting(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config(first_429=1, retry_after=900)) as sim:  # noqa: SIM117 (one server, one client, read apart)
         async with client_for(sim.origin, max_retry_wait=60) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             query = await adapter.query_for(f"{sim.origin}/catalog")
             with pytest.raises(RateLimited) as info:
                 await adapter.fetch_catalogue_page(query)
@@ -103,7 +103,7 @@ async def test_breaker_opens_and_recovers(autojump_clock: trio.abc.Clock) -> Non
     async with simulator(config(rate_5xx=1.0)) as sim:  # noqa: SIM117 (one server, one client, read apart)
         async with client_for(sim.origin, breaker_threshold=3, breaker_reset=30,
                               max_retries=5) as client:  # fmt: skip
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             query = await adapter.query_for(f"{sim.origin}/catalog")
             with pytest.raises(CircuitOpen):
                 await adapter.fetch_catalogue_page(query)
@@ -125,7 +125,7 @@ async def test_breaker_opens_and_recovers(autojump_clock: trio.abc.Clock) -> Non
 async def test_transient_5xx_retried(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config(first_5xx=2)) as sim:
         async with client_for(sim.origin) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             page = await adapter.fetch_catalogue_page(
                 await adapter.query_for(f"{sim.origin}/catalog")
             )
@@ -138,7 +138,7 @@ async def test_transient_5xx_retried(autojump_clock: trio.abc.Clock) -> None:
 async def test_5xx_outlasting_retries(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config(rate_5xx=1.0)) as sim:  # noqa: SIM117 (one server, one client, read apart)
         async with client_for(sim.origin, max_retries=2, breaker_threshold=10) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             with pytest.raises(MarketplaceUnavailable, match="HTTP 503"):
                 await adapter.fetch_catalogue_page(await adapter.query_for(f"{sim.origin}/catalog"))
 
@@ -148,7 +148,7 @@ async def test_token_expiry_recovered(autojump_clock: trio.abc.Clock) -> None:
     cfg = SimulatorConfig(**{**{f: getattr(cfg, f) for f in cfg.__slots__}, "token_ttl": 5.0})  # type: ignore[attr-defined]
     async with simulator(cfg) as sim:
         async with client_for(sim.origin) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             query = await adapter.query_for(f"{sim.origin}/catalog")
             await adapter.fetch_catalogue_page(query)
             await trio.sleep(10)  # the token expires
@@ -164,7 +164,7 @@ async def test_token_expiry_recovered(autojump_clock: trio.abc.Clock) -> None:
 async def test_block_page_cools_the_origin_down(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config(first_403=1)) as sim:
         async with client_for(sim.origin, block_cool_down=120, max_retry_wait=600) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             query = await adapter.query_for(f"{sim.origin}/catalog")
             with pytest.raises(Blocked):
                 await adapter.fetch_catalogue_page(query)
@@ -179,7 +179,7 @@ async def test_truncated_page_refetched_once_then_parse_error(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     async with simulator(config(first_truncated=1)) as sim, client_for(sim.origin) as client:
-        adapter = MarketplaceAdapter(client)
+        adapter = MarketplaceAdapter(client, profile="legacy")
         query = await adapter.query_for(f"{sim.origin}/catalog")
         assert (await adapter.fetch_catalogue_page(query)).listings
         sim.app.set_faults(Faults(first_truncated=2))
@@ -191,7 +191,7 @@ async def test_truncated_page_refetched_once_then_parse_error(
 async def test_slow_responses_time_out(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config(rate_slow=1.0, slow_seconds=60)) as sim:  # noqa: SIM117 (one server, one client, read apart)
         async with client_for(sim.origin, request_timeout=5, max_retries=1) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             start = trio.current_time()
             with pytest.raises(MarketplaceTimeout):
                 await adapter.fetch_catalogue_page(await adapter.query_for(f"{sim.origin}/catalog"))
@@ -200,7 +200,7 @@ async def test_slow_responses_time_out(autojump_clock: trio.abc.Clock) -> None:
 
 async def test_response_size_cap(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config()) as sim, client_for(sim.origin, max_bytes=2000) as client:
-        adapter = MarketplaceAdapter(client)
+        adapter = MarketplaceAdapter(client, profile="legacy")
         with pytest.raises(ResponseTooLarge):
             await adapter.fetch_catalogue_page(await adapter.query_for(f"{sim.origin}/catalog"))
 
@@ -223,7 +223,7 @@ async def test_robots_disallow_is_honoured(autojump_clock: trio.abc.Clock) -> No
 async def test_drifting_json_still_parses(autojump_clock: trio.abc.Clock) -> None:
     async with simulator(config(ids_as_strings=0.5, rate_missing_fields=0.5)) as sim:
         async with client_for(sim.origin) as client:
-            adapter = MarketplaceAdapter(client)
+            adapter = MarketplaceAdapter(client, profile="legacy")
             query = await adapter.query_for(f"{sim.origin}/catalog")
             page = await adapter.fetch_catalogue_page(query)
         assert len(page.listings) == 96 and page.problems == ()
@@ -234,7 +234,7 @@ async def test_html_catalogue_and_item_page_fallback(autojump_clock: trio.abc.Cl
     from scrapers import parse_catalogue_html, parse_item_page
 
     async with simulator(config()) as sim, client_for(sim.origin) as client:
-        adapter = MarketplaceAdapter(client)
+        adapter = MarketplaceAdapter(client, profile="legacy")
         query = await adapter.query_for(f"{sim.origin}/catalog?catalog[]=1904&catalog[]=257")
         api_page = await adapter.fetch_catalogue_page(query)
         for _ in range(2):  # the simulator alternates layouts A and B
@@ -253,7 +253,7 @@ async def test_item_pages_of_every_brand_redirect_to_a_page(autojump_clock: trio
     from scrapers import parse_item_page
 
     async with simulator(config()) as sim, client_for(sim.origin) as client:
-        adapter = MarketplaceAdapter(client)
+        adapter = MarketplaceAdapter(client, profile="legacy")
         query = await adapter.query_for(f"{sim.origin}/catalog?brand_ids[]=88")  # H&M
         listings = (await adapter.fetch_catalogue_page(query)).listings
         assert listings and all(listing.brand == "H&M" for listing in listings)

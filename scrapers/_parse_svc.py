@@ -1,0 +1,123 @@
+"""Today's catalogue (`/svc-catalogue/items`, profile 2026-09) -> `CataloguePage`.
+
+Items carry no brand, size, condition or category fields any more: the brand is
+`item_box.first_line`, size and condition are `item_box.second_line` joined by " · " (the
+condition in the site's language), the URL is relative and there is no upload timestamp.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from ._conditions import canonical_condition
+from ._fields import absolute, as_bool, as_int, as_money, as_str, dig, id_from_path
+from ._parse_json import load_object, main_photo
+from .errors import ParseError
+from .models import CataloguePage, Listing
+
+_SEPARATOR = " · "
+
+
+def split_second_line(line: str | None) -> tuple[str | None, str | None, str | None]:
+    """`"L · Nuovo senza cartellino"` -> (size "L", canonical "New without tags", raw label).
+
+    The last part is the condition and the rest the size; a single part is a condition when it
+    reads as one, else a size. An unknown condition label comes back raw with canonical None.
+    """
+    if not line:
+        return None, None, None
+    parts = [p.strip() for p in line.split(_SEPARATOR.strip())]
+    parts = [p for p in parts if p]
+    if not parts:
+        return None, None, None
+    if len(parts) == 1:
+        only = parts[0]
+        canonical = canonical_condition(only)
+        return (None, canonical, only) if canonical is not None else (only, None, None)
+    raw = parts[-1]
+    size = " · ".join(parts[:-1])
+    return size, canonical_condition(raw), raw
+
+
+def listing_from_svc_item(item: Any, origin: str | None = None) -> Listing:
+    """One item of today's catalogue -> `Listing`; `ValueError` when it has no usable id."""
+    if not isinstance(item, dict):
+        raise ValueError(f"item is a {type(item).__name__}, not an object")
+    item_id = (
+        as_int(item.get("id"))
+        or as_int(dig(item, "item_box", "item_id"))
+        or id_from_path(item.get("url"))
+    )
+    if item_id is None:
+        raise ValueError(f"item without a usable id ({str(item.get('id'))[:40]!r})")
+    missing: list[str] = []
+
+    def keep(name: str, value: Any) -> Any:
+        if value is None:
+            missing.append(name)
+        return value
+
+    price, currency = as_money(item.get("price"))
+    total, _ = as_money(item.get("total_item_price"))
+    fee, _ = as_money(item.get("service_fee"))
+    user = item.get("user") if isinstance(item.get("user"), dict) else {}
+    size, condition, condition_raw = split_second_line(as_str(dig(item, "item_box", "second_line")))
+    promoted = as_bool(item.get("promoted")) is True or (
+        item.get("content_source") == "search_promoted_items"
+    )
+    return Listing(
+        id=item_id,
+        title=keep("title", as_str(item.get("title"))),
+        brand=keep("brand", as_str(dig(item, "item_box", "first_line"))),
+        size=keep("size", size),
+        condition=keep("condition", condition),
+        condition_raw=condition_raw,
+        category_id=keep("category_id", None),  # the caller knows it from the query, if at all
+        price=keep("price", price),
+        currency=keep("currency", currency),
+        total_price=keep("total_price", total),
+        service_fee=fee,
+        favourites=keep("favourites", as_int(item.get("favourite_count"))),
+        views=keep("views", as_int(item.get("view_count"))),
+        seller_id=keep("seller_id", as_int(dig(user, "id"))),
+        seller_login=keep("seller_login", as_str(dig(user, "login"))),
+        seller_business=keep("seller_business", as_bool(dig(user, "business"))),
+        url=keep("url", absolute(as_str(item.get("url")), origin)),
+        photo_url=keep("photo_url", as_str(dig(main_photo(item), "url"))),
+        listed_at=keep("listed_at", None),  # not sent any more; never invented
+        promoted=promoted,
+        missing=tuple(missing),
+    )
+
+
+def parse_svc_catalogue(
+    data: bytes | str | dict[str, Any], *, origin: str | None = None
+) -> CataloguePage:
+    """A `/svc-catalogue/items` answer -> `CataloguePage` (`origin`: the SITE origin, which
+    relative item URLs are made absolute against).
+
+    `ParseError` when it is not a catalogue answer at all; a bad item is skipped and described.
+    """
+    doc = load_object(data, "catalogue JSON")
+    items = doc.get("items")
+    if not isinstance(items, list):
+        raise ParseError("catalogue JSON", "no `items` list")
+    listings: list[Listing] = []
+    problems: list[str] = []
+    for index, item in enumerate(items):
+        try:
+            listings.append(listing_from_svc_item(item, origin))
+        except (ValueError, TypeError, ArithmeticError) as err:
+            problems.append(f"item {index}: {err}")
+    pagination = doc.get("pagination") if isinstance(doc.get("pagination"), dict) else {}
+    stamp = as_int(dig(pagination, "time"))
+    market_time = datetime.fromtimestamp(stamp, UTC) if stamp and 0 < stamp < 10**11 else None
+    return CataloguePage(
+        listings=tuple(listings),
+        page=as_int(dig(pagination, "current_page")) or 1,
+        total_pages=as_int(dig(pagination, "total_pages")),
+        total_entries=as_int(dig(pagination, "total_entries")),
+        problems=tuple(problems),
+        market_time=market_time,
+    )
