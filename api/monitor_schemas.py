@@ -83,6 +83,12 @@ class MonitorOut(BaseModel):
         default=None, description="`last_error_kind` in a sentence for people."
     )
     polls: int
+    market_profile: Literal["2026-09", "legacy"] | None = Field(
+        default=None,
+        description="Which generation of the marketplace's API the monitor's site speaks "
+        "(detected and remembered per site, or configured); shown on a single monitor, null "
+        "in lists and before the first check.",
+    )
     counts: dict[str, int] | None = Field(
         default=None,
         description="Listings per state (`open`, `reserved`, `sold`, `deleted`, which add up "

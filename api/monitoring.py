@@ -7,6 +7,7 @@ indistinguishable from one that does not exist.
 from __future__ import annotations
 
 import math
+from urllib.parse import urlsplit
 
 from quart import Blueprint, Response
 from quart_schema import (
@@ -59,7 +60,11 @@ FAILURE_EXPLAINED: dict[str, str] = {
 }
 
 
-def monitor_out(monitor: MonitorRecord, counts: dict[str, int] | None = None) -> MonitorOut:
+def monitor_out(
+    monitor: MonitorRecord,
+    counts: dict[str, int] | None = None,
+    market_profile: str | None = None,
+) -> MonitorOut:
     fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
     kind = monitor.last_error_kind
     return MonitorOut.model_validate(
@@ -69,8 +74,19 @@ def monitor_out(monitor: MonitorRecord, counts: dict[str, int] | None = None) ->
             "last_error_explanation": FAILURE_EXPLAINED.get(kind or ""),
             "bootstrapping": monitor.bootstrapped_at is None and monitor.status != "error",
             "counts": counts,
+            "market_profile": market_profile,
         }
     )
+
+
+async def market_profile_of(monitor: MonitorRecord) -> str | None:
+    """The wire profile the monitor's site speaks: the configured one, or what `auto` found
+    and remembered for every node (None until a check has read the site)."""
+    svc = services()
+    if svc.settings.market_profile != "auto":
+        return svc.settings.market_profile
+    parts = urlsplit(monitor.url)
+    return await svc.store.market.recall_profile(f"{parts.scheme}://{parts.netloc}")
 
 
 def listing_out(listing: ListingRecord) -> dict[str, object]:
@@ -190,7 +206,8 @@ async def list_monitors() -> MonitorList:
 async def get_monitor(monitor_id: str) -> MonitorOut:
     """Status, listing counts by state (with likely sales), last and next poll, errors."""
     monitor = await owned_monitor(monitor_id)
-    return monitor_out(monitor, await services().store.monitors.listing_counts(monitor.id))
+    counts = await services().store.monitors.listing_counts(monitor.id)
+    return monitor_out(monitor, counts, await market_profile_of(monitor))
 
 
 @blueprint.delete("/<id:monitor_id>")

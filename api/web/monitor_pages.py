@@ -12,6 +12,7 @@ from store import LISTING_STATES, MonitorRecord
 from ..errors import ApiError, NotFound
 from ..monitor_schemas import StartMonitorRequest
 from ..monitoring import (
+    market_profile_of,
     monitor_out,
     pause_monitor_in,
     resume_monitor_in,
@@ -132,7 +133,11 @@ async def monitor_detail(monitor_id: str) -> Response:
     pages = max(1, math.ceil(listings.total / PAGE_SIZE))
     return await page(
         "monitor.html",
-        monitor=monitor_out(monitor, await store.monitors.listing_counts(monitor.id)),
+        monitor=monitor_out(
+            monitor,
+            await store.monitors.listing_counts(monitor.id),
+            await market_profile_of(monitor),
+        ),
         listings=listings.listings,
         total=listings.total,
         filter_state=state,

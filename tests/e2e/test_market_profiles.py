@@ -269,6 +269,7 @@ async def test_operators_see_each_site_and_users_see_why_a_poll_failed(
             ] is None:
                 await trio.sleep(0.1)
         assert monitor["last_error_kind"] == "filters_ignored"
+        assert monitor["market_profile"] == "2026-09"  # detected, remembered, shown
         assert "filters" in monitor["last_error_explanation"]
         assert monitor["counts"]["open"] > 0  # what the honest polls found is all still there
 
