@@ -100,3 +100,32 @@ def absolute(url: str | None, origin: str | None) -> str | None:
     if url and url.startswith("/") and origin:
         return origin.rstrip("/") + url
     return url
+
+
+def item_id_of(item: Any) -> int:
+    """The id of a catalogue or detail item (`id`, else `item_box.item_id`, else the id in its
+    path or URL); `ValueError` when the item is not an object or has no usable id."""
+    if not isinstance(item, dict):
+        raise ValueError(f"item is a {type(item).__name__}, not an object")
+    item_id = (
+        as_int(item.get("id"))
+        or as_int(dig(item, "item_box", "item_id"))
+        or id_from_path(item.get("path"))
+        or id_from_path(item.get("url"))
+    )
+    if item_id is None:
+        raise ValueError(f"item without a usable id ({str(item.get('id'))[:40]!r})")
+    return item_id
+
+
+class Missing:
+    """Collects the names of fields that were absent: `keep(name, value)` passes `value` on
+    and notes `name` when it is None, so callers can tell "unknown" from "zero"."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def keep(self, name: str, value: Any) -> Any:
+        if value is None:
+            self.names.append(name)
+        return value

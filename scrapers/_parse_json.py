@@ -6,7 +6,17 @@ import json
 from typing import Any
 
 from ._conditions import canonical_condition
-from ._fields import absolute, as_bool, as_int, as_money, as_str, as_timestamp, dig, id_from_path
+from ._fields import (
+    Missing,
+    absolute,
+    as_bool,
+    as_int,
+    as_money,
+    as_str,
+    as_timestamp,
+    dig,
+    item_id_of,
+)
 from .errors import ParseError
 from .models import CataloguePage, ItemDetail, ItemState, Listing
 
@@ -37,22 +47,9 @@ def main_photo(item: dict[str, Any]) -> dict[str, Any] | None:
 
 def listing_from_item(item: Any, origin: str | None = None) -> Listing:
     """One catalogue or detail item -> `Listing`; `ValueError` when it has no usable id."""
-    if not isinstance(item, dict):
-        raise ValueError(f"item is a {type(item).__name__}, not an object")
-    item_id = (
-        as_int(item.get("id"))
-        or as_int(dig(item, "item_box", "item_id"))
-        or id_from_path(item.get("path"))
-        or id_from_path(item.get("url"))
-    )
-    if item_id is None:
-        raise ValueError(f"item without a usable id ({str(item.get('id'))[:40]!r})")
-    missing: list[str] = []
-
-    def keep(name: str, value: Any) -> Any:
-        if value is None:
-            missing.append(name)
-        return value
+    item_id = item_id_of(item)
+    missing = Missing()
+    keep = missing.keep
 
     price, currency = as_money(item.get("price"), item.get("currency"))
     total, _ = as_money(item.get("total_item_price"), item.get("currency"))
@@ -84,7 +81,7 @@ def listing_from_item(item: Any, origin: str | None = None) -> Listing:
         url=keep("url", url),
         photo_url=keep("photo_url", as_str(dig(photo, "url"))),
         listed_at=keep("listed_at", as_timestamp(dig(photo, "high_resolution", "timestamp"))),
-        missing=tuple(missing),
+        missing=tuple(missing.names),
     )
 
 

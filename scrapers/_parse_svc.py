@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._conditions import canonical_condition
-from ._fields import absolute, as_bool, as_int, as_money, as_str, dig, id_from_path
+from ._fields import Missing, absolute, as_bool, as_int, as_money, as_str, dig, item_id_of
 from ._parse_json import load_object, main_photo
 from .errors import ParseError
 from .models import CataloguePage, Listing
@@ -42,21 +42,9 @@ def split_second_line(line: str | None) -> tuple[str | None, str | None, str | N
 
 def listing_from_svc_item(item: Any, origin: str | None = None) -> Listing:
     """One item of today's catalogue -> `Listing`; `ValueError` when it has no usable id."""
-    if not isinstance(item, dict):
-        raise ValueError(f"item is a {type(item).__name__}, not an object")
-    item_id = (
-        as_int(item.get("id"))
-        or as_int(dig(item, "item_box", "item_id"))
-        or id_from_path(item.get("url"))
-    )
-    if item_id is None:
-        raise ValueError(f"item without a usable id ({str(item.get('id'))[:40]!r})")
-    missing: list[str] = []
-
-    def keep(name: str, value: Any) -> Any:
-        if value is None:
-            missing.append(name)
-        return value
+    item_id = item_id_of(item)
+    missing = Missing()
+    keep = missing.keep
 
     price, currency = as_money(item.get("price"))
     total, _ = as_money(item.get("total_item_price"))
@@ -87,7 +75,7 @@ def listing_from_svc_item(item: Any, origin: str | None = None) -> Listing:
         photo_url=keep("photo_url", as_str(dig(main_photo(item), "url"))),
         listed_at=keep("listed_at", None),  # not sent any more; never invented
         promoted=promoted,
-        missing=tuple(missing),
+        missing=tuple(missing.names),
     )
 
 
