@@ -38,6 +38,8 @@ from .profiles import PROBE_ORDER, PROFILES, WireProfile
 MAX_CATEGORY_FEEDS = 10
 # Filters are judged on pages of at least this many organic listings.
 _FILTER_SAMPLE = 10
+# Two one-category feeds sharing this share of their listings are one unfiltered feed.
+_SAME_FEED = 0.8
 # After this many refusals in a row, a refusing source is not asked for `_SOURCE_REST` seconds.
 _REFUSALS_BEFORE_REST = 3
 _SOURCE_REST = 600.0
@@ -271,6 +273,11 @@ class MarketplaceAdapter:
         for category in query.catalog_ids:
             feed = await self._one_feed(replace(query, catalog_ids=(category,)), page_cap)
             feeds.append(_with_category(feed, category))
+        try:
+            _check_categories_apart(feeds)
+        except SuspiciousAnswer:
+            self.note_suspicious(query.origin, "filters_ignored")
+            raise
         listings: dict[int, Listing] = {}
         for feed in feeds:
             for listing in feed.listings:
@@ -413,3 +420,19 @@ def _check_filters(query: CatalogueQuery, page: CataloguePage) -> None:
             raise SuspiciousAnswer(
                 "filters_ignored", f"{outside} of {len(known)} listings in other conditions"
             )
+
+
+def _check_categories_apart(feeds: list[CataloguePage]) -> None:
+    """`SuspiciousAnswer("filters_ignored")` when two one-category feeds are mostly the same
+    listings: the category filter was dropped and both got the unfiltered feed. (A feed's
+    category cannot be checked from its items, which do not carry it. A parent category and
+    its child share listings legitimately, but the child is a small part of the parent's
+    window, so only near-identical feeds count.)"""
+    windows = [{x.id for x in feed.listings if not x.promoted} for feed in feeds]
+    for index, first in enumerate(windows):
+        for second in windows[index + 1 :]:
+            shared = len(first & second)
+            if shared >= _FILTER_SAMPLE and shared >= _SAME_FEED * max(len(first), len(second)):
+                raise SuspiciousAnswer(
+                    "filters_ignored", f"two categories answered the same {shared} listings"
+                )

@@ -201,13 +201,21 @@ async def test_lying_answers_create_no_false_dropouts(store: Store) -> None:
             await poll(store, market, monitor)
         assert ignored.value.kind == "filters_ignored"
 
+        # One feed per category: a dropped category filter shows as the same feed twice.
+        several = await new_monitor(store, f"{site}/catalog?{CATEGORIES}")
+        await poll(store, market, several)
+        market.app.set_faults(Faults(rate_ignore_filters=1.0))
+        with pytest.raises(SuspiciousAnswer):
+            await poll(store, market, several)
+        market.app.set_faults(Faults())
+
         assert await store.monitors.state_counts(monitor.id) == before
         events = [e async for e in store.monitors.iter_events(monitor.id)]
         assert len(events) == events_before  # not one drop-out, not one foreign listing
         listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
         assert {listing.brand for listing in listings} == {"Nike"}
         activity = market.market.adapter.activity(site)
-        assert activity.suspected_blocks == 1 and activity.filters_ignored == 1
+        assert activity.suspected_blocks == 1 and activity.filters_ignored == 2
         await poll(store, market, monitor)  # and the next honest answer is data again
 
 

@@ -25,7 +25,7 @@ from scrapers import (
     product_block_read,
 )
 from scrapers._parse_svc import split_second_line
-from scrapers.adapter import _check_filters
+from scrapers.adapter import _check_categories_apart, _check_filters
 
 from .test_parsers import FIXTURES
 
@@ -239,3 +239,14 @@ def test_pages_that_ignore_their_filters_are_refused() -> None:
     _check_filters(new_only, _listings(["x"] * 12, "New with tags"))
     with pytest.raises(SuspiciousAnswer):
         _check_filters(new_only, _listings(["x"] * 12, "Good"))
+
+
+def test_category_feeds_that_are_one_unfiltered_feed_are_refused() -> None:
+    def feed(ids: range) -> CataloguePage:
+        return CataloguePage(listings=tuple(Listing(id=i) for i in ids))
+
+    _check_categories_apart([feed(range(0, 96)), feed(range(100, 196))])  # disjoint: fine
+    # A parent category and its child: the child's window is a small part of the parent's.
+    _check_categories_apart([feed(range(0, 96)), feed(range(0, 96, 8))])
+    with pytest.raises(SuspiciousAnswer):  # both answered the same unfiltered feed
+        _check_categories_apart([feed(range(0, 96)), feed(range(2, 96))])
