@@ -17,6 +17,7 @@ from quart_schema import (
 )
 
 from engine import CatalogueUrlRefused, EngineBusy
+from scrapers import InvalidCatalogueUrl, newest_first
 from store import LISTING_STATES, ListingRecord, MonitorRecord, record_fields
 
 from .auth import current_principal
@@ -128,8 +129,10 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
         requested_url = await catalogue_url_of_analysis(workspace_id, data.analysis_id)
     assert requested_url is not None
     try:
-        url = await svc.engine.market.check_url(requested_url)
-    except CatalogueUrlRefused as err:
+        # A monitor reads the feed newest first whatever the URL says: where its window of
+        # pages ends, and so which listings left the feed, depends on the date order.
+        url = newest_first(await svc.engine.market.check_url(requested_url))
+    except (CatalogueUrlRefused, InvalidCatalogueUrl) as err:
         raise BadRequest(
             f"This catalogue URL cannot be monitored: {err.reason}",
             code="url_refused",

@@ -13,7 +13,7 @@ from ._parse_html import parse_catalogue_html, parse_item_page
 from ._parse_json import parse_catalogue_json, parse_item_detail
 from ._parse_svc import parse_svc_catalogue
 from ._prices import parse_price
-from ._query import ORDERS, CatalogueQuery, parse_catalogue_url
+from ._query import ORDERS, CatalogueQuery, newest_first, parse_catalogue_url
 from ._robots import RobotsRules
 from ._settings import DEFAULT_USER_AGENT, ClientSettings
 from ._sites import API_ORIGINS_ENV, Site, SiteMap
@@ -95,6 +95,7 @@ __all__ = [
     "WireProfile",
     "canonical_condition",
     "check_catalogue_url",
+    "newest_first",
     "normalise_origin",
     "origins_from_env",
     "parse_catalogue_html",

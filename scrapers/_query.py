@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -165,3 +165,10 @@ def parse_catalogue_url(url: str) -> CatalogueQuery:
         order=order,
         extra=tuple(sorted(extra)),
     )
+
+
+def newest_first(url: str) -> str:
+    """The canonical catalogue URL of `url` in `newest_first` order: what a monitor reads,
+    whatever order the user's URL asked for (its feed window depends on the date order).
+    `InvalidCatalogueUrl` as `parse_catalogue_url`."""
+    return replace(parse_catalogue_url(url), order="newest_first").catalogue_url()

@@ -54,7 +54,18 @@ from typing import Any, Literal
 import numpy as np
 
 from ._frame import DAY, Frame, NicheCodes, build_frame
-from ._input import DELETED, F64, I64, KIND_STATE, OPEN, RESERVED, SOLD, STATES, AnalysisInput
+from ._input import (
+    DELETED,
+    F64,
+    I64,
+    KIND_STATE,
+    NONE_CODE,
+    OPEN,
+    RESERVED,
+    SOLD,
+    STATES,
+    AnalysisInput,
+)
 from ._result import (
     Alert,
     AnalysisResult,
@@ -442,6 +453,12 @@ def _notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str]:
         )
     if len(f.rows) == 0:
         notes.append("No listings in the window: nothing to rank.")
+    elif bool(np.all(data.listings.category_id[f.rows] == NONE_CODE)):
+        notes.append(
+            "Categories are unknown: today's marketplace does not say a listing's category, so "
+            "niches are ranked by brand, size and condition. Name the categories in the "
+            "catalogue URL (catalog[]=...) to have them: each is then read as a feed of its own."
+        )
     notes.append(
         f"Niches with fewer than {min_support} listings pool into (category, brand), then category."
     )

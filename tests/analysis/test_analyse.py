@@ -263,3 +263,15 @@ def test_a_niche_stands_out_in_a_brisk_market() -> None:
     assert sold / (sold + sum(n.supply for n in result.niches)) > 0.7
     hot = {n.key.brand for n in result.niches if n.hot}
     assert hot == {"Hot"}
+
+
+def test_an_analysis_without_categories_says_so() -> None:
+    unknown = History()
+    for size in ("M", "M", "L"):
+        unknown.listing(category=None, size=size, sold_days_ago=2.0)
+    note = "Categories are unknown"
+    assert any(n.startswith(note) for n in run(unknown).notes)
+    known = History()
+    known.listing(category=None)
+    known.listing(category=1904)
+    assert not any(n.startswith(note) for n in run(known).notes)
