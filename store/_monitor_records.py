@@ -76,6 +76,7 @@ class ConfirmedState:
     item_id: int
     state: ListingState
     evidence: Evidence = "detail_api"
+    category_name: str | None = None  # what the source called its category, when it did
 
 
 @dataclass(frozen=True, slots=True)

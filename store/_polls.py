@@ -162,6 +162,8 @@ class _Changes:
 
     def confirmed(self, row: Listing, confirmation: ConfirmedState) -> None:
         row.in_feed, row.absent_polls = False, 0
+        if confirmation.category_name and not row.category_name:
+            row.category_name = confirmation.category_name  # the item page names it
         if row.state == "sold" and not _likely(row):
             return  # a confirmed sale is final
         if confirmation.state != row.state:

@@ -100,6 +100,7 @@ def confirmation(detail: ItemDetail) -> ConfirmedState:
         item_id=detail.id,
         state=cast(ListingState, detail.state.value),
         evidence=cast(Evidence, detail.evidence),
+        category_name=detail.listing.category_name,
     )
 
 

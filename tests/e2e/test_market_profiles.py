@@ -157,6 +157,10 @@ async def test_each_generation_end_to_end_against_the_truth(store: Store, profil
         assert all(listing.brand and listing.condition for listing in listings)
         if profile == "2026-09":
             assert any(listing.promoted for listing in listings)
+            # The item pages of confirmed listings named their category.
+            named = {x.category_name for x in listings
+                     if x.state == "sold" and x.state_evidence == "item_page"}  # fmt: skip
+            assert named and None not in named, named
             assert all(listing.url and listing.url.startswith(site) for listing in listings)
 
 
