@@ -17,7 +17,7 @@ from typing import Protocol
 
 import trio
 
-from ._conditions import conditions_of_status_ids
+from ._believable import check_categories_apart, check_filters
 from ._fields import id_from_path
 from ._query import CatalogueQuery, parse_catalogue_url
 from ._sites import Site, SiteMap
@@ -36,10 +36,6 @@ from .profiles import PROBE_ORDER, PROFILES, WireProfile
 
 # Feeds per URL: one per category (limits what one monitor can make us fetch).
 MAX_CATEGORY_FEEDS = 10
-# Filters are judged on pages of at least this many organic listings.
-_FILTER_SAMPLE = 10
-# Two one-category feeds sharing this share of their listings are one unfiltered feed.
-_SAME_FEED = 0.8
 # After this many refusals in a row, a refusing source is not asked for `_SOURCE_REST` seconds.
 _REFUSALS_BEFORE_REST = 3
 _SOURCE_REST = 600.0
@@ -217,7 +213,7 @@ class MarketplaceAdapter:
         page = 1
         while page <= page_cap:
             result = await self.fetch_catalogue_page(query, page)
-            _check_filters(query, result)
+            check_filters(query, result)
             yield result
             last_page = result.total_pages is not None and page >= result.total_pages
             if not result.listings or last_page:
@@ -274,7 +270,7 @@ class MarketplaceAdapter:
             feed = await self._one_feed(replace(query, catalog_ids=(category,)), page_cap)
             feeds.append(_with_category(feed, category))
         try:
-            _check_categories_apart(feeds)
+            check_categories_apart(feeds)
         except SuspiciousAnswer:
             self.note_suspicious(query.origin, "filters_ignored")
             raise
@@ -395,44 +391,3 @@ def _with_category(feed: CataloguePage, category: int | None) -> CataloguePage:
 def _known_category(listing: Listing, category: int) -> Listing:
     missing = tuple(m for m in listing.missing if m != "category_id")
     return replace(listing, category_id=category, missing=missing)
-
-
-def _check_filters(query: CatalogueQuery, page: CataloguePage) -> None:
-    """`SuspiciousAnswer("filters_ignored")` for a page that visibly ignores its filters:
-    N brands asked and far more distinct brands answered, or conditions outside the asked ones,
-    judged on at least `_FILTER_SAMPLE` organic listings (promoted ones follow no filter)."""
-    organic = [listing for listing in page.listings if not listing.promoted]
-    if len(organic) < _FILTER_SAMPLE:
-        return
-    if query.brand_ids:
-        brands = {listing.brand.casefold() for listing in organic if listing.brand}
-        allowed = 2 * len(query.brand_ids) + 2  # sub-brands ("Nike Air") ride along
-        if len(brands) > allowed:
-            raise SuspiciousAnswer(
-                "filters_ignored",
-                f"{len(query.brand_ids)} brand(s) asked, {len(brands)} answered",
-            )
-    asked = conditions_of_status_ids(query.status_ids)
-    if asked:
-        known = [listing.condition for listing in organic if listing.condition]
-        outside = sum(1 for condition in known if condition not in asked)
-        if len(known) >= _FILTER_SAMPLE and outside > len(known) // 5:
-            raise SuspiciousAnswer(
-                "filters_ignored", f"{outside} of {len(known)} listings in other conditions"
-            )
-
-
-def _check_categories_apart(feeds: list[CataloguePage]) -> None:
-    """`SuspiciousAnswer("filters_ignored")` when two one-category feeds are mostly the same
-    listings: the category filter was dropped and both got the unfiltered feed. (A feed's
-    category cannot be checked from its items, which do not carry it. A parent category and
-    its child share listings legitimately, but the child is a small part of the parent's
-    window, so only near-identical feeds count.)"""
-    windows = [{x.id for x in feed.listings if not x.promoted} for feed in feeds]
-    for index, first in enumerate(windows):
-        for second in windows[index + 1 :]:
-            shared = len(first & second)
-            if shared >= _FILTER_SAMPLE and shared >= _SAME_FEED * max(len(first), len(second)):
-                raise SuspiciousAnswer(
-                    "filters_ignored", f"two categories answered the same {shared} listings"
-                )

@@ -24,8 +24,8 @@ from scrapers import (
     parse_item_page_jsonld,
     product_block_read,
 )
+from scrapers._believable import check_categories_apart, check_filters
 from scrapers._parse_svc import split_second_line
-from scrapers.adapter import _check_categories_apart, _check_filters
 
 from .test_parsers import FIXTURES
 
@@ -230,23 +230,23 @@ def _listings(brands: list[str], condition: str = "Good") -> CataloguePage:
 
 def test_pages_that_ignore_their_filters_are_refused() -> None:
     one_brand = parse_catalogue_url("https://www.vinted.fr/catalog?brand_ids[]=53")
-    _check_filters(one_brand, _listings(["Levi's"] * 8 + ["Levi's Vintage"] * 4))  # believable
+    check_filters(one_brand, _listings(["Levi's"] * 8 + ["Levi's Vintage"] * 4))  # believable
     with pytest.raises(SuspiciousAnswer) as caught:
-        _check_filters(one_brand, _listings([f"brand {i}" for i in range(12)]))
+        check_filters(one_brand, _listings([f"brand {i}" for i in range(12)]))
     assert caught.value.kind == "filters_ignored"
-    _check_filters(one_brand, _listings([f"brand {i}" for i in range(9)]))  # too few to judge
+    check_filters(one_brand, _listings([f"brand {i}" for i in range(9)]))  # too few to judge
     new_only = parse_catalogue_url("https://www.vinted.fr/catalog?status_ids[]=6")
-    _check_filters(new_only, _listings(["x"] * 12, "New with tags"))
+    check_filters(new_only, _listings(["x"] * 12, "New with tags"))
     with pytest.raises(SuspiciousAnswer):
-        _check_filters(new_only, _listings(["x"] * 12, "Good"))
+        check_filters(new_only, _listings(["x"] * 12, "Good"))
 
 
 def test_category_feeds_that_are_one_unfiltered_feed_are_refused() -> None:
     def feed(ids: range) -> CataloguePage:
         return CataloguePage(listings=tuple(Listing(id=i) for i in ids))
 
-    _check_categories_apart([feed(range(0, 96)), feed(range(100, 196))])  # disjoint: fine
+    check_categories_apart([feed(range(0, 96)), feed(range(100, 196))])  # disjoint: fine
     # A parent category and its child: the child's window is a small part of the parent's.
-    _check_categories_apart([feed(range(0, 96)), feed(range(0, 96, 8))])
+    check_categories_apart([feed(range(0, 96)), feed(range(0, 96, 8))])
     with pytest.raises(SuspiciousAnswer):  # both answered the same unfiltered feed
-        _check_categories_apart([feed(range(0, 96)), feed(range(2, 96))])
+        check_categories_apart([feed(range(0, 96)), feed(range(2, 96))])
