@@ -10,7 +10,8 @@ and `listings.state_evidence`, which always describes the current state):
 - confirmed by a source (`ConfirmedState`: the detail API or the item page): its state and
   evidence. A listing confirmed sold by a source stays sold whatever comes later;
 - absent from the feed's window (`PollOutcome.absent`) `likely_after` polls in a row, open or
-  reserved: `sold` with evidence `absence`, a *likely* sale (`Monitor.likely_sold_count`).
+  reserved, last seen organically (not promoted): `sold` with evidence `absence`, a *likely*
+  sale (`Monitor.likely_sold_count`).
 
 A source confirming the state a listing already holds changes no state and writes no new
 event: it updates `state_evidence`. When that upgrades a likely sale (sold by absence) to a
@@ -178,7 +179,9 @@ class _Changes:
             row.state_evidence = confirmation.evidence
 
     def absent(self, row: Listing, likely_after: int) -> None:
-        if row.state not in _LIVE:
+        # Last seen as a paid placement: promoted listings follow no filter and no date order,
+        # so missing from an answer says nothing about them (MARKETPLACE.md).
+        if row.state not in _LIVE or row.promoted:
             return
         row.absent_polls += 1
         row.in_feed = False

@@ -223,3 +223,16 @@ async def test_counts_follow_absences_sources_and_the_feed(store: Store) -> None
             slow[listing.state] += 1
             slow["likely_sold"] += listing.state_evidence == "absence" and listing.state == "sold"
         assert await store.monitors.listing_counts(monitor_id) == slow
+
+
+async def test_a_promoted_listing_missing_from_the_feed_is_not_a_drop_out(store: Store) -> None:
+    monitor_id, _ = await _monitor(store)
+    poll = Polls(store, monitor_id)
+    await poll([ObservedListing(5, promoted=True), 6])
+    for _ in range(4):
+        await poll([6], absent=[5])
+    assert await _listing(store, monitor_id, 5) == ("open", None, 0)
+    await poll([5, 6])  # seen organically: from now on its absence counts
+    for _ in range(3):
+        await poll([6], absent=[5])
+    assert await _listing(store, monitor_id, 5) == ("sold", "absence", 3)
