@@ -10,6 +10,7 @@ import json
 import trio
 
 from api.settings import Settings
+from scrapers import newest_first
 from tests.api.helpers import (
     assert_envelope,
     bearer,
@@ -271,7 +272,9 @@ async def test_monitor_from_an_analysis(service: RunningService, market: FakeMar
         assert started.status_code == 202, started.text
         monitor = started.json()
         assert monitor["source_analysis_id"] == analysis_id
-        assert monitor["url"] == run["url"]
+        # The run's catalogue, read newest first as every monitor reads its feed.
+        assert monitor["url"] == newest_first(run["url"])
+        assert monitor["url"].endswith("order=newest_first")
         foreign = await stranger.post(
             "/api/monitoring/start", json={"analysis_id": analysis_id, "interval_seconds": 60}
         )
