@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from ._conditions import canonical_condition
@@ -19,6 +21,9 @@ from ._fields import (
 )
 from .errors import ParseError
 from .models import CataloguePage, ItemDetail, ItemState, Listing
+
+ItemParser = Callable[[Any, "str | None"], Listing]
+"""`item_listing(item, origin)`: one catalogue item -> `Listing`, `ValueError` when unusable."""
 
 
 def load_object(data: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
@@ -85,10 +90,12 @@ def listing_from_item(item: Any, origin: str | None = None) -> Listing:
     )
 
 
-def parse_catalogue_json(
-    data: bytes | str | dict[str, Any], *, origin: str | None = None
+def catalogue_page(
+    data: bytes | str | dict[str, Any], item_listing: ItemParser, origin: str | None = None
 ) -> CataloguePage:
-    """A catalogue API answer -> `CataloguePage`.
+    """A catalogue answer of either generation -> `CataloguePage`, each item read by
+    `item_listing`, the pagination (and the market's clock, `pagination.time`, when stated)
+    read the same way for both.
 
     Raises `ParseError` when the document is not a catalogue answer at all (not JSON, no
     `items` list); a single bad item is skipped and described in `problems`.
@@ -101,17 +108,26 @@ def parse_catalogue_json(
     problems: list[str] = []
     for index, item in enumerate(items):
         try:
-            listings.append(listing_from_item(item, origin))
+            listings.append(item_listing(item, origin))
         except (ValueError, TypeError, ArithmeticError) as err:
             problems.append(f"item {index}: {err}")
     pagination = doc.get("pagination") if isinstance(doc.get("pagination"), dict) else {}
+    stamp = as_int(dig(pagination, "time"))
     return CataloguePage(
         listings=tuple(listings),
         page=as_int(dig(pagination, "current_page")) or 1,
         total_pages=as_int(dig(pagination, "total_pages")),
         total_entries=as_int(dig(pagination, "total_entries")),
         problems=tuple(problems),
+        market_time=datetime.fromtimestamp(stamp, UTC) if stamp and 0 < stamp < 10**11 else None,
     )
+
+
+def parse_catalogue_json(
+    data: bytes | str | dict[str, Any], *, origin: str | None = None
+) -> CataloguePage:
+    """A legacy catalogue API answer -> `CataloguePage` (see `catalogue_page`)."""
+    return catalogue_page(data, listing_from_item, origin)
 
 
 def state_of(item: dict[str, Any]) -> ItemState:

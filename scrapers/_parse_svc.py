@@ -7,13 +7,11 @@ condition in the site's language), the URL is relative and there is no upload ti
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from ._conditions import canonical_condition
 from ._fields import Missing, absolute, as_bool, as_int, as_money, as_str, dig, item_id_of
-from ._parse_json import load_object, main_photo
-from .errors import ParseError
+from ._parse_json import catalogue_page, main_photo
 from .models import CataloguePage, Listing
 
 _SEPARATOR = " · "
@@ -83,29 +81,5 @@ def parse_svc_catalogue(
     data: bytes | str | dict[str, Any], *, origin: str | None = None
 ) -> CataloguePage:
     """A `/svc-catalogue/items` answer -> `CataloguePage` (`origin`: the SITE origin, which
-    relative item URLs are made absolute against).
-
-    `ParseError` when it is not a catalogue answer at all; a bad item is skipped and described.
-    """
-    doc = load_object(data, "catalogue JSON")
-    items = doc.get("items")
-    if not isinstance(items, list):
-        raise ParseError("catalogue JSON", "no `items` list")
-    listings: list[Listing] = []
-    problems: list[str] = []
-    for index, item in enumerate(items):
-        try:
-            listings.append(listing_from_svc_item(item, origin))
-        except (ValueError, TypeError, ArithmeticError) as err:
-            problems.append(f"item {index}: {err}")
-    pagination = doc.get("pagination") if isinstance(doc.get("pagination"), dict) else {}
-    stamp = as_int(dig(pagination, "time"))
-    market_time = datetime.fromtimestamp(stamp, UTC) if stamp and 0 < stamp < 10**11 else None
-    return CataloguePage(
-        listings=tuple(listings),
-        page=as_int(dig(pagination, "current_page")) or 1,
-        total_pages=as_int(dig(pagination, "total_pages")),
-        total_entries=as_int(dig(pagination, "total_entries")),
-        problems=tuple(problems),
-        market_time=market_time,
-    )
+    relative item URLs are made absolute against; see `catalogue_page`)."""
+    return catalogue_page(data, listing_from_svc_item, origin)

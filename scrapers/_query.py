@@ -51,6 +51,12 @@ class CatalogueQuery:
             ids = getattr(self, name)
             if ids:
                 params.append((name, ",".join(map(str, ids))))
+        return params + self.scalar_params() + list(self.extra)
+
+    def scalar_params(self) -> list[tuple[str, str]]:
+        """The filters that are not id lists (price range, currency, text, order), named the
+        same in every generation of the API."""
+        params: list[tuple[str, str]] = []
         if self.price_from is not None:
             params.append(("price_from", str(self.price_from)))
         if self.price_to is not None:
@@ -61,7 +67,7 @@ class CatalogueQuery:
             params.append(("search_text", self.search_text))
         if self.order:
             params.append(("order", self.order))
-        return params + list(self.extra)
+        return params
 
     def api_params(self, page: int = 1, per_page: int = 96) -> list[tuple[str, str]]:
         """Parameters for `/api/v2/catalog/items` (array filters comma-joined as `*_ids`)."""

@@ -58,16 +58,7 @@ class Sept2026Profile:
             ids: tuple[int, ...] = getattr(query, field_name)
             if ids:
                 params.append((f"attribute_ids[{attribute}]", ",".join(map(str, ids))))
-        if query.price_from is not None:
-            params.append(("price_from", str(query.price_from)))
-        if query.price_to is not None:
-            params.append(("price_to", str(query.price_to)))
-        if query.currency:
-            params.append(("currency", query.currency))
-        if query.search_text:
-            params.append(("search_text", query.search_text))
-        if query.order:
-            params.append(("order", query.order))
+        params += query.scalar_params()
         params += [(k, v) for k, v in query.extra if _bare(k) not in _LEGACY_NAMES]
         return params
 
