@@ -3,7 +3,8 @@
 Synthetic, seeded market: 1,000,000 listings and 3,000,000 state events over a 30-day monitor
 (plus 30 days of listings that were already on sale when it started). Both implementations
 compute the same per-niche metrics (backoff, supply/sold/reserved/deleted, Wilson
-sell-through, ask and sold price quartiles, Kaplan-Meier median with delayed entry, favourites
+sell-through, ask and sold price quartiles, Kaplan-Meier median with delayed entry over the
+listings of known age (shown from five such sales), favourites
 per listing-day, recent-vs-previous trend with event-derived midpoint states, score with
 shrinkage towards each niche's parent, ranking).
 The numpy one also finds alerts and market flow, so the ratio is, if anything, unfair to it;
@@ -34,6 +35,9 @@ WINDOW_DAYS = 30.0
 MIN_SUPPORT = 5
 SEED = 20250331
 TARGET_RATIO = 10.0
+LISTED_SLACK = 120.0  # engine.analysis._frame: how far a listing date may pass first sight
+MAX_AGE = 5 * 365 * DAY
+MIN_TIMED_SALES = 5  # engine.analysis._explain: days to sell shown from this many sales
 TARGET_SECONDS = 10.0
 NOW = datetime(2025, 3, 31, tzinfo=UTC)
 Z = 1.959963984540054
@@ -243,10 +247,17 @@ def pure_python(
         ended = changed if state in ("sold", "deleted") else now
         if first > now or ended < start:
             continue
-        born = first if listed is None else min(listed, first)
+        # A listing's age is known from a listing date that agrees with the first sighting,
+        # or because it appeared after the first poll (no poll records here: at first sight).
+        dated = listed is not None and first - MAX_AGE < listed <= first + LISTED_SLACK
+        known = dated or first > obs_start + 1.0
+        born = min(listed, first) if dated else first
         open_mid = last_state[item][1] == 0 if item in last_state else first <= mid
         rows.append(
-            (cat, brand, size, cond, price, fav, born, max(first, start), ended, state, open_mid)
+            (
+                *(cat, brand, size, cond, price, fav, born, max(first, start), ended, state),
+                *(open_mid, known),
+            )
         )
     exact: dict[tuple[Any, ...], int] = defaultdict(int)
     for r in rows:
@@ -274,14 +285,19 @@ def pure_python(
         asks = sorted(m[4] for m in members if m[9] == "open" and m[4] is not None)
         sold_prices = sorted(m[4] for m in sold_rows if m[4] is not None)
         km = _km_median(
-            [(max((m[7] - m[6]) / DAY, 0.0), (m[8] - m[6]) / DAY, m[9] == "sold") for m in members]
+            [
+                (max((m[7] - m[6]) / DAY, 0.0), (m[8] - m[6]) / DAY, m[9] == "sold")
+                for m in members
+                if m[11]
+            ]
         )
+        timed = sum(1 for m in sold_rows if m[11])
         days = sum(max((m[8] - m[6]) / DAY, 1.0) for m in members)
         favs = sum(m[5] for m in members)
         low = _wilson_low(sold, sold + supply)
         median_sold = _quantile(sold_prices, 0.5)
         horizon = km if km is not None else (now - start) / DAY
-        figures[key] = (sold, sold + supply, len(sold_prices), median_sold, horizon)
+        figures[key] = (sold, sold + supply, len(sold_prices), median_sold, horizon, timed)
         out[key] = {
             "support": len(members),
             "supply": supply,
@@ -295,7 +311,7 @@ def pure_python(
             "sold_median": median_sold,
             "sold_q1": _quantile(sold_prices, 0.25),
             "sold_q3": _quantile(sold_prices, 0.75),
-            "km_median": km,
+            "km_median": km if timed >= MIN_TIMED_SALES else None,
             "velocity": favs / days,
             "recent": recent,
             "previous": sold - recent,
@@ -304,7 +320,7 @@ def pure_python(
     # Score: sell-through, median sold price and days shrunk towards the parent's figures,
     # the (category, brand) of exact and brand-level niches, the category of category ones.
     parents: dict[tuple[Any, ...], list[float]] = defaultdict(lambda: [0.0] * 6)
-    for key, (sold, trials, priced, median_sold, horizon) in figures.items():
+    for key, (sold, trials, priced, median_sold, horizon, timed) in figures.items():
         buckets = [("category", key[1])]
         if key[0] != "category":
             buckets.append(("pair", key[1], key[2]))
@@ -314,9 +330,9 @@ def pure_python(
             acc[1] += trials
             acc[2] += priced * median_sold if priced else 0.0
             acc[3] += priced
-            acc[4] += sold * horizon
-            acc[5] += sold
-    for key, (sold, trials, priced, median_sold, horizon) in figures.items():
+            acc[4] += timed * horizon
+            acc[5] += timed
+    for key, (sold, trials, priced, median_sold, horizon, timed) in figures.items():
         p = parents[("category", key[1]) if key[0] == "category" else ("pair", key[1], key[2])]
         m = MIN_SUPPORT
         rate = (sold + m * p[0] / p[1]) / (trials + m) if p[1] else None
@@ -324,7 +340,7 @@ def pure_python(
         price = median_sold
         if p[3]:
             price = ((priced * median_sold if priced else 0.0) + m * p[2] / p[3]) / (priced + m)
-        days = (sold * horizon + m * p[4] / p[5]) / (sold + m) if p[5] else horizon
+        days = (timed * horizon + m * p[4] / p[5]) / (timed + m) if p[5] else horizon
         out[key]["score"] = (low or 0.0) * (price or 0.0) / max(1.0, days) if sold else 0.0
     return dict(sorted(out.items(), key=lambda kv: -kv[1]["score"]))
 

@@ -7,15 +7,18 @@ Pure computation (no I/O): feed it store records, a monitor export or arrays, ca
 from ._analyse import analyse
 from ._errors import InvalidExport
 from ._export import EXPORT_FORMAT, EXPORT_VERSION, load_export
-from ._input import AnalysisInput, EventColumns, ListingColumns
+from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark
 from ._result import (
     Alert,
     AnalysisResult,
+    Coverage,
     FlowDay,
+    Gap,
     KMCurve,
     NicheKey,
     NicheStats,
     PriceSummary,
+    ScoreParts,
     Trend,
     Window,
 )
@@ -31,15 +34,19 @@ __all__ = [
     "AlertRules",
     "AnalysisInput",
     "AnalysisResult",
+    "Coverage",
     "EventColumns",
     "FlowDay",
+    "Gap",
     "InvalidExport",
     "KMCurve",
     "ListingColumns",
     "MarketRates",
     "NicheKey",
     "NicheStats",
+    "PollMark",
     "PriceSummary",
+    "ScoreParts",
     "Trend",
     "Window",
     "analyse",

@@ -8,9 +8,12 @@ Definitions (per niche, over the window; "now" is the input's `now`):
   sales in each half of the window over (those sales + listings open at the end of that half).
 - prices: ask = current price of open listings; sold = the last price seen before the sale.
   Median, quartiles (IQR), 10th and 90th percentiles, linear interpolation.
-- time to sell: Kaplan-Meier over days since listing (listed_at, else first seen), sales are
-  events, deleted and still-unsold listings are censored, with delayed entry at the moment the
-  window first saw the listing. Median None when the curve never falls to 0.5.
+- time to sell: Kaplan-Meier over days since listing, sales are events, deleted and
+  still-unsold listings are censored, with delayed entry at the moment the window first saw
+  the listing. Only listings whose listing moment is known take part (`_frame.births`: a
+  consistent listing date, or listed while the monitor watched); those already on sale at
+  first sight with no date count everywhere else. The median (with its 95% interval) is
+  shown only when at least `MIN_TIMED_SALES` such sales back it, else None with `days_note`.
 - demand velocity = favourites / listing-days, listing-days = Σ max(1, days on sale).
 - trend = recent-half sales / previous-half sales (None when the previous half had none).
 - sales are confirmed sales (a source saw the listing sold) unless `include_likely_sales`:
@@ -47,13 +50,14 @@ per listing-day weighted by price and shrunk towards 0 for thin niches.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
 
-from ._frame import DAY, Frame, NicheCodes, build_frame
+from ._coverage import coverage
+from ._explain import MIN_TIMED_SALES, days_note, hot_reason, trend_direction
+from ._frame import DAY, Frame, build_frame
 from ._input import (
     DELETED,
     F64,
@@ -69,14 +73,17 @@ from ._input import (
 from ._result import (
     Alert,
     AnalysisResult,
+    Coverage,
     FlowDay,
     KMCurve,
+    NicheKey,
     NicheStats,
     PriceSummary,
     Trend,
     Window,
 )
-from ._stats import KMTable, group_mean, grouped_quantiles, kaplan_meier, shrink, wilson
+from ._score import ScoreColumns, history_scores
+from ._stats import KMTable, grouped_quantiles, kaplan_meier, wilson
 from ._table import NicheTable
 from .alerts import AlertRules, MarketRates, Tallies, find_alerts, hot_mask
 
@@ -132,11 +139,17 @@ def analyse(
     velocity = favs / np.maximum(listing_days, 1e-9)
 
     km: KMTable | None = None
+    parts: ScoreColumns | None = None
+    timed = np.bincount(g[np.flatnonzero(f.sold & f.age_known)], minlength=k)
     if f.history:
+        # Listings of unknown age take no part in time to sell (`_frame`): exit = entry drops
+        # them from the curve, whatever their life.
         entry = np.maximum((f.entered - f.born) / DAY, 0.0)
-        km = kaplan_meier(g, entry, days_on_sale, f.sold, k)
-        horizon = np.where(np.isnan(km.median), f.window_days, km.median)
-        score = _history_score(f.codes, sold, supply, sold_n, sold_q[0], horizon, min_support)
+        km = kaplan_meier(g, entry, np.where(f.age_known, days_on_sale, entry), f.sold, k)
+        parts = history_scores(
+            f.codes, sold, supply, sold_n, sold_q[0], km.median, timed, f.window_days, min_support
+        )
+        score = parts.score
     else:
         thin = support / (support + min_support)
         score = np.nan_to_num(velocity * ask_q[0] * thin)
@@ -180,7 +193,15 @@ def analyse(
     c_st_recent = rate(recent, recent + supply) if h else none
     c_st_prev = rate(previous, previous + open_mid) if h else none
     c_trend = rate(recent, previous) if h else none
-    c_km = col(km.median) if km is not None else none
+    shown = timed >= MIN_TIMED_SALES  # days to sell are withheld below this
+    c_km = col(np.where(shown, km.median, np.nan)) if km is not None else none
+    c_km_low = col(np.where(shown, km.median_low, np.nan)) if km is not None else none
+    c_km_high = col(np.where(shown, km.median_high, np.nan)) if km is not None else none
+    c_timed = col(timed)
+    likely_sold = np.bincount(g[np.flatnonzero(f.likely)], minlength=k)
+    c_likely = col(likely_sold)
+    c_confirmed = col(sold - likely_sold if f.include_likely else sold)
+    currency = data.listings.currencies[0] if len(data.listings.currencies) == 1 else None
     c_velocity = col(np.where(listing_days > 0, velocity, np.nan))
     c_favs, c_days = col(np.rint(favs).astype(np.int64)), col(listing_days)
     c_hot, c_score = col(hot), col(score)
@@ -188,11 +209,14 @@ def analyse(
         "profit_per_listing_day" if h else "demand_proxy"
     )
 
+    score_parts = parts.ranked(order) if parts is not None else None
+
     def make(r: int) -> NicheStats:
         i = int(order[r])
+        key = key_of(i)
         return NicheStats(
             rank=r + 1,
-            key=f.codes.key(i, data),
+            key=key,
             support=c_support[r],
             supply=c_supply[r],
             sold=c_sold[r],
@@ -215,11 +239,26 @@ def analyse(
             demand_velocity=c_velocity[r],
             favourites=c_favs[r],
             listing_days=c_days[r],
-            trend=Trend(c_recent[r], c_previous[r], c_trend[r]) if h else None,
+            trend=Trend(
+                c_recent[r], c_previous[r], c_trend[r], trend_direction(c_recent[r], c_previous[r])
+            )
+            if h
+            else None,
             hot=c_hot[r],
             score=c_score[r],
             score_kind=score_kind,
+            sold_confirmed=c_confirmed[r],
+            sold_likely=c_likely[r],
+            km_median_low=c_km_low[r],
+            km_median_high=c_km_high[r],
+            days_note=days_note(c_timed[r], c_sold[r], c_km[r], c_km_high[r]) if h else None,
+            score_parts=score_parts(r, key, currency) if score_parts is not None else None,
+            hot_reason=why_hot(r) if h else None,
         )
+
+    def why_hot(r: int) -> str:
+        trials = c_sold[r] + c_supply[r]
+        return hot_reason(c_hot[r], c_sold[r], trials, c_low[r], c_high[r], market.overall, rules)
 
     niches = NicheTable(k, make)
     tallies = Tallies(
@@ -231,7 +270,16 @@ def analyse(
         hot=hot,
         median_sold=sold_q[0],
     )
-    alerts = find_alerts(data, f, tallies, niches, position, market, rules)
+    key_cache: dict[int, NicheKey] = {}
+
+    def key_of(i: int) -> NicheKey:
+        key = key_cache.get(i)
+        if key is None:
+            key = key_cache[i] = f.codes.key(i, data)
+        return key
+
+    alerts = find_alerts(data, f, tallies, key_of, position, market, rules, currency)
+    covered = coverage(data, f)
     return AnalysisResult(
         evidence="history" if f.history else "snapshot",
         window=_window(f),
@@ -240,11 +288,13 @@ def analyse(
         alerts=tuple(alerts),
         flow=_flow(data, f),
         counts=_counts(data, f, alerts),
-        notes=tuple(_notes(data, f, min_support)),
+        notes=tuple(_notes(data, f, min_support) + _coverage_notes(covered)),
         top_n=top_n,
         min_support=min_support,
         source=data.source,
         include_likely_sales=include_likely_sales,
+        coverage=covered,
+        currency=currency,
     )
 
 
@@ -259,51 +309,6 @@ def _state_counts(g: I64, state: np.ndarray, k: int) -> tuple[I64, I64, I64, I64
     by_state = np.bincount(g * n_states + state, minlength=k * n_states).reshape(k, n_states)
     counts = by_state.T.copy()  # one contiguous row per state
     return counts[OPEN], counts[RESERVED], counts[SOLD], counts[DELETED]
-
-
-def _history_score(
-    codes: NicheCodes,
-    sold: I64,
-    supply: I64,
-    priced: I64,
-    median_sold: F64,
-    days: F64,
-    strength: int,
-) -> F64:
-    """The history score of every niche (module doc): each niche's sell-through, median sold
-    price and days to sell shrunk towards its parent's, then Wilson's lower bound of the
-    sell-through on the niche's own trials x price / max(1, days). No sales: 0."""
-    trials = sold + supply
-    parent = _parent_mean(codes)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(trials > 0, sold / np.maximum(trials, 1), np.nan)
-    rate = shrink(rate, trials, parent(rate, trials), strength)
-    low, _ = wilson(rate * trials, trials)
-    price = shrink(median_sold, priced, parent(median_sold, priced), strength)
-    days = shrink(days, sold, parent(days, sold), strength)
-    score = np.nan_to_num(low) * np.nan_to_num(price) / np.maximum(1.0, days)
-    return np.where(sold > 0, score, 0.0)  # type: ignore[no-any-return]
-
-
-def _parent_mean(codes: NicheCodes) -> Callable[[F64, F64 | I64], F64]:
-    """Per niche, the prior mean of a figure: its weighted mean over the niches of the niche's
-    (category, brand) for exact and brand-level niches, over all the niches of its category
-    for a category-level one (`group_mean`)."""
-    _, cat = np.unique(codes.category_id, return_inverse=True)
-    cat = cat.reshape(-1).astype(np.int64)
-    coarse = codes.level == 2
-    brands = int(codes.brand.max(initial=-1)) + 2
-    # Category-level niches belong to no (category, brand): keys of their own, never shared.
-    pair_key = np.where(coarse, -1 - cat, cat * brands + codes.brand + 1)
-    _, pair = np.unique(pair_key, return_inverse=True)
-    pair = pair.reshape(-1).astype(np.int64)
-
-    def mean(values: F64, weights: F64 | I64) -> F64:
-        return np.where(  # type: ignore[no-any-return]
-            coarse, group_mean(values, weights, cat), group_mean(values, weights, pair)
-        )
-
-    return mean
 
 
 def _curve(km: KMTable, i: int) -> KMCurve:
@@ -399,6 +404,37 @@ def _counts(data: AnalysisInput, f: Frame, alerts: list[Alert]) -> dict[str, int
     return out
 
 
+def _coverage_notes(covered: Coverage | None) -> list[str]:
+    if covered is None:
+        return []
+    notes = []
+    if covered.clock != "market":
+        notes.append(
+            "Some observations are stamped on the service's clock, not the marketplace's: "
+            "the marketplace's stated time was missing or not believable there."
+            if covered.clock == "mixed"
+            else "Observations are stamped on the service's clock (the marketplace stated no "
+            "believable time of its own)."
+        )
+    if covered.gaps:
+        hours = sum((g.end - g.start).total_seconds() for g in covered.gaps) / 3600
+        notes.append(
+            f"The polls missed {len(covered.gaps)} "
+            f"stretch{'es' if len(covered.gaps) != 1 else ''} of the window "
+            f"({hours:.1f} hours in all: {covered.gaps[0].why}"
+            + (", and more" if len(covered.gaps) > 1 else "")
+            + "). What changed in them was seen late, and listings that appeared and went "
+            "within them were not seen at all."
+        )
+    if covered.polls_failed:
+        notes.append(
+            f"{_plural(covered.polls_failed, 'poll')} of {covered.polls_ok + covered.polls_failed} "
+            f"failed ({covered.suspected_blocks} suspected "
+            f"block{'s' if covered.suspected_blocks != 1 else ''})."
+        )
+    return notes
+
+
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -427,6 +463,14 @@ def _notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str]:
         notes.append(
             f"Requested a {requested:g}-day window but the evidence only covers "
             f"{f.window_days:.1f} days; the window was shortened to what was observed."
+        )
+    unknown_age = int(np.count_nonzero(~f.age_known))
+    if f.history and unknown_age:
+        notes.append(
+            f"{_plural(unknown_age, 'listing')} were already on sale when first seen, with no "
+            "listing date the marketplace still gives: they count in supply, sales and "
+            "sell-through, but not in days to sell (their age is unknown). Days to sell come "
+            "from listings that appeared while watched."
         )
     if not f.state_events and f.history:
         notes.append("No state events: states at the window midpoint are inferred from listings.")

@@ -15,12 +15,12 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from ._errors import InvalidExport
-from ._input import EVENT_KINDS, STATES, ColumnBuilder, epoch
+from ._input import EVENT_KINDS, STATES, ColumnBuilder, PollMark, epoch, failure_kind
 
 if TYPE_CHECKING:
     from ._input import AnalysisInput
@@ -95,6 +95,7 @@ def input_from_export(
             state=state,
             state_changed_at=r.time("state_changed_at"),
             likely=likely,
+            category_name=row.get("category_name") if evidence else None,
         )
         r.opt_int("views")  # not analysed, but part of the export's shape
         r.absent_or_bool("in_feed")
@@ -112,14 +113,44 @@ def input_from_export(
         )
         r.opt_int("favourites")
         r.opt_int("views")
+    listings = builder.listing_columns()
+    polls = _poll_marks(document["polls"])
+    if now is None:
+        # The evidence describes the market up to its last observation (on the market's
+        # clock), not the moment of the export: unsold listings are censored there.
+        seen = [float(listings.last_seen_at.max())] if len(listings) else []
+        observed = [p.at for p in polls if p.ok] + seen
+        now = datetime.fromtimestamp(max(observed), UTC) if observed else exported_at
     return cls(
-        listings=builder.listing_columns(),
+        listings=listings,
         events=builder.event_columns(),
-        now=now if now is not None else exported_at,
+        now=now,
         window_days=window_days,
         source="import",
         monitor={k: v for k, v in monitor.items() if k in ("id", "label", "url")},
+        polls=polls,
+        category_names=builder.category_names(),
     )
+
+
+def _poll_marks(polls: list[Any]) -> tuple[PollMark, ...]:
+    """The polls as marks on the market's clock (`market_at` when the export has it, else
+    when the poll started). Called after `_check_monitor_and_polls` validated the rows."""
+    marks = []
+    for i, row in enumerate(polls):
+        market_at = row.get("market_at")
+        at = _datetime(market_at if market_at is not None else row["started_at"], f"polls[{i}]")
+        error = row.get("error")
+        clock = row.get("clock")
+        marks.append(
+            PollMark(
+                at=epoch(at),
+                ok=error is None,
+                why=None if error is None else failure_kind(error),
+                clock=clock if clock in ("market", "service") else None,
+            )
+        )
+    return tuple(marks)
 
 
 def _listing_evidence(r: _Row) -> str | None:

@@ -7,6 +7,22 @@ Likely sales (sold by absence from the feed, no source confirming them) are sale
 the analysis includes them. Otherwise a likely-sold listing is an unsold (open) listing
 censored at its last sighting: its life on sale ends when the feed last showed it, and the
 state events established by absence are left out of the states at the window's midpoint.
+
+When was a listing listed (`born`), and is its age known (`age_known`)? Today's marketplace
+no longer says, so the monitor's own sightings decide (`births`):
+
+- a listing date the source gave is used when it agrees with what was observed: not after
+  the listing was first seen, and not before the poll prior to its first sighting when it
+  appeared while watched (a listing new since the last poll was listed since that poll);
+- a listing first seen after the monitor's first poll appeared while watched: it was listed
+  between the poll before and the one that saw it (the midpoint; the previous poll unknown,
+  at first sight). After a long gap (`MAX_GAP_POLLS` intervals, at least `MIN_GAP` hours) the
+  moment is too uncertain and its age is unknown;
+- a listing already on sale at the first poll, with no usable date, has an unknown age.
+
+Listings of unknown age count in supply, sales and sell-through but not in time to sell: they
+would enter the survival curve as if listed when first seen, making a niche whose listings
+were first seen mid-life read as fast-selling (left truncation with an unknown entry age).
 """
 
 from __future__ import annotations
@@ -30,6 +46,13 @@ from ._input import (
 from ._result import NicheKey, NicheLevel
 
 DAY = 86400.0
+# A listing date may run this far past the first sighting (clocks and stamps disagree a little).
+LISTED_SLACK = 120.0
+# After a gap of more than MAX_GAP_POLLS typical poll intervals (and at least MIN_GAP), a
+# listing that appeared in the gap was listed at an unknown moment of it.
+MAX_GAP_POLLS = 4.0
+MIN_GAP = 2 * 3600.0
+MAX_LISTING_AGE = 5 * 365 * DAY  # an older "listing date" is a wrong one
 _LEVELS: tuple[NicheLevel, ...] = ("exact", "brand", "category")
 
 
@@ -49,7 +72,8 @@ class Frame:
     state: I8
     price: F64
     favourites: F64
-    born: F64  # listed_at, else first_seen_at
+    born: F64  # when it was listed, as well as known (`births`); first_seen_at if unknown
+    age_known: np.ndarray  # its listing moment is known (`births`): it enters time to sell
     entered: F64  # when this window first observed it
     ended: F64  # sale/deletion time, or now
     sold: np.ndarray  # sold in the window (likely sales only when included)
@@ -69,7 +93,8 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
     lst, ev = data.listings, data.events
     now = data.now_epoch
     first_seen = lst.first_seen_at
-    born_all = np.where(np.isnan(lst.listed_at), first_seen, np.fmin(lst.listed_at, first_seen))
+    obs_start = float(np.min(first_seen)) if len(lst) else now
+    born_all, known_all = births(data, obs_start)
     assert lst.likely is not None and ev.likely is not None  # filled in by the columns
     likely_all = lst.likely & (lst.state == SOLD)
     state_all, censor = lst.state, not include_likely and bool(likely_all.any())
@@ -81,7 +106,6 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
         ended_all = np.where(likely_all, np.fmin(lst.last_seen_at, now), ended_all)
     skip_likely_events = not include_likely and bool(ev.likely.any())
     state_events = bool(np.any(ev.kind == KIND_STATE))
-    obs_start = float(np.min(first_seen)) if len(lst) else now
     span = float(np.max(lst.last_seen_at)) - obs_start if len(lst) else 0.0
     history = state_events or bool(np.any(finished)) or span >= 3600.0
 
@@ -117,6 +141,7 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
         price=lst.price[rows],
         favourites=lst.favourites[rows],
         born=born_all[rows],
+        age_known=known_all[rows],
         entered=np.maximum(seen, start),
         ended=ended,
         sold=state == SOLD,
@@ -127,6 +152,38 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
         include_likely=include_likely,
         skip_likely_events=skip_likely_events,
     )
+
+
+def births(data: AnalysisInput, obs_start: float) -> tuple[F64, np.ndarray]:
+    """Per listing: when it was listed, and whether that is known (module doc). Unknown
+    births are reported as the first sighting (what velocity and flow use)."""
+    lst = data.listings
+    first_seen, listed = lst.first_seen_at, lst.listed_at
+    watched = first_seen > obs_start + 1.0  # appeared after the monitor's first poll
+    ok = np.array([p.at for p in data.polls if p.ok], np.float64)
+    if len(ok):
+        # The last good poll before the one that saw it (a poll stamps what it sees at its
+        # own time, so "before" means at least a second earlier).
+        before = np.searchsorted(ok, first_seen - 1.0, side="right") - 1
+        previous = np.where(before >= 0, ok[np.maximum(before, 0)], np.nan)
+        steps = np.diff(ok)
+        typical = float(np.median(steps)) if len(steps) else 0.0
+        limit = max(MAX_GAP_POLLS * typical, MIN_GAP)
+        gap = first_seen - previous
+        since = np.where(np.isnan(previous), first_seen, first_seen - gap / 2)
+        seen_new = watched & ~np.isnan(previous) & (gap <= limit)
+    else:  # no poll record (a scrape, an old export): first sight is the best we have
+        previous = np.full(len(first_seen), np.nan)
+        since, seen_new = first_seen, watched
+    with np.errstate(invalid="ignore"):
+        usable = (
+            ~np.isnan(listed)
+            & (listed <= first_seen + LISTED_SLACK)
+            & (listed > first_seen - MAX_LISTING_AGE)
+            & (~watched | np.isnan(previous) | (listed >= previous - LISTED_SLACK))
+        )
+    born = np.where(usable, np.fmin(listed, first_seen), np.where(seen_new, since, first_seen))
+    return born, usable | seen_new
 
 
 def _open_at(
@@ -190,26 +247,64 @@ def _latest(row: I64, at: F64, n: int) -> F64:
 
 @dataclass(frozen=True, eq=False)
 class NicheCodes:
-    """Per niche: its level (0 exact, 1 brand, 2 category) and the codes of its key."""
+    """Per niche: its level (0 exact, 1 brand, 2 category) and the codes of its key; for a
+    coarse niche, what it pooled: how many finer keys (`pooled`) and the largest of them
+    (`example_*` codes, `example_n` listings), to say why it is not shown finer."""
 
     level: I64
     category_id: I64
     brand: I64
     size: I64
     condition: I64
+    pooled: I64
+    example_brand: I64
+    example_size: I64
+    example_condition: I64
+    example_n: I64
+    min_support: int = 1
 
     def key(self, i: int, data: AnalysisInput) -> NicheKey:
         lst = data.listings
         lvl = int(self.level[i])
         cid, b = int(self.category_id[i]), int(self.brand[i])
         s, c = int(self.size[i]), int(self.condition[i])
+        category_id = None if cid == NONE_CODE else cid
         return NicheKey(
             level=_LEVELS[lvl],
-            category_id=None if cid == NONE_CODE else cid,
+            category_id=category_id,
             brand=None if lvl == 2 or b == NONE_CODE else lst.brands[b],
             size=None if lvl != 0 or s == NONE_CODE else lst.sizes[s],
             condition=None if lvl != 0 or c == NONE_CODE else lst.conditions[c],
+            category_name=None if category_id is None else data.category_names.get(category_id),
+            backoff=self._backoff(i, data),
         )
+
+    def _backoff(self, i: int, data: AnalysisInput) -> str | None:
+        lvl, pooled = int(self.level[i]), int(self.pooled[i])
+        if lvl == 0 or pooled == 0:
+            return None
+        lst, m, n = data.listings, self.min_support, int(self.example_n[i])
+        few = f"fewer than {m} listings" if m > 1 else "too few listings"
+        if lvl == 1:
+            s, c = int(self.example_size[i]), int(self.example_condition[i])
+            size = f"size {lst.sizes[s]}" if s != NONE_CODE else "no size"
+            cond = lst.conditions[c] if c != NONE_CODE else "no condition"
+            what = "size and condition" if pooled == 1 else f"{pooled} sizes and conditions"
+            return (
+                f"{what} with {few} each (largest: {size} · {cond}, {_plural(n, 'listing')}): "
+                "shown together at brand level"
+            )
+        b = int(self.example_brand[i])
+        brand = lst.brands[b] if b != NONE_CODE else "no brand"
+        what = "brand" if pooled == 1 else f"{pooled} brands"
+        return (
+            f"{what} with {few} each in this category (largest: {brand}, "
+            f"{_plural(n, 'listing')}): shown together at category level"
+        )
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 # Keys spanning at most this many values per row (or `_COUNT_MIN_SPAN`) are counted with
@@ -289,14 +384,65 @@ def assign_niches(data: AnalysisInput, rows: I64, min_support: int) -> tuple[I64
             np.full(n_cat, 2, np.int64),
         ]
     )
+    coarse = np.flatnonzero(~exact_ok)
+    # What each coarse niche pooled: its distinct finer keys (exact keys for a brand-level
+    # niche, (category, brand) pairs for a category-level one) and the largest of them.
+    finer = np.where(niche[coarse] < n_exact + n_brand, exact[coarse], pair[coarse] + len(exacts))
+    pooled, example = _pooled(niche[coarse], finer, n_niches)
+    example_row = np.zeros(n_niches, np.int64)
+    example_n = np.zeros(n_niches, np.int64)
+    if len(coarse):
+        has = example >= 0
+        example_row = np.where(has, coarse[np.maximum(example, 0)], 0)
+        sizes = np.bincount(finer, minlength=len(exacts) + len(pairs))
+        example_n = np.where(has, sizes[finer[np.maximum(example, 0)]], 0)
     codes = NicheCodes(
         level=level,
         category_id=cat_codes[cat[first]].astype(np.int64),
         brand=brand[first] - 1,
         size=size[first] - 1,
         condition=cond[first] - 1,
+        pooled=pooled,
+        example_brand=brand[example_row] - 1,
+        example_size=size[example_row] - 1,
+        example_condition=cond[example_row] - 1,
+        example_n=example_n,
+        min_support=min_support,
     )
     return niche, codes
+
+
+def _pooled(niche: I64, finer: I64, n_niches: int) -> tuple[I64, I64]:
+    """Per niche, how many distinct `finer` keys its rows carry, and the index (into these
+    rows) of one row of the most common one (-1: none). Every row of a finer key lands in the
+    same niche (backoff decides by key), so keys are counted, never sorted with the rows."""
+    pooled = np.zeros(n_niches, np.int64)
+    example = np.full(n_niches, -1, np.int64)
+    if len(niche) == 0:
+        return pooled, example
+    sizes = np.bincount(finer)
+    keys = np.flatnonzero(sizes)
+    key_row = np.zeros(len(sizes), np.int64)
+    key_row[finer] = np.arange(len(finer))  # any one row of each key
+    key_niche = niche[key_row[keys]]
+    pooled += np.bincount(key_niche, minlength=n_niches)
+    # Largest key per niche: order the keys by (niche, size) and take each niche's last.
+    order = np.lexsort((sizes[keys], key_niche))
+    last = np.flatnonzero(np.r_[key_niche[order][1:] != key_niche[order][:-1], True])
+    best = keys[order[last]]
+    example[niche[key_row[best]]] = key_row[best]
+    return pooled, example
+    pairs, first_row, counts = np.unique(
+        niche * (int(finer.max()) + 1) + finer, return_index=True, return_counts=True
+    )
+    pair_niche = pairs // (int(finer.max()) + 1)
+    pooled += np.bincount(pair_niche, minlength=n_niches)
+    # Largest key per niche: sort by (niche, count) and take each niche's last.
+    order = np.lexsort((counts, pair_niche))
+    last = np.flatnonzero(np.r_[pair_niche[order][1:] != pair_niche[order][:-1], True])
+    best = order[last]
+    example[pair_niche[best]] = first_row[best]
+    return pooled, example
 
 
 __all__ = ["DAY", "RESERVED", "Frame", "assign_niches", "build_frame"]

@@ -7,11 +7,17 @@ vocabularies; timestamps are UTC epoch seconds (float64, NaN when unknown); pric
 absence, a state event with evidence `absence`): likely sales, which an analysis ranks on
 only when asked to. The same columns are built from store records, from a monitor export
 document (`from_export`, see `_export.py`) or directly from arrays (the benchmark does that).
+
+A monitor's evidence also carries its polls (`PollMark`: when each poll looked, on the
+market's clock, and whether it could read the feed) and the names its sources gave each
+category id (`category_names`): the polls say when a listing first seen mid-way was listed
+(between the poll before and the one that saw it) and where the evidence has gaps.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from store import ListingEventRecord, ListingRecord
+from store import ListingEventRecord, ListingRecord, PollRecord
 
 F64 = npt.NDArray[np.float64]
 B = npt.NDArray[np.bool_]
@@ -179,6 +185,37 @@ class EventColumns:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class PollMark:
+    """One poll of a monitor: when it looked (epoch seconds, the market's clock when the poll
+    could read it, `clock` says which), whether it read the feed, and why not."""
+
+    at: float
+    ok: bool
+    why: str | None = None  # a failed poll: "blocked", "timed out", "error"
+    clock: str | None = None  # "market" or "service"; None: not recorded (older monitors)
+
+    @classmethod
+    def from_record(cls, poll: PollRecord) -> PollMark:
+        market_at: datetime | None = getattr(poll, "market_at", None)
+        return cls(
+            at=epoch(market_at or poll.started_at),
+            ok=poll.error is None,
+            why=None if poll.error is None else failure_kind(poll.error),
+            clock=getattr(poll, "clock", None),
+        )
+
+
+def failure_kind(error: str | None) -> str:
+    """A failed poll's error text in one word for the evidence's gaps."""
+    text = (error or "").lower()
+    if "suspectedblock" in text or "block" in text or "429" in text or "403" in text:
+        return "blocked"
+    if "timed out" in text or "timeout" in text:
+        return "timed out"
+    return "error"
+
+
 @dataclass(frozen=True, eq=False)
 class AnalysisInput:
     """The evidence of one analysis: listings, their events, the analysis time and window.
@@ -194,8 +231,11 @@ class AnalysisInput:
     window_days: float | None = None
     source: str = "records"
     monitor: Mapping[str, Any] = field(default_factory=dict)
+    polls: tuple[PollMark, ...] = ()  # a monitor's polls, oldest first; () when unknown
+    category_names: Mapping[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "polls", tuple(sorted(self.polls, key=lambda p: p.at)))
         if self.now.tzinfo is None:
             object.__setattr__(self, "now", self.now.replace(tzinfo=UTC))
         if self.window_days is not None and not self.window_days > 0:
@@ -225,6 +265,7 @@ class AnalysisInput:
         *,
         now: datetime,
         window_days: float | None = None,
+        polls: Iterable[PollMark] = (),
     ) -> AnalysisInput:
         """Columns from store records (a monitor's history, or one scrape with no events)."""
         builder = ColumnBuilder()
@@ -245,6 +286,7 @@ class AnalysisInput:
                 state=r.state,
                 state_changed_at=epoch(r.state_changed_at),
                 likely=r.state_evidence == "absence" and r.state == "sold",
+                category_name=r.category_name,
             )
         for e in events:
             builder.add_event(
@@ -262,6 +304,8 @@ class AnalysisInput:
             now=now,
             window_days=window_days,
             source="records",
+            polls=tuple(polls),
+            category_names=builder.category_names(),
         )
 
     @classmethod
@@ -309,6 +353,7 @@ class ColumnBuilder:
         self._e: dict[str, list[Any]] = {
             k: [] for k in ("item_id", "kind", "from_state", "to_state", "price", "at", "likely")
         }
+        self._names: dict[int, Counter[str]] = {}
 
     def add_listing(
         self,
@@ -328,10 +373,17 @@ class ColumnBuilder:
         state: str,
         state_changed_at: float,
         likely: bool = False,
+        category_name: str | None = None,
     ) -> None:
         row = locals()
         for key, values in self._l.items():
             values.append(row[key])
+        if category_name and category_id is not None:
+            self._names.setdefault(category_id, Counter())[category_name] += 1
+
+    def category_names(self) -> dict[int, str]:
+        """Per category id, the name its listings' sources gave most often."""
+        return {cid: names.most_common(1)[0][0] for cid, names in self._names.items()}
 
     def add_event(
         self,

@@ -133,6 +133,9 @@ class KMTable:
     Rows `offsets[g]:offsets[g+1]` belong to group g, in increasing `time`: at each distinct
     sale time, `at_risk` listings were on sale, `events` sold, and `survival` is the share
     still unsold just after it. `median[g]` is the first time survival <= 0.5 (NaN: never).
+    `median_low` / `median_high` bound it at 95% (Brookmeyer-Crowley: the first times the
+    upper and lower pointwise bands of the curve, Greenwood's variance on the log-log scale,
+    fall to 0.5; NaN: the band never does, the bound is open).
     """
 
     offsets: I64
@@ -141,6 +144,8 @@ class KMTable:
     events: F64
     survival: F64
     median: F64
+    median_low: F64
+    median_high: F64
 
     def curve(self, g: int) -> tuple[F64, F64, F64, F64]:
         a, b = int(self.offsets[g]), int(self.offsets[g + 1])
@@ -215,12 +220,46 @@ def kaplan_meier(group: I64, entry: F64, exit: F64, sold: np.ndarray, n_groups: 
     zeros_before = np.concatenate(([0], zeros))[row_start]
     survival = np.where(zeros - zeros_before > 0, 0.0, np.exp(cum - cum_before))
 
-    median = np.full(n_groups, np.nan)
-    reached = np.flatnonzero(survival <= 0.5 + 1e-12)
-    if len(reached):
-        g_reached, first_idx = np.unique(ev_group[reached], return_index=True)
-        median[g_reached] = time[reached[first_idx]]
-    return KMTable(offsets, time, n, d, survival, median)
+    # Greenwood: Var(log S) = sum d / (n (n - d)). Once a group's curve reaches 0 its band
+    # is 0 there too; the term is infinite exactly then, so it is left out of the sum.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(n > d, d / (n * (n - d)), 0.0)
+    var, var_before = _cumsum_per_group(terms, offsets[:-1][counts > 0], row_start)
+    var = np.maximum(var - var_before, 0.0)
+    band_low, band_high = _loglog_band(survival, var)
+
+    def first_below_half(curve: F64) -> F64:
+        out = np.full(n_groups, np.nan)
+        reached = np.flatnonzero(curve <= 0.5 + 1e-12)
+        if len(reached):
+            g_reached, first_idx = np.unique(ev_group[reached], return_index=True)
+            out[g_reached] = time[reached[first_idx]]
+        return out
+
+    return KMTable(
+        offsets,
+        time,
+        n,
+        d,
+        survival,
+        first_below_half(survival),
+        first_below_half(band_low),
+        first_below_half(band_high),
+    )
+
+
+def _loglog_band(survival: F64, var_log: F64, z: float = Z95) -> tuple[F64, F64]:
+    """Pointwise 95% band of a survival curve on the log-log scale (it stays in [0, 1]):
+    S ** exp(±z·se), se = sqrt(Var(log S)) / |log S|. At S == 1 the band is the point 1, at
+    S == 0 the point 0."""
+    inside = (survival > 0.0) & (survival < 1.0)
+    s = np.where(inside, survival, 0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(var_log) / np.abs(np.log(s))
+    # S < 1, so a larger power lowers it: exp(+z·se) gives the lower band.
+    low = np.where(inside, s ** np.exp(z * se), survival)
+    high = np.where(inside, s ** np.exp(-z * se), survival)
+    return low, high
 
 
 def _cumsum_per_group(values: F64, starts: I64, row_start: I64) -> tuple[F64, F64]:
@@ -245,6 +284,5 @@ def _cumsum_per_group(values: F64, starts: I64, row_start: I64) -> tuple[F64, F6
 
 def _empty_km(n_groups: int) -> KMTable:
     empty = np.zeros(0, np.float64)
-    return KMTable(
-        np.zeros(n_groups + 1, np.int64), empty, empty, empty, empty, np.full(n_groups, np.nan)
-    )
+    nan = np.full(n_groups, np.nan)
+    return KMTable(np.zeros(n_groups + 1, np.int64), empty, empty, empty, empty, nan, nan, nan)

@@ -20,14 +20,14 @@ Definitions (all over the analysis window, split at its midpoint into "previous"
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._frame import Frame
 from ._input import F64, I64, AnalysisInput
-from ._result import Alert, NicheStats
+from ._result import Alert, NicheKey, money
 from ._stats import Z95, wilson
 
 
@@ -84,18 +84,19 @@ def find_alerts(
     data: AnalysisInput,
     frame: Frame,
     tallies: Tallies,
-    niches: Sequence[NicheStats],
+    keys: Callable[[int], NicheKey],
     position: I64,
     market: MarketRates,
     rules: AlertRules,
+    currency: str | None = None,
 ) -> list[Alert]:
     """All alerts, deals first (deepest discount first), then jumps, then new hot niches
-    (each in rank order). `position[i]` is the index in `niches` of frame niche i."""
+    (each in rank order). `keys(i)` is frame niche i's key, `position[i]` its rank - 1."""
     if not frame.history:
         return []
-    alerts = _deals(data, frame, tallies, niches, position, rules)
-    alerts += _jumps(tallies, niches, position, rules)
-    alerts += _new_hot(tallies, niches, position, market, rules)
+    alerts = _deals(data, frame, tallies, keys, rules, currency)
+    alerts += _jumps(tallies, keys, position, rules)
+    alerts += _new_hot(tallies, keys, position, market, rules)
     return alerts
 
 
@@ -103,9 +104,9 @@ def _deals(
     data: AnalysisInput,
     frame: Frame,
     t: Tallies,
-    niches: Sequence[NicheStats],
-    position: I64,
+    keys: Callable[[int], NicheKey],
     rules: AlertRules,
+    currency: str | None,
 ) -> list[Alert]:
     eligible = t.hot & (t.sold >= rules.deal_min_sold) & (np.nan_to_num(t.median_sold) > 0)
     reference = np.where(eligible, t.median_sold, np.nan)[frame.niche]
@@ -117,29 +118,30 @@ def _deals(
     titles = data.listings.titles
     alerts: list[Alert] = []
     for i in found[: rules.max_deals].tolist():
-        stats = niches[int(position[frame.niche[i]])]
+        g = int(frame.niche[i])
+        key, sold, trials = keys(g), int(t.sold[g]), int(t.sold[g] + t.supply[g])
         row = int(frame.rows[i])
         item_id = int(data.listings.item_id[row])
         price, median = float(frame.price[i]), float(reference[i])
         discount = 1.0 - price / median
         title = titles[row] if titles is not None else None
-        what = f"listing {item_id}" + (f" ({title!r})" if title else "")
+        what = f"{title!r}" if title else f"Listing {item_id}"
         alerts.append(
             Alert(
                 kind="deal",
-                niche=stats.key,
+                niche=key,
                 item_id=item_id,
                 reason=(
-                    f"{what} asks {price:.2f}, {_pct(discount)} under the median sold price "
-                    f"{median:.2f} of {stats.label} (sell-through {_pct(stats.sell_through or 0)},"
-                    f" {stats.sold} sold)"
+                    f"{what} asks {money(price, currency)}, {_pct(discount)} under what "
+                    f"{key.label} sells for (median {money(median, currency)} over {sold} "
+                    f"sales; {_pct(sold / trials)} of its listings sold, a hot niche)"
                 ),
                 figures={
                     "price": price,
                     "median_sold_price": median,
                     "discount": discount,
-                    "sell_through": stats.sell_through,
-                    "sold": stats.sold,
+                    "sell_through": sold / trials,
+                    "sold": sold,
                 },
             )
         )
@@ -152,7 +154,7 @@ def _in_rank_order(mask: np.ndarray, position: I64) -> list[int]:
 
 
 def _jumps(
-    t: Tallies, niches: Sequence[NicheStats], position: I64, rules: AlertRules
+    t: Tallies, keys: Callable[[int], NicheKey], position: I64, rules: AlertRules
 ) -> list[Alert]:
     k1, n1 = t.recent, t.recent + t.supply
     k0, n0 = t.previous, t.previous + t.supply_previous
@@ -171,16 +173,17 @@ def _jumps(
     )
     alerts: list[Alert] = []
     for i in _in_rank_order(fire, position):
-        s = niches[int(position[i])]
+        key = keys(i)
         a1, b1, a0, b0 = int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
         alerts.append(
             Alert(
                 kind="sell_through_jump",
-                niche=s.key,
+                niche=key,
                 item_id=None,
                 reason=(
-                    f"{s.label}: sell-through {_pct(p0[i])} -> {_pct(p1[i])} "
-                    f"({a0}/{b0} -> {a1}/{b1}, z={z[i]:.1f})"
+                    f"{key.label} sells faster: {_pct(p1[i])} of its listings sold in the "
+                    f"recent half of the window ({a1} of {b1}) against {_pct(p0[i])} before "
+                    f"({a0} of {b0}); a jump this size is unlikely by chance (z = {z[i]:.1f})"
                 ),
                 figures={
                     "sell_through_previous": float(p0[i]),
@@ -198,7 +201,7 @@ def _jumps(
 
 def _new_hot(
     t: Tallies,
-    niches: Sequence[NicheStats],
+    keys: Callable[[int], NicheKey],
     position: I64,
     market: MarketRates,
     rules: AlertRules,
@@ -209,17 +212,17 @@ def _new_hot(
     low, _ = wilson(k1, n1, Z95)
     alerts: list[Alert] = []
     for i in _in_rank_order(fire, position):
-        s = niches[int(position[i])]
+        key = keys(i)
         a1, b1, a0, b0 = int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
         alerts.append(
             Alert(
                 kind="new_hot_niche",
-                niche=s.key,
+                niche=key,
                 item_id=None,
                 reason=(
-                    f"{s.label} is newly hot: {a1}/{b1} sold recently (lower bound "
-                    f"{_pct(low[i])} vs market {_pct(market.recent or 0)}), "
-                    f"was {a0}/{b0} before"
+                    f"{key.label} is newly hot: {a1} of {b1} listings sold in the recent half "
+                    f"of the window, at least {_pct(low[i])} (95% lower bound) against the "
+                    f"market's {_pct(market.recent or 0)}; before, {a0} of {b0} sold"
                 ),
                 figures={
                     "sold_recent": a1,
