@@ -15,6 +15,7 @@ from store import AnalysisRecord
 from .auth import current_principal
 from .errors import ApiError, BadRequest, NotFound
 from .limits import allow_body
+from .naming import analysis_title, analysis_titles, title_of_analysis
 from .openapi import operation
 from .openapi_links import ANALYSIS, RUN
 from .run_schemas import (
@@ -41,9 +42,11 @@ GRAPH_NAME = "any({}):name".format(", ".join(f'"{name}"' for name in GRAPH_NAMES
 ANALYSIS_LINKS = (*ANALYSIS.links(), *RUN.links("run_id"))
 
 
-def summary(analysis: AnalysisRecord) -> AnalysisSummary:
+def summary(analysis: AnalysisRecord, title: str) -> AnalysisSummary:
+    """The list entry of `analysis`; `title` from `naming` (what it is of, never an id)."""
     return AnalysisSummary(
         id=analysis.id,
+        title=title,
         run_id=analysis.run_id,
         source=analysis.source,
         source_url=analysis.source_url,
@@ -77,13 +80,13 @@ async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> Analysis
 @validate_response(AnalysisList, 200)
 async def list_analyses(query_args: PageQuery) -> AnalysisList:
     """The workspace's analyses, newest first, paged."""
+    workspace_id = current_principal().workspace_id
     analyses, total = await services().store.runs.analyses(
-        current_principal().workspace_id,
-        (query_args.page - 1) * query_args.page_size,
-        query_args.page_size,
+        workspace_id, (query_args.page - 1) * query_args.page_size, query_args.page_size
     )
+    titles = await analysis_titles(workspace_id, analyses)
     return AnalysisList(
-        analyses=[summary(a) for a in analyses],
+        analyses=[summary(a, titles[a.id]) for a in analyses],
         page=query_args.page,
         page_size=query_args.page_size,
         total=total,
@@ -95,14 +98,15 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
 @validate_response(AnalysisOut, 200)
 async def get_analysis(analysis_id: str) -> AnalysisOut:
     """Ranked niches, alerts, evidence notes, and links to the four graphs."""
-    return analysis_out(await owned_analysis(analysis_id))
+    analysis = await owned_analysis(analysis_id)
+    return analysis_out(analysis, await title_of_analysis(analysis))
 
 
-def analysis_out(analysis: AnalysisRecord) -> AnalysisOut:
+def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
     # The graph specs are served on their own routes; the body links to them.
     result = {k: v for k, v in _stored_document(analysis).items() if k != "graphs"}
     return AnalysisOut(
-        **summary(analysis).model_dump(), result=result, graphs=graph_links(analysis.id)
+        **summary(analysis, title).model_dump(), result=result, graphs=graph_links(analysis.id)
     )
 
 
@@ -172,7 +176,7 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
     analysis = await import_export_in(
         principal.workspace_id, raw, include_likely_sales=query_args.include_likely_sales
     )
-    return analysis_out(analysis), 201
+    return analysis_out(analysis, analysis_title(analysis, None, None)), 201
 
 
 async def import_export_in(
@@ -231,7 +235,7 @@ async def dashboard(query_args: DashboardQuery) -> dict[str, Any]:
         if analysis is not None:
             niches = json.loads(analysis.result_json).get("niches", [])[:DASHBOARD_NICHES]
             body["analysis"] = {
-                **summary(analysis).model_dump(mode="json"),
+                **summary(analysis, await title_of_analysis(analysis)).model_dump(mode="json"),
                 "graphs": graph_links(analysis.id),
             }
         body["top_niches"] = niches

@@ -11,7 +11,20 @@ from quart_trio import QuartTrio
 from engine import Engine
 from store import Store
 
-from . import accounts, analyses, auth, keys, limits, mcp, monitoring, ops, runs, system, web
+from . import (
+    accounts,
+    analyses,
+    api_docs,
+    auth,
+    keys,
+    limits,
+    mcp,
+    monitoring,
+    ops,
+    runs,
+    system,
+    web,
+)
 from .billing import views as billing
 from .errors import JsonStrictRequest, register_error_handlers
 from .mail import Mailer, SmtpTarget
@@ -44,6 +57,7 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
         openapi_provider_class=NichescopeOpenAPIProvider,
         redoc_ui_path=None,
         scalar_ui_path=None,
+        swagger_ui_path=None,  # `api_docs` serves /docs with Swagger UI's own files (offline)
     )
     app.extensions["nichescope"] = Services(
         store=store,
@@ -70,6 +84,7 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
     auth.install(app)
     for module in (system, accounts, keys, billing, monitoring, ops, runs, analyses, mcp, web):
         app.register_blueprint(module.blueprint)
+    app.register_blueprint(api_docs.blueprint)
 
     @app.after_request
     async def _security_headers(response: Response) -> Response:

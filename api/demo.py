@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import os
 import secrets
+import time
 from pathlib import Path
 
 import trio
@@ -35,9 +36,10 @@ async def start_simulator(nursery: trio.Nursery, port: int) -> SimOrigins:
     """Serve the simulator on 127.0.0.1:`port` and its API on the next port (0 picks both);
     returns both origins once they listen."""
     api_port = port + 1 if port else 0
-    origins: SimOrigins = await nursery.start(
-        serve_simulator, DEMO_MARKET, "127.0.0.1", port, api_port
-    )
+    # The market's dates agree with the wall clock (its history reaches weeks back); its
+    # clock then runs 60 times faster, which the service reads off every answer.
+    market = dataclasses.replace(DEMO_MARKET, start=time.time())
+    origins: SimOrigins = await nursery.start(serve_simulator, market, "127.0.0.1", port, api_port)
     return origins
 
 

@@ -181,6 +181,8 @@ EXPORT_SCHEMA: dict[str, Any] = {
                     "confirmed": {"type": "integer"},
                     "duration_ms": {"type": "integer"},
                     "error": _NULLABLE_STRING,
+                    "market_at": _NULLABLE_DATETIME,
+                    "clock": {"enum": ["market", "service", None]},
                 },
             },
         },

@@ -93,7 +93,8 @@ class MonitorOut(BaseModel):
         default=None,
         description="Listings per state (`open`, `reserved`, `sold`, `deleted`, which add up "
         "to every listing) and `likely_sold`: of the sold, those sold by absence from the feed "
-        "(likely sales no source confirmed); `sold - likely_sold` are confirmed sales.",
+        "(likely sales no source confirmed); `sold - likely_sold` are confirmed sales. Given "
+        "by the list and a single monitor; null only in the answer to start, pause or resume.",
     )
 
 

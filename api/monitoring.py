@@ -198,9 +198,16 @@ async def catalogue_url_of_analysis(workspace_id: str, analysis_id: str) -> str:
 @operation("listMonitors")
 @validate_response(MonitorList, 200)
 async def list_monitors() -> MonitorList:
-    """The workspace's monitors, newest first."""
+    """The workspace's monitors, newest first, each with its listing counts by state."""
     monitors = await services().store.monitors.in_workspace(current_principal().workspace_id)
-    return MonitorList(monitors=[monitor_out(m) for m in monitors])
+    return MonitorList(monitors=await counted(monitors))
+
+
+async def counted(monitors: list[MonitorRecord]) -> list[MonitorOut]:
+    """`monitor_out` with each monitor's listing counts (the list endpoint, MCP and the web
+    list): the counts are kept on the monitor's row, so each is one primary-key read."""
+    counts = services().store.monitors.listing_counts
+    return [monitor_out(m, await counts(m.id)) for m in monitors]
 
 
 @blueprint.get("/<id:monitor_id>")

@@ -9,8 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .schemas import MAX_PAGE, Strict, exactly_one_of
 
-DEFAULT_MAX_ITEMS = 960
+# The most listings any request may name; the plan's `items_per_run` is the real bound.
 MAX_ITEMS_LIMIT = 20_000
+MAX_ITEMS_DOC = (
+    "A catalogue URL's run: read at most this many listings of the catalogue. Omitted or "
+    "null: as many as the plan's `items_per_run` allows (200 on the trial); more than it "
+    "allows is a 403 `quota_exceeded` naming the next plan up that allows it. Items per run "
+    "bound what one scrape reads from the marketplace; a monitor's history is bounded by the "
+    "plan's monitor quota instead and is analysed whole, so `max_items` is ignored with "
+    "`monitor_id` and a monitor's run is never refused for its size."
+)
 
 
 class CreateRunRequest(Strict):
@@ -19,7 +27,7 @@ class CreateRunRequest(Strict):
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     monitor_id: str | None = Field(default=None, min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=200)
-    max_items: int = Field(default=DEFAULT_MAX_ITEMS, ge=1, le=MAX_ITEMS_LIMIT)
+    max_items: int | None = Field(default=None, ge=1, le=MAX_ITEMS_LIMIT, description=MAX_ITEMS_DOC)
     include_likely_sales: bool = Field(
         default=False,
         description="A monitor's history: rank niches on likely sales too (listings gone "
@@ -67,7 +75,11 @@ class RunOut(BaseModel):
     source: Literal["url", "monitor"]
     url: str | None
     monitor_id: str | None
-    max_items: int
+    max_items: int | None = Field(
+        description="A catalogue URL's run: the most listings it reads (the plan's "
+        "`items_per_run` unless the request asked for fewer). Null for a monitor's run: the "
+        "monitor's whole history is analysed."
+    )
     state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     replay_of: str | None
     created_at: datetime
@@ -94,6 +106,10 @@ class DeletedOut(BaseModel):
 
 class AnalysisSummary(BaseModel):
     id: str
+    title: str = Field(
+        description="What the analysis is of, for people: the run's name if it was given "
+        "one, else its monitor's name or URL, else the catalogue URL it read; never an id."
+    )
     run_id: str | None
     source: Literal["scrape", "monitor", "import"]
     source_url: str | None

@@ -60,8 +60,16 @@ ALERTS_MEDIA: dict[str, dict[str, Any]] = {
 RUN_LINKS = (*RUN.links(), *MONITOR.links("monitor_id"), *ANALYSIS.links("analysis_id"))
 
 
+# What a monitor's run stores as `max_items` (the column is required): nothing reads it, as
+# a monitor's whole history is analysed; answers show null.
+MONITOR_RUN_MAX_ITEMS = 0
+
+
 def run_out(run: RunRecord) -> RunOut:
-    return RunOut.model_validate({k: v for k, v in asdict(run).items() if k != "workspace_id"})
+    fields = {k: v for k, v in asdict(run).items() if k != "workspace_id"}
+    if run.source == "monitor":
+        fields["max_items"] = None
+    return RunOut.model_validate(fields)
 
 
 async def owned_run(run_id: str) -> RunRecord:
@@ -87,16 +95,33 @@ async def checked_url(url: str) -> str:
 @validate_request(CreateRunRequest)
 @validate_response(RunOut, 201)
 async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
-    """Start an analysis run of a catalogue URL (a one-off scrape) or of a monitor's history."""
+    """Start an analysis run of a catalogue URL (a one-off scrape) or of a monitor's history.
+
+    A catalogue URL's run reads at most `max_items` listings, by default as many as the plan's
+    `items_per_run` allows; a monitor's run analyses the monitor's whole history (bounded by
+    the monitor quota, not by items per run) and ignores `max_items`. Over a quota: 403
+    `quota_exceeded`, naming the limit and the next plan up that allows it (or none).
+    """
     return run_out(await create_run_in(current_principal().workspace_id, data)), 201
 
 
-async def require_run_quota(workspace_id: str, max_items: int) -> None:
-    """The plan's runs per day (UTC) and items per run; `quota_exceeded`/`plan_required`."""
+async def require_run_quota(workspace_id: str, max_items: int | None) -> int:
+    """The plan's runs per day (UTC) and, for a catalogue URL's run (`max_items` given, or
+    None for the plan's most), items per run; `quota_exceeded`/`plan_required`.
+
+    Returns the listings the run may read: `max_items`, or the plan's `items_per_run` when
+    None. A monitor's run passes `MONITOR_RUN_MAX_ITEMS`: items per run bound what one scrape
+    reads from the marketplace, while a monitor's history is bounded by the monitor quota and
+    is analysed whole, so it is never refused for its size.
+    """
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     runs_today = await services().store.runs.count_since(workspace_id, today)
-    await require_quota(workspace_id, "runs_per_day", runs_today)
-    await require_items_per_run(workspace_id, max_items)
+    limits = await require_quota(workspace_id, "runs_per_day", runs_today)
+    if max_items == MONITOR_RUN_MAX_ITEMS:
+        return max_items
+    items = max_items if max_items is not None else max(1, limits.items_per_run)
+    await require_items_per_run(workspace_id, items)
+    return items
 
 
 async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
@@ -110,10 +135,11 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
     if data.monitor_id is not None:
         if await svc.store.monitors.get(data.monitor_id, workspace_id) is None:
             raise NotFound("monitor")
+        max_items = await require_run_quota(workspace_id, MONITOR_RUN_MAX_ITEMS)
     else:
         assert data.url is not None
         url = await checked_url(data.url)
-    await require_run_quota(workspace_id, data.max_items)
+        max_items = await require_run_quota(workspace_id, data.max_items)
     run = await svc.engine.runs.start(
         run_id=new_id("run"),
         workspace_id=workspace_id,
@@ -121,7 +147,7 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
         source="monitor" if data.monitor_id else "url",
         url=url,
         monitor_id=data.monitor_id,
-        max_items=data.max_items,
+        max_items=max_items,
         include_likely_sales=data.include_likely_sales,
     )
     return run
@@ -204,7 +230,9 @@ async def replay_run_in(run: RunRecord) -> RunRecord:
         await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
     ):
         raise Conflict("The monitor of this run no longer exists", code="source_gone")
-    await require_run_quota(run.workspace_id, run.max_items)
+    max_items = await require_run_quota(
+        run.workspace_id, MONITOR_RUN_MAX_ITEMS if run.source == "monitor" else run.max_items
+    )
     replay = await svc.engine.runs.start(
         run_id=new_id("run"),
         workspace_id=run.workspace_id,
@@ -212,7 +240,7 @@ async def replay_run_in(run: RunRecord) -> RunRecord:
         source=run.source,
         url=run.url,
         monitor_id=run.monitor_id,
-        max_items=run.max_items,
+        max_items=max_items,
         replay_of=run.id,
         include_likely_sales=run.include_likely_sales,
     )

@@ -85,6 +85,12 @@ def product_block_read(content: bytes) -> bool:
     return find_product(content) is not None
 
 
+def product_category(content: bytes) -> str | None:
+    """The JSON-LD Product's `category` (the path people know the category by), or None."""
+    product = find_product(content)
+    return as_str(product.get("category")) if product is not None else None
+
+
 def availability_state(value: Any) -> ItemState | None:
     """`InStock`, `https://schema.org/SoldOut`, `http://schema.org/Reserved` -> a state."""
     text = as_str(value)

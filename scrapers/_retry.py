@@ -1,4 +1,4 @@
-"""Backoff and `Retry-After` arithmetic (pure functions)."""
+"""Backoff, `Retry-After` and HTTP-date arithmetic (pure functions)."""
 
 from __future__ import annotations
 
@@ -22,15 +22,24 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     value = value.strip()
     if not value:
         return None
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "²".isdigit() holds, and float("²") raises
         return float(value)
+    when = http_date(value)
+    if when is None:
+        return None
+    reference = now or datetime.now(UTC)
+    return max(0.0, (when - reference).total_seconds())
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP date (`Date`, `Retry-After`) as an aware datetime; None when absent or not
+    one (a header is untrusted input: garbage is no date, never an exception)."""
+    if not value:
+        return None
     try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        when = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when is None:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    reference = now or datetime.now(UTC)
-    return max(0.0, (when - reference).total_seconds())
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

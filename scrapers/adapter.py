@@ -18,8 +18,10 @@ from typing import Protocol
 import trio
 
 from ._believable import check_categories_apart, check_filters
+from ._category_names import CategoryNames, with_category
 from ._fields import id_from_path
 from ._query import CatalogueQuery, parse_catalogue_url
+from ._retry import http_date
 from ._sites import Site, SiteMap
 from .errors import (
     EndpointRefused,
@@ -97,6 +99,7 @@ class MarketplaceAdapter:
         self._activity: dict[str, SiteActivity] = {}
         self._probe_locks: dict[str, trio.Lock] = {}
         self._item_urls: OrderedDict[int, str] = OrderedDict()
+        self.category_names = CategoryNames()  # per site, learned from item pages
 
     # -- sites and profiles ----------------------------------------------------------------------
 
@@ -187,10 +190,14 @@ class MarketplaceAdapter:
                     raise _Moved() from err
                 raise
             try:
-                return profile.parse_catalogue(response.content, site)
+                result = profile.parse_catalogue(response.content, site)
             except ParseError:
                 if attempt == 1:
                     raise
+                continue
+            if result.market_time is None:  # the body states no time: the answer's `Date` does
+                result = replace(result, market_time=http_date(response.headers.get("date")))
+            return result
         raise AssertionError("unreachable")
 
     async def fetch_catalogue_page(self, query: CatalogueQuery, page: int = 1) -> CataloguePage:
@@ -257,18 +264,19 @@ class MarketplaceAdapter:
         A query naming several categories is read as one feed per category (each up to
         `page_cap` pages), so every listing's category is known; with one category it is that
         one. The merged `window_floor` is the highest of the feeds' floors: a listing newer
-        than it was inside every window.
+        than it was inside every window. Each category's listings carry its name, read from
+        one of its item pages (`_category_names`): a page that fails never fails the feed.
         """
         if len(query.catalog_ids) <= 1:
             feed = await self._one_feed(query, page_cap)
             category = query.catalog_ids[0] if query.catalog_ids else None
-            return _with_category(feed, category)
+            return await self._named(query, with_category(feed, category))
         if len(query.catalog_ids) > MAX_CATEGORY_FEEDS:
             raise InvalidCatalogueUrl(query.catalogue_url(), "too many categories")
         feeds = []
         for category in query.catalog_ids:
             feed = await self._one_feed(replace(query, catalog_ids=(category,)), page_cap)
-            feeds.append(_with_category(feed, category))
+            feeds.append(with_category(feed, category))
         try:
             check_categories_apart(feeds)
         except SuspiciousAnswer:
@@ -279,7 +287,7 @@ class MarketplaceAdapter:
             for listing in feed.listings:
                 listings.setdefault(listing.id, listing)
         floors = [f.window_floor for f in feeds if f.window_floor is not None]
-        return CataloguePage(
+        merged = CataloguePage(
             listings=tuple(listings.values()),
             page=sum(f.page for f in feeds),
             total_pages=None,
@@ -288,6 +296,10 @@ class MarketplaceAdapter:
             market_time=max((f.market_time for f in feeds if f.market_time), default=None),
             window_floor=max(floors) if floors else None,
         )
+        return await self._named(query, merged)
+
+    async def _named(self, query: CatalogueQuery, feed: CataloguePage) -> CataloguePage:
+        return await self.category_names.name_feed(query.origin, feed, self.read_item_page)
 
     # -- a listing's state -----------------------------------------------------------------------
 
@@ -308,6 +320,17 @@ class MarketplaceAdapter:
         if known is not None and known.startswith(site.origin + "/items/"):
             return known
         return profile.item_page_url(site, item_id)
+
+    async def read_item_page(self, origin: str, item_id: int) -> ItemDetail:
+        """The listing's public item page in the site's profile (at the URL its feed gave,
+        read only as far as the profile needs); `MarketplaceError`s as the client raises them."""
+        site = self.site(origin)
+        profile = await self.profile_for(site)
+        response = await self.client.get(
+            self._item_page(profile, site, item_id), site=site.origin,
+            enough=profile.item_page_read,
+        )  # fmt: skip
+        return profile.parse_item_page(response.content, site, item_id)
 
     async def fetch_item_detail(self, origin: str, item_id: int) -> ItemDetail:
         """The listing's state from the profile's sources, best first, with its evidence.
@@ -348,11 +371,7 @@ class MarketplaceAdapter:
                 return replace(detail, evidence="detail_api")
             else:
                 try:
-                    response = await self.client.get(
-                        self._item_page(profile, site, item_id), site=site.origin,
-                        enough=profile.item_page_read,
-                    )  # fmt: skip
-                    return profile.parse_item_page(response.content, site, item_id)
+                    return await self.read_item_page(site.origin, item_id)
                 except HttpStatusError as err:
                     if err.status in (404, 410):
                         return _deleted(item_id, "item_page")
@@ -375,19 +394,3 @@ class MarketplaceAdapter:
 def _deleted(item_id: int, evidence: str) -> ItemDetail:
     listing = Listing(id=int(item_id), missing=("all",))
     return ItemDetail(int(item_id), ItemState.DELETED, listing, evidence=evidence)
-
-
-def _with_category(feed: CataloguePage, category: int | None) -> CataloguePage:
-    """Listings of a one-category feed belong to that category unless they say otherwise."""
-    if category is None:
-        return feed
-    listings = tuple(
-        listing if listing.category_id is not None else _known_category(listing, category)
-        for listing in feed.listings
-    )
-    return replace(feed, listings=listings)
-
-
-def _known_category(listing: Listing, category: int) -> Listing:
-    missing = tuple(m for m in listing.missing if m != "category_id")
-    return replace(listing, category_id=category, missing=missing)

@@ -137,3 +137,7 @@ class Poll(Base):
     confirmed: Mapped[int] = mapped_column(Integer)
     duration_ms: Mapped[int] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(Text)
+    # The market's clock: when the marketplace said this poll looked, and
+    # which clock stamped its observations ("market" or "service"; NULL before 0007: service).
+    market_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    clock: Mapped[str | None] = mapped_column(String(8))

@@ -96,6 +96,12 @@ class PollOutcome:
     # likely sale (state "sold", evidence "absence"). Seen again, the count restarts.
     absent: tuple[int, ...] = ()
     likely_after: int = 3
+    # When the observations happened on the clock that stamps them (`clock`): the market's
+    # own when it stated a believable one, so durations are the market's (an accelerated
+    # simulator's too). None: `finished_at`, on the service's clock. `started_at`,
+    # `finished_at` and `next_poll_at` are always the service's: they schedule the monitor.
+    observed_at: datetime | None = None
+    clock: str = "service"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,8 @@ class PollRecord:
     confirmed: int
     duration_ms: int
     error: str | None
+    market_at: datetime | None = None  # the market's clock at this poll, when known
+    clock: str | None = None  # what stamped its observations: "market", "service" (None: old)
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,12 @@ class MonitorStore:
         shrunken feed is compared with."""
         return await self._store.unit(lambda db: repo.last_good_poll_items(db, monitor_id))
 
+    async def last_good_poll(self, monitor_id: str) -> PollRecord | None:
+        """The latest successful poll (None before any): its `items` are what an empty or
+        shrunken feed is compared with, its clock what the next poll's stamp is checked
+        against."""
+        return await self._store.unit(lambda db: repo.last_good_poll(db, monitor_id))
+
     async def record_poll(
         self, monitor_id: str, outcome: PollOutcome, *, lease_token: int | None = None
     ) -> PollRecord:

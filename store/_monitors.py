@@ -151,6 +151,17 @@ async def last_good_poll_items(db: AsyncSession, monitor_id: str) -> int | None:
     return None if items is None else int(items)
 
 
+async def last_good_poll(db: AsyncSession, monitor_id: str) -> PollRecord | None:
+    """The latest successful poll; None before any."""
+    row = await db.scalar(
+        select(Poll)
+        .where(Poll.monitor_id == monitor_id, Poll.error.is_(None))
+        .order_by(Poll.started_at.desc(), Poll.id.desc())
+        .limit(1)
+    )
+    return None if row is None else poll_record(row)
+
+
 async def state_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
     """Listings per state, as `record_poll` keeps them on the monitor row."""
     monitor = await db.get(Monitor, monitor_id)

@@ -154,6 +154,8 @@ class _Changes:
         if row.state in ("reserved", "deleted") or _likely(row):
             self.move(row, "open", None)
             touched = True
+        if row.category_name and seen.category_id in (None, row.category_id):
+            del fields["category_name"]  # a name once stored stays (a confirmation's is its own)
         for name, value in fields.items():
             if value is not None:
                 setattr(row, name, value)
@@ -234,7 +236,9 @@ async def record_poll(
     already = await db.get(Poll, outcome.poll_id)
     if already is not None:
         return poll_record(already)
-    at = outcome.finished_at
+    # Listings and their events are stamped when the market says it looked; the poll and the
+    # monitor's schedule stay on the service's clock.
+    at = outcome.observed_at or outcome.finished_at
     accounted = {s.item_id for s in outcome.seen} | {c.item_id for c in outcome.confirmed}
     absent = [i for i in dict.fromkeys(outcome.absent) if i not in accounted]
     existing = await _existing(db, monitor_id, sorted(accounted.union(absent)))
@@ -263,11 +267,13 @@ async def record_poll(
         confirmed=len(outcome.confirmed),
         duration_ms=int((outcome.finished_at - outcome.started_at).total_seconds() * 1000),
         error=None,
+        market_at=outcome.observed_at if outcome.clock == "market" else None,
+        clock=outcome.clock,
     )
     db.add(poll)
     monitor = await db.get(Monitor, monitor_id)
     if monitor is not None:
-        monitor.last_poll_at = at
+        monitor.last_poll_at = outcome.finished_at
         monitor.next_poll_at = outcome.next_poll_at
         monitor.consecutive_errors = 0
         monitor.last_error = None
@@ -277,7 +283,7 @@ async def record_poll(
             setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)
         monitor.likely_sold_count += changes.likely
         if monitor.bootstrapped_at is None:
-            monitor.bootstrapped_at = at
+            monitor.bootstrapped_at = outcome.finished_at
             if monitor.status == "paused":
                 monitor.status = "active"
     await db.flush()

@@ -51,3 +51,25 @@ def configured_plans(settings: Settings) -> list[PlanRecord]:
         plan(1, "starter", "Starter", settings.stripe_price_starter, 1900, 5, 50, 1000, 300),
         plan(2, "pro", "Pro", settings.stripe_price_pro, 4900, 25, 500, 5000, 60),
     ]
+
+
+# What one unit of each quota is, for the sentences that tell a person about a limit.
+QUOTA_UNITS = {
+    "active_monitors": ("active monitor", "active monitors"),
+    "runs_per_day": ("analysis run a day (UTC)", "analysis runs a day (UTC)"),
+    "items_per_run": ("listing per run", "listings per run"),
+}
+
+
+def plan_name(name: str | None) -> str:
+    """`trial` -> `Trial`: how a sentence names a plan (the configured title carries extras
+    such as the trial's length that do not read well mid-sentence)."""
+    return (name or "current").capitalize()
+
+
+def allowance(quota: str, value: int) -> str:
+    """What `value` of `quota` allows, in words: `200 listings per run`, `a check every 600 s`."""
+    if quota == "min_poll_seconds":
+        return f"a check every {value} s at the fastest"
+    one, many = QUOTA_UNITS.get(quota, (quota, quota))
+    return f"{value} {one if value == 1 else many}"

@@ -18,6 +18,7 @@ from store import BillingAccountRecord, PlanRecord, Store
 
 from ..errors import ApiError
 from ..services import services
+from .plans import allowance, plan_name
 
 Quota = Literal["active_monitors", "runs_per_day"]
 ACTIVE_STRIPE_STATUSES = frozenset({"active", "trialing"})
@@ -52,27 +53,81 @@ NO_PLAN = PlanLimits(
 
 
 class QuotaExceeded(ApiError):
+    """Over a plan's limit. The message says what the plan allows, what was asked, and the
+    next plan up that allows it (by position, on sale here or not) or that none does; the
+    envelope carries the same as data (`upgrade_to` null when no plan allows it)."""
+
     status, code, docs_url = 403, "quota_exceeded", "/docs#billing"
 
     def __init__(
-        self, quota: str, limit: int, in_use: int, plan: str | None, upgrade_to: str | None
-    ):
-        advice = (
-            [f"Upgrade to the '{upgrade_to}' plan: POST /api/billing/checkout"]
-            if upgrade_to
-            else ["This is the largest plan; free capacity first"]
-        )
+        self,
+        quota: str,
+        limit: int,
+        in_use: int,
+        plan: str | None,
+        better: PlanRecord | None,
+        *,
+        requested: int,
+        larger_plans: bool,
+    ) -> None:
+        message = _situation(quota, limit, in_use, requested, plan)
+        suggest: list[str] = []
+        if better is not None:
+            message += f" The {plan_name(better.name)} plan allows "
+            message += allowance(quota, getattr(better, quota))
+            if better.purchasable:
+                message += "."
+                suggest.append(f"Upgrade to the '{better.name}' plan: POST /api/billing/checkout")
+            else:
+                message += ", but it is not on sale on this server: its operator can grant it."
+                suggest.append(f"Ask the operator of this server for the '{better.name}' plan")
+        elif larger_plans:
+            message += f" No plan allows {allowance(quota, requested)}."
+        else:
+            message += " There is no larger plan."
+        suggest.append(_REMEDIES[quota].format(limit=limit))
         super().__init__(
-            f"Quota '{quota}' of the '{plan}' plan is {limit}; {in_use} in use",
-            suggest=advice,
+            message,
+            suggest=suggest,
             extra={
                 "quota": quota,
                 "limit": limit,
                 "in_use": in_use,
+                "requested": requested,
                 "plan": plan,
-                "upgrade_to": upgrade_to,
+                "upgrade_to": better.name if better else None,
+                "upgrade_limit": getattr(better, quota) if better else None,
+                "upgrade_purchasable": better.purchasable if better else False,
             },
         )
+
+
+# What a person can do within the current plan, per quota.
+_REMEDIES = {
+    "active_monitors": "Pause or delete a monitor you no longer need",
+    "runs_per_day": "Wait until 00:00 UTC, when the count of the day starts again",
+    "items_per_run": "Ask for at most {limit} listings, or leave max_items out for {limit}",
+    "min_poll_seconds": "Check every {limit} s or less often, or leave interval_seconds out "
+    "for the plan's default",
+}
+
+
+def _situation(quota: str, limit: int, in_use: int, requested: int, plan: str | None) -> str:
+    name = plan_name(plan)
+    if quota == "active_monitors":
+        active = f"{in_use} {'is' if in_use == 1 else 'are'} active or starting"
+        return f"The {name} plan allows {allowance(quota, limit)}; {active}."
+    if quota == "runs_per_day":
+        return f"The {name} plan allows {allowance(quota, limit)}; {in_use} started today."
+    if quota == "items_per_run":
+        return (
+            f"The {name} plan reads at most {allowance(quota, limit)}; "
+            f"this run asks for {requested}."
+        )
+    return (
+        f"The {name} plan checks a monitor at most every {limit} s; "
+        f"this one asks for a check every {requested} s."
+    )
 
 
 class PlanRequired(ApiError):
@@ -83,7 +138,8 @@ class PlanRequired(ApiError):
             "This workspace has no active plan or trial: it can read its data but not create",
             suggest=[
                 "Start the free trial: POST /api/billing/trial/start",
-                "Or subscribe: POST /api/billing/checkout",
+                # Only where a plan can be bought: advice that cannot be followed is noise.
+                *(["Or subscribe: POST /api/billing/checkout"] if upgrade_to else []),
             ],
             extra={"subscription_status": status, "upgrade_to": upgrade_to},
         )
@@ -165,22 +221,31 @@ async def _check(
     limit = getattr(limits, quota)
     over = requested > limit if at_most else requested < limit
     if over:
-        better = (
-            upgrade_for(plans, limits.name, quota, limit)
-            if at_most
-            else _faster_plan(plans, limits.name, limit)
-        )
+        above = _plans_above(plans, limits.name)
+        better = next((p for p in above if _allows(p, quota, requested)), None)
         raise QuotaExceeded(
-            quota, limit, requested if shown is None else shown, limits.name, better
+            quota,
+            limit,
+            requested if shown is None else shown,
+            limits.name,
+            better,
+            requested=requested,
+            larger_plans=bool(above),
         )
     return limits
 
 
-def _faster_plan(plans: list[PlanRecord], current: str | None, limit: int) -> str | None:
-    for plan in sorted(plans, key=lambda p: p.position):
-        if plan.purchasable and plan.name != current and plan.min_poll_seconds < limit:
-            return plan.name
-    return None
+def _plans_above(plans: list[PlanRecord], current: str | None) -> list[PlanRecord]:
+    """The plans after `current` in the catalogue's order (all of them without one)."""
+    ordered = sorted(plans, key=lambda p: p.position)
+    here = next((p.position for p in ordered if p.name == current), None)
+    return [p for p in ordered if here is None or p.position > here]
+
+
+def _allows(plan: PlanRecord, quota: str, requested: int) -> bool:
+    if quota == "min_poll_seconds":
+        return plan.min_poll_seconds <= requested
+    return int(getattr(plan, quota)) >= requested
 
 
 async def require_quota(

@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import ApiError
-
-_QUOTAS = {
-    "active_monitors": "active monitors",
-    "runs_per_day": "analyses a day",
-    "items_per_run": "listings per analysis",
-    "min_poll_seconds": "seconds between checks",
-}
 
 _FIXED = {
     "plan_required": "Your workspace has no plan or trial yet, so it can look but not start "
@@ -36,27 +27,30 @@ _FIXED = {
 }
 
 
-def _quota(extra: dict[str, Any]) -> str:
-    name = _QUOTAS.get(str(extra.get("quota")), "of that")
-    plan = extra.get("plan") or "current"
-    upgrade = extra.get("upgrade_to")
-    if extra.get("quota") == "min_poll_seconds":
-        text = (
-            f"Your {plan} plan checks at most every {extra.get('limit')} seconds; "
-            "choose a longer interval."
-        )
-    else:
-        text = f"Your {plan} plan allows {extra.get('limit')} {name} and you have reached it."
-    if upgrade:
-        return f"{text} The {upgrade} plan allows more: see the Billing page."
-    return f"{text} Free some capacity first (pause or delete something you no longer need)."
+# What a person can do within the plan, per quota (the API's advice names fields instead).
+_WITHIN_PLAN = {
+    "active_monitors": "Within your plan: pause or delete a monitor you no longer need.",
+    "runs_per_day": "Within your plan: wait until midnight (UTC), when the day's count restarts.",
+    "items_per_run": "Within your plan: leave the number of listings empty for the most it allows.",
+    "min_poll_seconds": "Within your plan: check less often, or leave the interval empty.",
+}
+
+
+def _quota(err: ApiError) -> str:
+    # The message already says the limit, the request and the next plan up (or that there is
+    # none) in words; a person buys on the Billing page, not through the API's path.
+    text = err.message
+    if err.extra.get("upgrade_to") and err.extra.get("upgrade_purchasable"):
+        text += " See the Billing page."
+    remedy = _WITHIN_PLAN.get(str(err.extra.get("quota")))
+    return f"{text} {remedy}" if remedy else text
 
 
 def explain(err: ApiError) -> str:
     """One or two sentences for `err`, never JSON and never an API path."""
     code = err.code
     if code == "quota_exceeded":
-        return _quota(err.extra)
+        return _quota(err)
     if code in _FIXED:
         return _FIXED[code]
     if code == "url_refused":

@@ -10,6 +10,7 @@ from quart import Response, request
 from ..analyses import GRAPH_NAMES, analysis_in_workspace, import_export_in
 from ..errors import ApiError
 from ..limits import allow_body
+from ..naming import analysis_titles, title_of_analysis
 from ..services import services
 from . import csrf
 from ._blueprint import blueprint
@@ -58,7 +59,8 @@ def document(result_json: str) -> dict[str, Any]:
 async def analyses() -> Response:
     who = await signed_in()
     items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
-    return await page("analyses.html", analyses=items)
+    names = await analysis_titles(who.workspace_id, items)
+    return await page("analyses.html", analyses=items, names=names)
 
 
 @blueprint.get("/analyses/<id:analysis_id>")
@@ -69,6 +71,7 @@ async def analysis_detail(analysis_id: str) -> Response:
     notice = "Your export was imported and analysed." if request.args.get("notice") else None
     return await page(
         "analysis.html",
+        page_title=await title_of_analysis(analysis),
         analysis=analysis,
         result=result,
         niches=result.get("niches", [])[:25],
@@ -92,5 +95,8 @@ async def import_export() -> Response:
         analysis = await import_export_in(who.workspace_id, raw)
     except ApiError as err:
         items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
-        return await page("analyses.html", status=err.status, analyses=items, error=explain(err))
+        names = await analysis_titles(who.workspace_id, items)
+        return await page(
+            "analyses.html", status=err.status, analyses=items, names=names, error=explain(err)
+        )
     return see_other(f"/analyses/{analysis.id}?notice=imported")

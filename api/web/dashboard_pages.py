@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from quart import Response
 
+from ..naming import run_titles, title_of_analysis
 from ..services import services
 from ._blueprint import blueprint
 from ._render import page
@@ -26,6 +27,8 @@ async def dashboard() -> Response:
     return await page(
         "dashboard.html",
         analysis=analysis,
+        analysis_title=await title_of_analysis(analysis) if analysis else None,
+        run_names=await run_titles(who.workspace_id, runs),
         niches=niches,
         graphs=graphs_of(analysis.id) if analysis else [],
         runs=runs,

@@ -12,12 +12,14 @@ from store import LISTING_STATES, MonitorRecord
 from ..errors import ApiError, NotFound
 from ..monitor_schemas import StartMonitorRequest
 from ..monitoring import (
+    counted,
     market_profile_of,
     monitor_out,
     pause_monitor_in,
     resume_monitor_in,
     start_monitor_in,
 )
+from ..naming import analysis_titles
 from ..services import services
 from . import csrf
 from ._blueprint import blueprint
@@ -64,8 +66,9 @@ async def _list_page(workspace_id: str, *, status: int = 200, **context: object)
     return await page(
         "monitors.html",
         status=status,
-        monitors=[monitor_out(m) for m in monitors],
+        monitors=await counted(monitors),
         analyses=analyses,
+        analysis_names=await analysis_titles(workspace_id, analyses),
         intervals=INTERVALS,
         notice=NOTICES.get(request.args.get("notice", "")),
         **context,
@@ -86,6 +89,7 @@ async def start_monitor() -> Response:
     form = await request.form
     values = {k: form.get(k, "").strip() for k in ("url", "label", "interval", "analysis_id")}
     source = form.get("source", "url")
+    values["source"] = source  # a form shown again keeps the source that was chosen
     errors: dict[str, str] = {}
     interval = int(values["interval"]) if values["interval"].isdigit() else None
     if values["interval"] and interval is None:

@@ -7,8 +7,10 @@ from quart import Response, request
 
 from store import RunRecord
 
+from ..billing.quotas import plan_limits
 from ..errors import ApiError, NotFound
-from ..run_schemas import DEFAULT_MAX_ITEMS, CreateRunRequest
+from ..naming import run_title, run_titles
+from ..run_schemas import MAX_ITEMS_LIMIT, CreateRunRequest
 from ..runs import cancel_run_in, create_run_in, delete_run_in, replay_run_in
 from ..services import services
 from . import csrf
@@ -40,20 +42,19 @@ async def _list_page(workspace_id: str, *, status: int = 200, **context: object)
     current = max(1, int(number)) if number.isdigit() else 1
     runs, total = await store.runs.in_workspace(workspace_id, (current - 1) * PAGE_SIZE, PAGE_SIZE)
     monitors = await store.monitors.in_workspace(workspace_id)
+    limits = await plan_limits(workspace_id)
+    # An empty box means "as many as the plan allows": the form never suggests more.
     context.setdefault(
         "form",
-        {
-            "url": "",
-            "label": "",
-            "monitor_id": request.args.get("monitor", ""),
-            "max_items": str(DEFAULT_MAX_ITEMS),
-        },
+        {"url": "", "label": "", "monitor_id": request.args.get("monitor", ""), "max_items": ""},
     )
     context.setdefault("errors", {})
     return await page(
         "runs.html",
         status=status,
         runs=runs,
+        run_names=await run_titles(workspace_id, runs),
+        items_allowed=limits.items_per_run if limits.can_create else None,
         monitors=monitors,
         current=current,
         pages=max(1, -(-total // PAGE_SIZE)),
@@ -75,14 +76,17 @@ async def start_run() -> Response:
     form = await request.form
     values = {k: form.get(k, "").strip() for k in ("url", "label", "monitor_id", "max_items")}
     source = form.get("source", "monitor" if values["monitor_id"] else "url")
+    values["source"] = source  # a form shown again keeps the source that was chosen
     errors: dict[str, str] = {}
     if source == "monitor" and not values["monitor_id"]:
         errors["monitor_id"] = "Pick the monitor whose history to analyse."
     if source != "monitor" and not values["url"]:
         errors["url"] = "Paste the address of a catalogue page."
-    items = values["max_items"] or str(DEFAULT_MAX_ITEMS)
-    if not items.isdigit():
-        errors["max_items"] = "Enter a whole number of listings, such as 960."
+    # Only a catalogue page's run reads a number of listings; a monitor's whole history is
+    # analysed, so whatever the (hidden) box holds is not looked at.
+    items = values["max_items"] if source != "monitor" else ""
+    if items and not items.isdigit():
+        errors["max_items"] = "Enter a whole number of listings, such as 200, or leave it empty."
     if errors:
         return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
     try:
@@ -90,10 +94,13 @@ async def start_run() -> Response:
             url=values["url"] if source != "monitor" else None,
             monitor_id=values["monitor_id"] if source == "monitor" else None,
             label=values["label"] or None,
-            max_items=int(items),
+            max_items=int(items) if items else None,
         )
     except ValidationError:
-        errors["max_items"] = "Use between 1 and 20,000 listings and a label under 200 characters."
+        errors["max_items"] = (
+            f"Use between 1 and {MAX_ITEMS_LIMIT:,} listings (or leave it empty) and a name "
+            "under 200 characters."
+        )
         return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
     try:
         run = await create_run_in(who.workspace_id, data)
@@ -114,8 +121,10 @@ async def run_detail(run_id: str) -> Response:
     return await page(
         "run.html",
         run=run,
+        title=run_title(run, monitor),
         monitor=monitor,
         log=lines,
+        log_lines=LOG_LINES,
         live=run.state in ("queued", "running"),
         notice=NOTICES.get(request.args.get("notice", "")),
     )

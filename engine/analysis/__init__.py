@@ -7,7 +7,7 @@ Pure computation (no I/O): feed it store records, a monitor export or arrays, ca
 from ._analyse import analyse
 from ._errors import InvalidExport
 from ._export import EXPORT_FORMAT, EXPORT_VERSION, load_export
-from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark
+from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
 from ._result import (
     Alert,
     AnalysisResult,
@@ -45,6 +45,7 @@ __all__ = [
     "NicheKey",
     "NicheStats",
     "PollMark",
+    "PollRow",
     "PriceSummary",
     "ScoreParts",
     "Trend",
@@ -53,6 +54,7 @@ __all__ = [
     "graph_specs",
     "kaplan_meier",
     "load_export",
+    "poll_marks",
     "render_svg",
     "wilson",
 ]

@@ -15,12 +15,21 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from ._errors import InvalidExport
-from ._input import EVENT_KINDS, STATES, ColumnBuilder, PollMark, epoch, failure_kind
+from ._input import (
+    EVENT_KINDS,
+    STATES,
+    ColumnBuilder,
+    PollMark,
+    PollRow,
+    epoch,
+    last_observation,
+    poll_marks,
+)
 
 if TYPE_CHECKING:
     from ._input import AnalysisInput
@@ -118,9 +127,7 @@ def input_from_export(
     if now is None:
         # The evidence describes the market up to its last observation (on the market's
         # clock), not the moment of the export: unsold listings are censored there.
-        seen = [float(listings.last_seen_at.max())] if len(listings) else []
-        observed = [p.at for p in polls if p.ok] + seen
-        now = datetime.fromtimestamp(max(observed), UTC) if observed else exported_at
+        now = last_observation(listings, polls) or exported_at
     return cls(
         listings=listings,
         events=builder.event_columns(),
@@ -134,23 +141,20 @@ def input_from_export(
 
 
 def _poll_marks(polls: list[Any]) -> tuple[PollMark, ...]:
-    """The polls as marks on the market's clock (`market_at` when the export has it, else
-    when the poll started). Called after `_check_monitor_and_polls` validated the rows."""
-    marks = []
+    """The polls as marks on the clock that stamped them (`poll_marks`). Called after
+    `_check_monitor_and_polls` validated the rows."""
+    rows = []
     for i, row in enumerate(polls):
         market_at = row.get("market_at")
-        at = _datetime(market_at if market_at is not None else row["started_at"], f"polls[{i}]")
-        error = row.get("error")
-        clock = row.get("clock")
-        marks.append(
-            PollMark(
-                at=epoch(at),
-                ok=error is None,
-                why=None if error is None else failure_kind(error),
-                clock=clock if clock in ("market", "service") else None,
+        rows.append(
+            PollRow(
+                started_at=_datetime(row["started_at"], f"polls[{i}]"),
+                market_at=None if market_at is None else _datetime(market_at, f"polls[{i}]"),
+                error=row.get("error"),
+                clock=row.get("clock"),
             )
         )
-    return tuple(marks)
+    return poll_marks(rows)
 
 
 def _listing_evidence(r: _Row) -> str | None:

@@ -195,15 +195,55 @@ class PollMark:
     why: str | None = None  # a failed poll: "blocked", "timed out", "error"
     clock: str | None = None  # "market" or "service"; None: not recorded (older monitors)
 
+
+@dataclass(frozen=True, slots=True)
+class PollRow:
+    """A poll as stored or exported: its service-clock start, its market-clock stamp."""
+
+    started_at: datetime
+    market_at: datetime | None
+    error: str | None
+    clock: str | None
+
     @classmethod
-    def from_record(cls, poll: PollRecord) -> PollMark:
-        market_at: datetime | None = getattr(poll, "market_at", None)
-        return cls(
-            at=epoch(market_at or poll.started_at),
-            ok=poll.error is None,
-            why=None if poll.error is None else failure_kind(poll.error),
-            clock=getattr(poll, "clock", None),
+    def of(cls, poll: PollRecord) -> PollRow:
+        return cls(poll.started_at, poll.market_at, poll.error, poll.clock)
+
+
+def poll_marks(rows: Iterable[PollRow]) -> tuple[PollMark, ...]:
+    """The polls on the clock their observations were stamped with.
+
+    A successful poll on the market's clock says when it looked (`market_at`). A failed poll
+    read no clock, so its start is carried onto the market's clock between its neighbours
+    (linear in the service's time; at the ends, the nearest offset): a gap in the evidence
+    must sit where the listings' stamps put it, whatever the market's rate.
+    """
+    rows = sorted(rows, key=lambda r: r.started_at)
+    known = [(epoch(r.started_at), epoch(r.market_at)) for r in rows if r.market_at is not None]
+    service = np.array([k[0] for k in known], np.float64)
+    market = np.array([k[1] for k in known], np.float64)
+    marks = []
+    for row in rows:
+        started = epoch(row.started_at)
+        if row.market_at is not None:
+            at = epoch(row.market_at)
+        elif len(known) == 0:
+            at = started
+        elif started <= service[0]:
+            at = market[0] - (service[0] - started)
+        elif started >= service[-1]:
+            at = market[-1] + (started - service[-1])
+        else:
+            at = float(np.interp(started, service, market))
+        marks.append(
+            PollMark(
+                at=at,
+                ok=row.error is None,
+                why=None if row.error is None else failure_kind(row.error),
+                clock=row.clock if row.clock in ("market", "service") else None,
+            )
         )
+    return tuple(marks)
 
 
 def failure_kind(error: str | None) -> str:
@@ -214,6 +254,15 @@ def failure_kind(error: str | None) -> str:
     if "timed out" in text or "timeout" in text:
         return "timed out"
     return "error"
+
+
+def last_observation(listings: ListingColumns, polls: Iterable[PollMark]) -> datetime | None:
+    """When the evidence last looked at the market, on the clock that stamped it: unsold
+    listings are censored there (not at the moment of the analysis, which may be on another
+    clock, or long after the monitor stopped). None without any observation."""
+    seen = [float(listings.last_seen_at.max())] if len(listings) else []
+    observed = [p.at for p in polls if p.ok] + seen
+    return datetime.fromtimestamp(max(observed), UTC) if observed else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,11 +312,12 @@ class AnalysisInput:
         listings: Iterable[ListingRecord],
         events: Iterable[ListingEventRecord],
         *,
-        now: datetime,
+        now: datetime | None,
         window_days: float | None = None,
         polls: Iterable[PollMark] = (),
     ) -> AnalysisInput:
-        """Columns from store records (a monitor's history, or one scrape with no events)."""
+        """Columns from store records (a monitor's history, or one scrape with no events).
+        `now` None: the last observation (`last_observation`)."""
         builder = ColumnBuilder()
         for r in listings:
             builder.add_listing(
@@ -298,13 +348,15 @@ class AnalysisInput:
                 at=epoch(e.at),
                 likely=e.evidence == "absence",
             )
+        listing_columns = builder.listing_columns()
+        polls = tuple(polls)
         return cls(
-            listings=builder.listing_columns(),
+            listings=listing_columns,
             events=builder.event_columns(),
-            now=now,
+            now=now or last_observation(listing_columns, polls) or datetime.now(UTC),
             window_days=window_days,
             source="records",
-            polls=tuple(polls),
+            polls=polls,
             category_names=builder.category_names(),
         )
 

@@ -11,6 +11,7 @@ import trio
 
 from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store
 
+from ._clock import stamp_poll
 from ._market import Feed, Marketplace, SuspectedBlock
 
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no
@@ -91,9 +92,11 @@ async def poll_once(
 ) -> PollRecord:
     """Poll `monitor` once and record the outcome in one transaction.
 
-    Listings that left the feed's window are confirmed first (oldest sighting first), then,
-    with what is left of the budget, those only out of sight. Those that left it and that no
-    source confirmed count as absent (the store turns repeated absence into a likely sale).
+    Listings and their events are stamped on the market's clock when it is believable
+    (`_clock`). Listings that left the feed's window are confirmed first (oldest sighting
+    first), then, with what is left of the budget, those only out of sight. Those that left
+    it and that no source confirmed count as absent (the store turns repeated absence into a
+    likely sale).
     Raises whatever the marketplace raises when the feed cannot be read, and `SuspectedBlock`
     when it cannot be believed (nothing is written then); the caller records the error and
     backs off. With a `lease_token` (cluster mode), `LeaseLost` when another node has claimed
@@ -102,8 +105,9 @@ async def poll_once(
     policy = policy or ConfirmPolicy()
     started = trio.current_time()
     feed = await market.fetch_feed(monitor.url, monitor.page_cap)
+    last = await store.monitors.last_good_poll(monitor.id)
     try:
-        check_believable(feed, await store.monitors.last_good_poll_items(monitor.id))
+        check_believable(feed, None if last is None else last.items)
     except SuspectedBlock:
         market.note_suspicious(monitor.url, SuspectedBlock.kind)
         raise
@@ -113,6 +117,7 @@ async def poll_once(
     confirmed = await confirm_states(market, monitor.url, ask)
     answered = {c.item_id for c in confirmed}
     elapsed = timedelta(seconds=trio.current_time() - started)
+    stamp = stamp_poll(feed.market_time, now, last)
     outcome = PollOutcome(
         poll_id=f"poll_{uuid.uuid4().hex}",
         started_at=now,
@@ -123,5 +128,7 @@ async def poll_once(
         next_poll_at=now + elapsed + timedelta(seconds=monitor.interval_seconds),
         absent=tuple(i for i in left if i not in answered),
         likely_after=policy.absence_polls,
+        observed_at=stamp.at,
+        clock=stamp.clock,
     )
     return await store.monitors.record_poll(monitor.id, outcome, lease_token=lease_token)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
-from ..analysis import AnalysisInput, analyse, graph_specs
+from ..analysis import AnalysisInput, PollRow, analyse, graph_specs, poll_marks
 from ._task import Evidence
 
 STORED_NICHES = 200
@@ -25,7 +24,12 @@ def analysis_document(data: AnalysisInput, *, include_likely_sales: bool = False
 
 def analyse_evidence(evidence: Evidence) -> dict[str, Any]:
     """Blocking and CPU-bound: called in a worker thread."""
-    data = AnalysisInput.from_records(evidence.listings, evidence.events, now=datetime.now(UTC))
+    data = AnalysisInput.from_records(
+        evidence.listings,
+        evidence.events,
+        now=None,  # the last observation, on the clock that stamped it (the market's)
+        polls=poll_marks(PollRow.of(poll) for poll in evidence.polls),
+    )
     return analysis_document(data, include_likely_sales=evidence.include_likely_sales)
 
 

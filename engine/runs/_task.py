@@ -10,12 +10,20 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
-from store import LeaseLost, ListingEventRecord, ListingRecord, RunRecord, RunState, Store
+from store import (
+    LeaseLost,
+    ListingEventRecord,
+    ListingRecord,
+    PollRecord,
+    RunRecord,
+    RunState,
+    Store,
+)
 
 from ..monitors._market import Marketplace
 
@@ -34,6 +42,7 @@ class Evidence:
     events: list[ListingEventRecord]
     source: str  # "scrape" or "monitor"
     include_likely_sales: bool = False  # rank on likely sales (by absence) too
+    polls: list[PollRecord] = field(default_factory=list)  # a monitor's, oldest first
 
 
 Analyser = Callable[[Evidence], dict[str, Any]]
@@ -46,11 +55,13 @@ async def gather_monitor_history(store: Store, run: RunRecord) -> Evidence:
         raise RunFailed("the monitor of this run no longer exists")
     listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
     events = [event async for event in store.monitors.iter_events(monitor.id)]
+    polls = [poll async for poll in store.monitors.iter_polls(monitor.id)]
     return Evidence(
         listings=listings,
         events=events,
         source="monitor",
         include_likely_sales=run.include_likely_sales,
+        polls=polls,
     )
 
 

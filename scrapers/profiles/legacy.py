@@ -2,14 +2,16 @@
 
 Catalogue `GET <site>/api/v2/catalog/items` with `*_ids` filters comma-joined; items carry
 `brand_title`, `size_title`, `status` (the condition), sometimes `catalog_id`; the detail API
-`/api/v2/items/{id}/details` is the state source, the item page's embedded store the fallback.
+`/api/v2/items/{id}/details` is the state source, the item page's embedded store the fallback
+(and its JSON-LD `category`, when the page has one, the category's name).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
+from .._jsonld import product_category
 from .._parse_html import parse_item_page
 from .._parse_json import parse_catalogue_json, parse_item_detail
 from .._query import CatalogueQuery
@@ -52,4 +54,9 @@ class LegacyProfile:
         return False  # the embedded store can sit anywhere: read the page whole (within caps)
 
     def parse_item_page(self, content: bytes, site: Site, item_id: int) -> ItemDetail:
-        return parse_item_page(content.decode("utf-8", errors="replace"), origin=site.origin)
+        detail = parse_item_page(content.decode("utf-8", errors="replace"), origin=site.origin)
+        # The embedded store names no category; a JSON-LD Product block, where a page has one,
+        # does (None otherwise).
+        if detail.listing.category_name is None and (name := product_category(content)):
+            detail = replace(detail, listing=replace(detail.listing, category_name=name))
+        return detail

@@ -210,7 +210,7 @@ def item_page(
                 "NewCondition" if item.status_id in _NEW_CONDITIONS else "UsedCondition"
             ),
         },
-        "category": world.categories[item.category_id],
+        "category": world.category_paths[item.category_id],
         "@context": "https://schema.org",
     }
     ld = json.dumps(product, ensure_ascii=False).replace("</", "<\\/")

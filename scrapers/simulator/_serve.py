@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -122,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--speed", type=float, default=60.0,
                         help="simulated seconds per real second")  # fmt: skip
+    parser.add_argument("--start", type=float, default=None,
+                        help="Unix time the simulated clock starts at (default: now, so the "
+                             "market's dates agree with the wall clock)")  # fmt: skip
     parser.add_argument("--listings", type=int, default=600)
     parser.add_argument("--token-ttl", type=float, default=600.0)
     parser.add_argument("--layout", choices=("A", "B", "alternate"), default="alternate")
@@ -153,6 +157,7 @@ def config_from_args(argv: list[str] | None = None) -> SimulatorConfig:
             token_ttl=args.token_ttl, html_layout=args.layout, faults=faults,
             profile=args.profile, locale=args.locale, promoted_share=args.promoted_share,
             item_page_padding=args.item_page_padding,
+            start=time.time() if args.start is None else args.start,
         )  # fmt: skip
     except ValueError as err:
         parser.error(str(err))

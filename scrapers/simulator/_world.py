@@ -21,6 +21,13 @@ CATEGORIES: tuple[tuple[int, str], ...] = (
     (1904, "Jeans"), (1206, "Coats"), (257, "Sneakers"), (1231, "Dresses"), (4881, "Games"),
     (1812, "Bags"),
 )  # fmt: skip
+# What the item pages call each category: its path in the site's menus, as people know it (the
+# real pages give a localised path, e.g. "Donna Reggiseni sportivi"). Titles use the short names.
+CATEGORY_PATHS: dict[int, str] = {
+    1904: "Women › Clothing › Jeans", 1206: "Women › Clothing › Coats",
+    257: "Men › Shoes › Sneakers", 1231: "Women › Clothing › Dresses",
+    4881: "Kids › Toys & games › Games", 1812: "Women › Bags",
+}  # fmt: skip
 BRANDS: tuple[tuple[int, str], ...] = (
     (53, "Levi's"), (14, "Nike"), (12, "Zara"), (88, "H&M"), (304, "Adidas"), (73, "Mango"),
     (1565, "Carhartt"), (2319, "Patagonia"), (162, "Ralph Lauren"), (255, "Uniqlo"),
@@ -126,6 +133,7 @@ class World:
         self.config = config
         rng = random.Random(config.seed)
         self.categories = dict(CATEGORIES)
+        self.category_paths = {c: CATEGORY_PATHS.get(c, name) for c, name in CATEGORIES}
         self.brands = dict(BRANDS)
         self.sizes = dict(SIZES)
         self.conditions = dict(CONDITIONS)
@@ -278,7 +286,8 @@ class World:
     def truth(self, t: float, ids: Iterable[int] | None = None) -> dict[str, object]:
         """Ground truth at `t`: planted niches, histories, true sell-through and median sold price.
 
-        Sell-through of a niche = listings sold by `t` / listings born by `t`.
+        Sell-through of a niche = listings sold by `t` / listings born by `t`. `categories`
+        names each category as its item pages do (its path, "Women › Clothing › Jeans").
         """
         upto = bisect.bisect_right(self._born, t)
         born = self.listings[:upto]
@@ -306,7 +315,7 @@ class World:
             )
         return {
             "sim_time": t,
-            "categories": {str(k): v for k, v in self.categories.items()},
+            "categories": {str(k): v for k, v in self.category_paths.items()},
             "brands": {str(k): v for k, v in self.brands.items()},
             "hot": [list(k) for k, n in self.niches.items() if n.kind == HOT],
             "saturated": [list(k) for k, n in self.niches.items() if n.kind == SATURATED],

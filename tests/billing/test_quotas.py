@@ -71,11 +71,14 @@ async def test_a_workspace_without_a_plan_can_read_but_not_create(store: Store) 
 
 
 @pytest.mark.parametrize(
-    ("quota", "limit", "upgrade"),
-    [("active_monitors", 5, "pro"), ("runs_per_day", 50, "pro")],
+    ("quota", "limit", "upgrade", "upgrade_limit", "words"),
+    [
+        ("active_monitors", 5, "pro", 25, "5 active monitors; 5 are active"),
+        ("runs_per_day", 50, "pro", 500, "50 analysis runs a day (UTC); 50 started today"),
+    ],
 )
 async def test_count_quotas_allow_up_to_the_limit(
-    store: Store, quota: str, limit: int, upgrade: str
+    store: Store, quota: str, limit: int, upgrade: str, upgrade_limit: int, words: str
 ) -> None:
     workspace_id = await _on_plan(store, "starter")
     limits = await require_quota(workspace_id, quota, limit - 1, store=store)  # type: ignore[arg-type]
@@ -88,10 +91,15 @@ async def test_count_quotas_allow_up_to_the_limit(
         "quota": quota,
         "limit": limit,
         "in_use": limit,
+        "requested": limit + 1,
         "plan": "starter",
         "upgrade_to": upgrade,
+        "upgrade_limit": upgrade_limit,
+        "upgrade_purchasable": True,
     }
-    assert quota in err.message and upgrade in err.suggest[0]
+    assert err.message.startswith(f"The Starter plan allows {words}"), err.message
+    assert f"The Pro plan allows {upgrade_limit} " in err.message
+    assert upgrade in err.suggest[0] and "checkout" in err.suggest[0]
 
 
 async def test_the_largest_plan_names_no_upgrade(store: Store) -> None:
@@ -99,6 +107,8 @@ async def test_the_largest_plan_names_no_upgrade(store: Store) -> None:
     with pytest.raises(QuotaExceeded) as caught:
         await require_quota(workspace_id, "active_monitors", 25, store=store)
     assert caught.value.extra["upgrade_to"] is None
+    assert caught.value.message.endswith("There is no larger plan.")
+    assert "checkout" not in " ".join(caught.value.suggest)
 
 
 async def test_items_per_run_and_poll_interval(store: Store) -> None:
@@ -192,3 +202,93 @@ async def test_the_demo_trial_is_granted_once(store: Store) -> None:
     limits = await plan_limits(workspace_id, store=store)
     assert limits.name == "trial" and limits.can_create
     assert len(await store.billing.changes(workspace_id)) == 1
+
+
+async def _on_unsold_trial(store: Store) -> str:
+    """A trial workspace on a server without payments: no plan can be bought (the demo)."""
+    unsold = dataclasses.replace(SETTINGS, stripe_price_starter="", stripe_price_pro="")
+    await store.billing.seed_plans(configured_plans(unsold))
+    workspace_id = await _workspace(store)
+    trial = Entitlement(plan="trial", status="trialing", source="grant")
+    await store.billing.apply(workspace_id, trial, cause="test")
+    return workspace_id
+
+
+@pytest.mark.parametrize(
+    ("quota", "requested", "situation", "next_plan", "next_words"),
+    [
+        (
+            "items_per_run",
+            960,
+            "The Trial plan reads at most 200 listings per run; this run asks for 960.",
+            "starter",
+            "The Starter plan allows 1000 listings per run, but it is not on sale",
+        ),
+        (
+            "items_per_run",
+            2000,
+            "this run asks for 2000.",
+            "pro",
+            "The Pro plan allows 5000 listings per run",
+        ),
+        ("items_per_run", 6000, "asks for 6000.", None, "No plan allows 6000 listings per run."),
+        (
+            "min_poll_seconds",
+            300,
+            "The Trial plan checks a monitor at most every 600 s; this one asks for a check "
+            "every 300 s.",
+            "starter",
+            "The Starter plan allows a check every 300 s at the fastest",
+        ),
+        ("min_poll_seconds", 60, "every 60 s.", "pro", "The Pro plan allows a check every 60 s"),
+        (
+            "min_poll_seconds",
+            10,
+            "every 10 s.",
+            None,
+            "No plan allows a check every 10 s at the fastest.",
+        ),
+        (
+            "active_monitors",
+            2,
+            "The Trial plan allows 2 active monitors; 2 are active or starting.",
+            "starter",
+            "The Starter plan allows 5 active monitors",
+        ),
+        (
+            "runs_per_day",
+            10,
+            "The Trial plan allows 10 analysis runs a day (UTC); 10 started today.",
+            "starter",
+            "The Starter plan allows 50 analysis runs a day (UTC)",
+        ),
+    ],
+    ids=["items", "items-pro", "items-none", "poll", "poll-pro", "poll-none", "monitors", "runs"],
+)
+async def test_every_quota_message_names_the_limit_and_the_next_plan_up(
+    store: Store,
+    quota: str,
+    requested: int,
+    situation: str,
+    next_plan: str | None,
+    next_words: str,
+) -> None:
+    """Plans not on sale here (no payment set up) are still named, with who can grant them;
+    the trial is never "the largest plan" while larger ones exist."""
+    workspace_id = await _on_unsold_trial(store)
+    with pytest.raises(QuotaExceeded) as caught:
+        if quota == "items_per_run":
+            await require_items_per_run(workspace_id, requested, store=store)
+        elif quota == "min_poll_seconds":
+            await require_poll_interval(workspace_id, requested, store=store)
+        else:
+            await require_quota(workspace_id, quota, requested, store=store)  # type: ignore[arg-type]
+    err = caught.value
+    assert situation in err.message and next_words in err.message, err.message
+    assert "largest plan" not in err.message
+    assert err.extra["upgrade_to"] == next_plan and err.extra["upgrade_purchasable"] is False
+    if next_plan is not None:
+        assert "operator" in err.message and f"'{next_plan}'" in err.suggest[0]
+    # Nothing to buy here: no advice to check out, and a way on within the plan.
+    assert not any("checkout" in advice for advice in err.suggest)
+    assert err.suggest[-1]

@@ -4,6 +4,7 @@ fake of it is fair; the store under it is the real one."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 
 import trio
@@ -23,6 +24,7 @@ class FakeMarket:
     detail_calls: int = 0
     gate: trio.Event | None = None
     suspicious: list[str] = field(default_factory=list)
+    market_time: datetime | None = None  # what the feed says the market's clock reads
 
     def list(self, item_id: int, price: str = "10.00") -> None:
         self.states[item_id] = "open"
@@ -45,7 +47,7 @@ class FakeMarket:
             ObservedListing(item_id=i, price=self.prices[i], brand="Levi's", favourites=1)
             for i in live[: self.feed_window]
         )
-        return Feed(listings=listings, pages=1)
+        return Feed(listings=listings, pages=1, market_time=self.market_time)
 
     async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
         self.detail_calls += 1

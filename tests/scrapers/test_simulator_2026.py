@@ -120,7 +120,7 @@ async def test_attribute_filters_on_the_api_origin_and_legacy_names_ignored() ->
         truth = await sim.truth([item["id"] for item in items])
         assert {listing["brand_id"] for listing in truth["listings"]} == {BRAND}
         assert _brands(items) == {truth["brands"][str(BRAND)]}
-        assert truth["categories"]["1904"] == "Jeans"  # names next to the ids
+        assert truth["categories"]["1904"] == "Women › Clothing › Jeans"  # paths, as pages say
 
         # The old names are accepted and ignored: 200, every brand.
         ignored = await sim.catalogue(f"brand_ids={BRAND}&catalog[]=1904&per_page=50")

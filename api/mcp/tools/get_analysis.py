@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...analyses import analysis_in_workspace, analysis_out
 from ...auth import Principal
+from ...naming import title_of_analysis
 from ...run_schemas import AnalysisOut
 from .._registry import READ_ONLY, Tool
 
@@ -22,7 +23,8 @@ class GetAnalysisArguments(BaseModel):
 
 async def get_analysis(principal: Principal, arguments: GetAnalysisArguments) -> AnalysisOut:
     # Another workspace's analysis is `not_found`, exactly like one that does not exist.
-    return analysis_out(await analysis_in_workspace(arguments.analysis_id, principal.workspace_id))
+    analysis = await analysis_in_workspace(arguments.analysis_id, principal.workspace_id)
+    return analysis_out(analysis, await title_of_analysis(analysis))
 
 
 TOOL = Tool(

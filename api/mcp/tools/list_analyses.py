@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...analyses import summary
 from ...auth import Principal
+from ...naming import analysis_titles
 from ...run_schemas import AnalysisSummary
 from ...services import services
 from .._registry import READ_ONLY, Tool
@@ -27,8 +28,9 @@ async def list_analyses(principal: Principal, arguments: ListAnalysesArguments) 
     analyses, total = await services().store.runs.analyses(
         principal.workspace_id, arguments.offset, arguments.limit
     )
+    titles = await analysis_titles(principal.workspace_id, analyses)
     return AnalysisPage(
-        analyses=[summary(a) for a in analyses],
+        analyses=[summary(a, titles[a.id]) for a in analyses],
         total=total,
         nextCursor=arguments.next_cursor(total),
     )
@@ -39,7 +41,8 @@ TOOL = Tool(
     title="List analyses",
     description=(
         "The workspace's analyses (results of succeeded runs and imported monitor exports), "
-        "newest first: id, source, source URL, date. Read one with get_analysis. "
+        "newest first: id, `title` (what it is of: the run's name, its monitor's name or URL, "
+        "or the catalogue URL), source, source URL, date. Read one with get_analysis. "
         "Paged: pass `nextCursor` back as `cursor`."
     ),
     scope="read",

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...auth import Principal
 from ...monitor_schemas import MonitorOut
-from ...monitoring import monitor_out
+from ...monitoring import counted
 from ...services import services
 from .._registry import READ_ONLY, Tool
 from ._paging import NEXT_CURSOR, PageArguments
@@ -30,7 +30,7 @@ async def list_monitorings(
     monitors = await services().store.monitors.in_workspace(principal.workspace_id)
     page = monitors[arguments.offset : arguments.offset + arguments.limit]
     return MonitorPage(
-        monitors=[monitor_out(m) for m in page],
+        monitors=await counted(page),
         total=len(monitors),
         nextCursor=arguments.next_cursor(len(monitors)),
     )
@@ -41,8 +41,9 @@ TOOL = Tool(
     title="List monitors",
     description=(
         "The workspace's monitors (catalogue URLs polled on an interval), newest first, with "
-        "status (paused while bootstrapping, active, error), interval, last/next poll and error "
-        "counts. Paged: pass `nextCursor` back as `cursor` for the next page."
+        "status (paused while bootstrapping, active, error), interval, last/next poll, error "
+        "counts and listing `counts` (open, reserved, sold, likely_sold, deleted). "
+        "Paged: pass `nextCursor` back as `cursor` for the next page."
     ),
     scope="read",
     input_model=ListMonitoringsArguments,
