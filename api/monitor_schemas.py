@@ -29,9 +29,22 @@ class StartMonitorRequest(Strict):
 
 
 class ListingsQuery(BaseModel):
+    """A page of a monitor's listings, narrowed to a niche when its filters are given (the
+    links of an analysis' niches use them). A parameter not listed here is refused (422):
+    a misspelt filter must not silently return every listing."""
+
+    model_config = ConfigDict(extra="forbid")
+
     state: str = Field(default="open", pattern=r"^(open|sold|reserved|deleted|all)$")
     page: int = Field(default=1, ge=1, le=MAX_PAGE)
     page_size: int = Field(default=50, ge=1, le=200)
+    category: int | None = Field(default=None, ge=0, description="the category id")
+    brand: str | None = Field(default=None, min_length=1, max_length=200)
+    size: str | None = Field(default=None, min_length=1, max_length=100)
+    condition: str | None = Field(default=None, min_length=1, max_length=100)
+    price_min: Decimal | None = Field(default=None, ge=0, le=10**9, decimal_places=2)
+    price_max: Decimal | None = Field(default=None, ge=0, le=10**9, decimal_places=2)
+    sort: Literal["id", "newest", "price", "-price", "last_change"] = "id"
 
 
 class PollOut(BaseModel):

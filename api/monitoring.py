@@ -18,7 +18,7 @@ from quart_schema import (
 
 from engine import CatalogueUrlRefused, EngineBusy
 from scrapers import InvalidCatalogueUrl, newest_first
-from store import LISTING_STATES, ListingRecord, MonitorRecord, record_fields
+from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord, record_fields
 
 from .auth import current_principal
 from .billing.quotas import plan_limits, require_poll_interval, require_quota
@@ -271,15 +271,26 @@ async def resume_monitor_in(monitor: MonitorRecord) -> None:
 @validate_querystring(ListingsQuery)
 @validate_response(ListingsPage, 200)
 async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsPage:
-    """One page of the monitor's listings in a state (`all` for every state), by item id."""
-    states = LISTING_STATES if query_args.state == "all" else (query_args.state,)
+    """One page of the monitor's listings in a state (`all` for every state), by item id
+    unless `sort` says otherwise, narrowed to a niche by `category`, `brand`, `size`,
+    `condition` and a price range when given."""
+    q = query_args
+    states = LISTING_STATES if q.state == "all" else (q.state,)
+    wanted = ListingFilter(
+        states=states, category_id=q.category, brand=q.brand, size=q.size,
+        condition=q.condition, price_min=q.price_min, price_max=q.price_max, sort=q.sort,
+    )  # fmt: skip
+    workspace_id = current_principal().workspace_id
+    monitors = services().store.monitors
     # One transaction checks the workspace and reads the page: the API's hottest read.
-    page = await services().store.monitors.listings(
-        monitor_id,
-        states,
-        query_args.page,
-        query_args.page_size,
-        workspace_id=current_principal().workspace_id,
+    page = (
+        await monitors.filtered_listings(
+            monitor_id, wanted, q.page, q.page_size, workspace_id=workspace_id
+        )
+        if wanted.narrows
+        else await monitors.listings(
+            monitor_id, states, q.page, q.page_size, workspace_id=workspace_id
+        )
     )
     if page is None:
         raise NotFound("monitor")

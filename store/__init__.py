@@ -16,6 +16,7 @@ from ._billing_store import BillingStore
 from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._cluster_store import ClusterStore
 from ._errors import AlreadyExists, DatabaseUnavailable, LeaseLost, StoreError
+from ._listing_filters import SORTS as LISTING_SORTS
 from ._market_store import MarketStore
 from ._migrate import alembic_config
 from ._monitor_records import (
@@ -24,6 +25,7 @@ from ._monitor_records import (
     ConfirmedState,
     Evidence,
     ListingEventRecord,
+    ListingFilter,
     ListingPage,
     ListingRecord,
     ListingState,
@@ -51,6 +53,7 @@ from ._store import Clock, Store, migrate, open_store, utc_now
 __all__ = [
     "EVIDENCE_KINDS",
     "FINISHED_RUN_STATES",
+    "LISTING_SORTS",
     "LISTING_STATES",
     "AccessTokenRecord",
     "AlreadyExists",
@@ -71,6 +74,7 @@ __all__ = [
     "Evidence",
     "LeaseLost",
     "ListingEventRecord",
+    "ListingFilter",
     "ListingPage",
     "ListingRecord",
     "ListingState",

@@ -167,6 +167,26 @@ class ListingEventRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ListingFilter:
+    """What a niche's listings link asks for; None: any. `sort`: "id" (the default),
+    "newest", "price", "-price" or "last_change"."""
+
+    states: tuple[str, ...] | None = None
+    category_id: int | None = None
+    brand: str | None = None
+    size: str | None = None
+    condition: str | None = None
+    price_min: Decimal | None = None
+    price_max: Decimal | None = None
+    sort: str = "id"
+
+    @property
+    def narrows(self) -> bool:
+        """True when anything but the states is asked for (the plain pages cannot serve it)."""
+        return self != ListingFilter(states=self.states)
+
+
+@dataclass(frozen=True, slots=True)
 class ListingPage:
     listings: list[ListingRecord]
     total: int

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 from . import _listing_pages as pages
 from . import _monitors as repo
 from . import _polls as polls
+from ._listing_filters import filtered_listing_page
 from ._monitor_records import (
     ListingEventRecord,
+    ListingFilter,
     ListingPage,
     ListingRecord,
     MonitorRecord,
@@ -175,6 +177,28 @@ class MonitorStore:
         plain = await self._store.unit(partial(read, bookmarks=None))
         assert not isinstance(plain, pages.BookmarksNeeded)  # only asked for with bookmarks
         return plain
+
+    async def filtered_listings(
+        self,
+        monitor_id: str,
+        listing_filter: ListingFilter,
+        page: int,
+        page_size: int,
+        *,
+        workspace_id: str | None = None,
+    ) -> ListingPage | None:
+        """One page of the listings `listing_filter` selects (a niche's), or None when the
+        monitor is not found (in `workspace_id`, when given)."""
+        return await self._store.unit(
+            partial(
+                filtered_listing_page,
+                monitor_id=monitor_id,
+                workspace_id=workspace_id,
+                f=listing_filter,
+                offset=(page - 1) * page_size,
+                limit=page_size,
+            )
+        )
 
     async def _build_bookmarks(self, key: pages.PageKey, version: int) -> None:
         try:

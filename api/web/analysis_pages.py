@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 from quart import Response, request
+
+from store import AnalysisRecord
 
 from ..analyses import GRAPH_NAMES, analysis_in_workspace, import_export_in
 from ..errors import ApiError
@@ -63,18 +66,49 @@ async def analyses() -> Response:
     return await page("analyses.html", analyses=items, names=names)
 
 
+async def _monitor_of(analysis: AnalysisRecord) -> str | None:
+    """The monitor whose history `analysis` read, while it exists (its listings live there)."""
+    if not analysis.run_id:
+        return None
+    store = services().store
+    run = await store.runs.get(analysis.run_id, analysis.workspace_id)
+    if run is None or not run.monitor_id:
+        return None
+    monitor = await store.monitors.get(run.monitor_id, analysis.workspace_id)
+    return None if monitor is None else monitor.id
+
+
+def niche_links(monitor_id: str, niches: list[dict[str, Any]]) -> dict[int, str]:
+    """Rank -> the monitor page showing that niche's listings (every state): the parts of
+    the niche's key that name something become the page's filters."""
+    links = {}
+    for n in niches:
+        key = n.get("niche") or {}
+        query = {"state": "all"}
+        if key.get("category_id") is not None:
+            query["category"] = str(key["category_id"])
+        for part in ("brand", "size", "condition"):
+            if key.get(part):
+                query[part] = str(key[part])
+        links[int(n["rank"])] = f"/monitors/{monitor_id}?{urlencode(query)}#listings"
+    return links
+
+
 @blueprint.get("/analyses/<id:analysis_id>")
 async def analysis_detail(analysis_id: str) -> Response:
     who = await signed_in()
     analysis = await analysis_in_workspace(analysis_id, who.workspace_id)
     result = document(analysis.result_json)
     notice = "Your export was imported and analysed." if request.args.get("notice") else None
+    niches = result.get("niches", [])[:25]
+    monitor_id = await _monitor_of(analysis)
     return await page(
         "analysis.html",
         page_title=await title_of_analysis(analysis),
         analysis=analysis,
         result=result,
-        niches=result.get("niches", [])[:25],
+        niches=niches,
+        niche_links={} if monitor_id is None else niche_links(monitor_id, niches),
         alerts=result.get("alerts", [])[:50],
         graphs=graphs_of(analysis.id),
         notice=notice,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from urllib.parse import urlencode
 
 from pydantic import ValidationError
 from quart import Response, request
 
-from store import LISTING_STATES, MonitorRecord
+from store import LISTING_STATES, ListingFilter, MonitorRecord
 
 from ..errors import ApiError, NotFound
 from ..monitor_schemas import StartMonitorRequest
@@ -120,6 +121,24 @@ async def start_monitor() -> Response:
     return see_other(f"/monitors/{monitor.id}?notice=started")
 
 
+NICHE_ARGS = ("category", "brand", "size", "condition")
+
+
+def niche_filter(states: tuple[str, ...]) -> ListingFilter:
+    """The niche an analysis' link asks for (`?category=&brand=&size=&condition=`); a value
+    that is not one (a category that is not a number, an over-long text) is ignored: a page
+    link never fails."""
+    args = {k: v[:200] for k in NICHE_ARGS if (v := request.args.get(k, "").strip())}
+    category = args.get("category", "")
+    return ListingFilter(
+        states=states,
+        category_id=int(category) if category.isascii() and category.isdigit() else None,
+        brand=args.get("brand"),
+        size=args.get("size"),
+        condition=args.get("condition"),
+    )
+
+
 @blueprint.get("/monitors/<id:monitor_id>")
 async def monitor_detail(monitor_id: str) -> Response:
     who = await signed_in()
@@ -131,9 +150,15 @@ async def monitor_detail(monitor_id: str) -> Response:
     number = request.args.get("page", "1")
     current = max(1, int(number)) if number.isdigit() else 1
     states = LISTING_STATES if state == "all" else (state,)
-    listings = await store.monitors.listings(monitor.id, states, current, PAGE_SIZE)
+    niche = niche_filter(states)
+    listings = (
+        await store.monitors.filtered_listings(monitor.id, niche, current, PAGE_SIZE)
+        if niche.narrows
+        else await store.monitors.listings(monitor.id, states, current, PAGE_SIZE)
+    )
     if listings is None:  # deleted since `owned` found it
         raise NotFound("monitor")
+    niche_query = {k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip())}
     pages = max(1, math.ceil(listings.total / PAGE_SIZE))
     return await page(
         "monitor.html",
@@ -145,6 +170,8 @@ async def monitor_detail(monitor_id: str) -> Response:
         listings=listings.listings,
         total=listings.total,
         filter_state=state,
+        niche_words=" · ".join(niche_query.values()) if niche.narrows else None,
+        niche_query=urlencode(niche_query),
         states=STATES,
         current=current,
         pages=pages,

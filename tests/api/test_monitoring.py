@@ -105,6 +105,52 @@ async def test_listings_paging_and_state_filter(
             assert bad.json()["detail"][0]["loc"][0] == "query"
 
 
+async def test_listings_of_a_niche_filtered_and_sorted(
+    service: RunningService, market: FakeMarket
+) -> None:
+    # Three niches' worth of listings: what an analysis' niche links ask for.
+    for item in range(1, 13):
+        market.list(item, price=f"{item * 5}.00")
+        market.fields[item] = {
+            "brand": "Levi's" if item <= 8 else "Zara",
+            "size": "M" if item % 2 else "L",
+            "condition": "Very good",
+            "category_id": 1904 if item <= 10 else 1206,
+        }
+    async with service.client() as client:
+        await signed_in(client)
+        monitor_id = str((await _start(client))["id"])
+        await wait_active(client, monitor_id)
+        base = f"/api/monitoring/{monitor_id}/listings"
+
+        async def ids(**params: object) -> list[int]:
+            answer = await client.get(base, params=params)
+            assert answer.status_code == 200, answer.text
+            body = answer.json()
+            assert body["total"] == len(body["listings"]) or body["pages"] > 1
+            return [x["item_id"] for x in body["listings"]]
+
+        niche = {"category": 1904, "brand": "levi's", "size": "M", "condition": "Very good"}
+        assert await ids(**niche) == [1, 3, 5, 7]
+        assert await ids(**niche, sort="-price") == [7, 5, 3, 1]
+        assert await ids(**niche, price_min="10", price_max="25") == [3, 5]
+        assert await ids(category=1206) == [11, 12]
+        assert await ids(brand="Zara", sort="newest") == [12, 11, 10, 9]
+        assert await ids(brand="Nobody") == []
+        assert await ids(brand="Zara", page_size=1, page=2, sort="price") == [10]
+        page = (await client.get(base, params={"brand": "Zara", "page_size": 3})).json()
+        assert page["total"] == 4 and page["pages"] == 2
+        # A misspelt filter is refused, not ignored (it would answer every listing).
+        for params in ({"brands": "Zara"}, {"sort": "cheapest"}, {"price_min": "-1"}):
+            bad = await client.get(base, params=params)
+            assert bad.status_code == 422, (params, bad.text)
+        # Another workspace's monitor is not found, filtered or not.
+        async with service.client() as stranger:
+            await signed_in(stranger, email="stranger@example.com")
+            other = await stranger.get(base, params={"brand": "Zara"})
+            assert other.status_code == 404
+
+
 async def test_pause_resume_and_delete(service: RunningService, market: FakeMarket) -> None:
     market.list(1)
     async with service.client() as client:

@@ -60,3 +60,28 @@ async def test_a_simulated_month_finds_the_planted_hot_niches(
     # between two polls).
     assert result.mae_sell_through < 0.2
     assert result.mean_relative_median_sold < 0.12
+    # Days to sell on the market's clock, not squeezed by the simulator's speed.
+    days_error = result.days_relative_error()
+    assert len(result.timed()) >= 20 and days_error is not None and days_error <= 0.2
+
+
+async def test_days_to_sell_match_the_simulators_truth_on_the_products_own_output(
+    settings: Settings, nursery: trio.Nursery
+) -> None:
+    # Days to sell need polls close together (the planted hot niches sell in about a day and
+    # a half): three simulated hours per second over a smaller market, polls a few
+    # simulated hours apart, five simulated days watched. The listings already on sale at the first
+    # poll are of unknown age and stay out of time to sell; the rest were listed while
+    # watched (between two polls), so their days to sell are the market's.
+    result = await measure(
+        nursery,
+        settings,
+        Scenario(seed=2, speed=10_800.0, days=5.0, n_listings=200, arrivals_per_day=240.0),
+    )
+    print("\n".join(result.lines()))
+    assert result.false_sales == ()
+    assert len(result.timed()) >= 4, result.niches
+    error = result.days_relative_error()
+    assert error is not None and error <= 0.20, [
+        (n.kind, n.sales, n.km_median_days, n.seen_km_median_days) for n in result.timed()
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 import trio
 import trio.lowlevel
@@ -25,6 +26,7 @@ class FakeMarket:
     gate: trio.Event | None = None
     suspicious: list[str] = field(default_factory=list)
     market_time: datetime | None = None  # what the feed says the market's clock reads
+    fields: dict[int, dict[str, Any]] = field(default_factory=dict)  # a listing's own fields
 
     def list(self, item_id: int, price: str = "10.00") -> None:
         self.states[item_id] = "open"
@@ -44,7 +46,10 @@ class FakeMarket:
             raise self.feed_error
         live = sorted((i for i, s in self.states.items() if s == "open"), reverse=True)
         listings = tuple(
-            ObservedListing(item_id=i, price=self.prices[i], brand="Levi's", favourites=1)
+            ObservedListing(
+                **{"item_id": i, "price": self.prices[i], "brand": "Levi's", "favourites": 1}
+                | self.fields.get(i, {})
+            )
             for i in live[: self.feed_window]
         )
         return Feed(listings=listings, pages=1, market_time=self.market_time)
