@@ -9,13 +9,16 @@ import os
 import secrets
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import trio
 
-from scrapers.simulator import Faults, SimOrigins, SimulatorConfig, serve_simulator
+from engine import Engine
+from scrapers.simulator import CATEGORIES, Faults, SimOrigins, SimulatorConfig, serve_simulator
 from store import AlreadyExists, Store
 
 from .billing.grants import grant_trial
+from .demo_sample import LIVE_LABEL, record_sample
 from .security import hash_password, new_id
 from .settings import Settings
 
@@ -23,6 +26,7 @@ log = logging.getLogger("nichescope.demo")
 
 DEMO_EMAIL = "demo@example.com"  # a special-use TLD like .local fails e-mail validation
 DEMO_MIN_POLL_SECONDS = 5
+DEMO_LIVE_POLL_SECONDS = 10
 
 
 # Today's marketplace, as public clients meet it: the API on its own origin, a tenth of the
@@ -41,6 +45,13 @@ async def start_simulator(nursery: trio.Nursery, port: int) -> SimOrigins:
     market = dataclasses.replace(DEMO_MARKET, start=time.time())
     origins: SimOrigins = await nursery.start(serve_simulator, market, "127.0.0.1", port, api_port)
     return origins
+
+
+def live_catalogue_url(origin: str) -> str:
+    """The whole simulated catalogue, one category feed each (so every listing's category
+    is known), newest first."""
+    query = urlencode([("catalog[]", c) for c, _ in CATEGORIES] + [("order", "newest_first")])
+    return f"{origin}/catalog?{query}"
 
 
 def demo_settings(settings: Settings, origins: SimOrigins) -> Settings:
@@ -103,3 +114,32 @@ def announce(url: str, origin: str, email: str, password: str | None) -> None:
         "",
     ]
     print("\n".join(lines), flush=True)
+
+
+async def fill_demo_account(
+    store: Store, engine: Engine, settings: Settings, origin: str, *, catalogue_url: str
+) -> None:
+    """On the demo account's first start: a live monitor of the simulator (`catalogue_url`)
+    and the sample month beside it (`demo_sample`). An account that already has monitors is
+    left as it is. A failure is logged and the demo goes on without the sample: it is a
+    helper task of the serving process, never a reason to stop serving."""
+    try:
+        user = await store.get_credentials(DEMO_EMAIL)
+        if user is None or await store.monitors.in_workspace(user.user.workspace_id):
+            return
+        workspace_id = user.user.workspace_id
+        await engine.start_monitor(
+            monitor_id=new_id("mon"),
+            workspace_id=workspace_id,
+            url=catalogue_url,
+            label=LIVE_LABEL,
+            interval_seconds=DEMO_LIVE_POLL_SECONDS,
+            page_cap=settings.page_cap,
+        )
+        sample = await record_sample(store, engine, workspace_id, origin)
+        log.info(
+            "demo: sample month recorded (%d polls, %d listings), analysis run %s",
+            sample.polls, sample.listings, sample.run_id,
+        )  # fmt: skip
+    except Exception:
+        log.exception("demo: the sample data could not be recorded; the demo goes on without")

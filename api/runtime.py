@@ -14,6 +14,7 @@ import signal
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import trio
@@ -127,6 +128,12 @@ async def serve(
             if simulator_origin is not None:
                 email, password = await demo.ensure_demo_account(store, settings)
                 demo.announce(settings.public_url, simulator_origin, email, password)
+                helpers.start_soon(
+                    partial(
+                        demo.fill_demo_account, store, engine, settings, simulator_origin,
+                        catalogue_url=demo.live_catalogue_url(simulator_origin),
+                    )
+                )  # fmt: skip
             task_status.started(binds)
 
 

@@ -50,3 +50,72 @@ def niche(key: dict[str, Any] | None) -> str:
     parts = [key.get("brand"), key.get("size"), key.get("condition")]
     text = " · ".join(str(p) for p in parts if p)
     return text or f"Category {key.get('category_id')}"
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _days(value: float) -> str:
+    return f"{value:.1f} day{'' if round(value, 1) == 1 else 's'}"
+
+
+@blueprint.app_template_filter("why")
+def why(n: dict[str, Any], currency: str | None = "EUR") -> list[str]:
+    """The reasons behind one ranked niche, in sentences: the score and its parts (with the
+    shrinkage towards the broader niche), days to sell with their interval, the trend, hot or
+    not and why, and how its sales are known. Missing figures are left out, never invented."""
+    lines: list[str] = []
+    parts = n.get("score_parts") if isinstance(n.get("score_parts"), dict) else None
+    if parts and isinstance(parts.get("explanation"), str):
+        lines.append(f"Score: {parts['explanation']}.")
+    elif n.get("score_kind") == "demand_proxy":
+        lines.append("Score: no sales history yet, so it ranks by favourites per listing-day.")
+    low, high, st = _num(n.get("sell_through_low")), _num(n.get("sell_through_high")), _num(
+        n.get("sell_through")
+    )
+    if st is not None:
+        interval = f" (95% interval {pct(low)} to {pct(high)})" if low is not None else ""
+        lines.append(
+            f"Sell-through {pct(st)}{interval}: {n.get('sold', 0)} of {n.get('support', 0)} "
+            "listings seen in the window sold."
+        )
+    parent = parts.get("parent") if parts else None
+    if parts and isinstance(parent, dict) and parent.get("label"):
+        st_raw, st_shrunk = _num(parts.get("sell_through")), _num(parts.get("sell_through_shrunk"))
+        price_raw, price_shrunk = parts.get("price"), parts.get("price_shrunk")
+        lines.append(
+            f"Few listings, so each figure is pulled towards {parent['label']} "
+            f"(weight of {parts.get('prior_weight')} listings): sell-through {pct(st_raw)} → "
+            f"{pct(st_shrunk)}, sold price {money(price_raw, currency)} → "
+            f"{money(price_shrunk, currency)}."
+        )
+    days = _num(n.get("km_median_days"))
+    d_low, d_high = _num(n.get("km_median_low")), _num(n.get("km_median_high"))
+    if days is not None:
+        interval = (
+            f" (95% interval {d_low:.1f} to {d_high:.1f})"
+            if d_low is not None and d_high is not None
+            else ""
+        )
+        lines.append(f"Half of its listings sell within {_days(days)}{interval}.")
+    if isinstance(n.get("days_note"), str):
+        lines.append(n["days_note"])
+    trend = n.get("trend") if isinstance(n.get("trend"), dict) else None
+    if trend and trend.get("direction"):
+        lines.append(
+            f"Trend {trend['direction']}: {trend.get('recent_sold')} sales in the recent half of "
+            f"the window, {trend.get('previous_sold')} in the half before."
+        )
+    if isinstance(n.get("hot_reason"), str):
+        lines.append(n["hot_reason"])
+    confirmed, likely = n.get("sold_confirmed"), n.get("sold_likely")
+    if isinstance(confirmed, int) and isinstance(likely, int) and confirmed + likely:
+        lines.append(
+            f"Sales: {confirmed} confirmed by the marketplace (item page or detail API), "
+            f"{likely} likely (gone from the feed, not confirmed)."
+        )
+    key = n.get("niche")
+    if isinstance(key, dict) and isinstance(key.get("backoff"), str):
+        lines.append(key["backoff"])
+    return lines

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from pydantic import ValidationError
 from quart import Response, request
 
-from store import LISTING_STATES, ListingFilter, MonitorRecord
+from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord
 
 from ..errors import ApiError, NotFound
 from ..monitor_schemas import StartMonitorRequest
@@ -139,6 +139,15 @@ def niche_filter(states: tuple[str, ...]) -> ListingFilter:
     )
 
 
+def _niche_words(query: dict[str, str], shown: list[ListingRecord]) -> str:
+    """The niche being shown, in words: its category by name where a listing names it."""
+    words = dict(query)
+    if "category" in words:
+        named = next((x.category_name for x in shown if x.category_name), None)
+        words["category"] = named or f"category {words['category']}"
+    return " · ".join(words.values())
+
+
 @blueprint.get("/monitors/<id:monitor_id>")
 async def monitor_detail(monitor_id: str) -> Response:
     who = await signed_in()
@@ -170,7 +179,7 @@ async def monitor_detail(monitor_id: str) -> Response:
         listings=listings.listings,
         total=listings.total,
         filter_state=state,
-        niche_words=" · ".join(niche_query.values()) if niche.narrows else None,
+        niche_words=_niche_words(niche_query, listings.listings) if niche.narrows else None,
         niche_query=urlencode(niche_query),
         states=STATES,
         current=current,

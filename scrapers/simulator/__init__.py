@@ -14,9 +14,10 @@ from ._app import SimulatorApp, create_simulator_app
 from ._config import LOCALES, PROFILES, Faults, SimulatorConfig
 from ._render_2026 import CONDITION_LABELS
 from ._serve import SimOrigins, config_from_args, serve_app, serve_simulator, simulator_main
-from ._world import FeedFilter, Niche, SimListing, World
+from ._world import CATEGORIES, FeedFilter, Niche, SimListing, World
 
 __all__ = [
+    "CATEGORIES",
     "CONDITION_LABELS",
     "LOCALES",
     "PROFILES",
