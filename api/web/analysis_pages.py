@@ -24,33 +24,60 @@ from .account_pages import signed_in
 GRAPHS = {
     "niche-map": (
         "Niche map",
-        "Each niche placed by how fast it sells and what it sells for; the bigger the mark, "
-        "the more listings.",
+        "Each niche by how many of its listings are open now, the competition (across, log "
+        "scale), and the share of its listings that sold (up): top left sells out with little "
+        "competition. The bigger the dot the more sales, the darker the dearer; top niches are "
+        "marked by rank.",
+        "No niche has a sale to place yet: a monitor that runs longer will place them.",
     ),
-    "price-bands": ("Price bands", "Asking and selling price ranges of the top niches."),
+    "price-bands": (
+        "Price bands",
+        "For each top niche (by rank), asking and sold prices: the bar holds the middle half, "
+        "the line 80% of them, the black tick is the median.",
+        "No top niche has prices yet.",
+    ),
     "time-to-sell": (
         "Time to sell",
-        "Share of listings still unsold after each number of days, per top niche.",
+        "Share of the top niches' listings still unsold (up) after each number of days since "
+        "they were listed (across); the faster a curve falls, the faster the niche sells.",
+        "No niche has enough listings seen from the day they were listed and then sold to draw "
+        "a curve yet: a monitor that runs longer will.",
     ),
     "market-flow": (
         "Market flow",
         "Listings that appeared, sold and were deleted on each day of the window.",
+        "No day of the window recorded a new, sold or deleted listing.",
     ),
 }
 assert tuple(GRAPHS) == GRAPH_NAMES
 
 
-def graphs_of(analysis_id: str) -> list[dict[str, str]]:
-    """What a template needs to show the four SVG graphs with a text alternative."""
-    return [
-        {
-            "name": name,
-            "title": title,
-            "alt": alt,
-            "src": f"/api/analyses/{analysis_id}/graphs/{name}.svg",
-        }
-        for name, (title, alt) in GRAPHS.items()
-    ]
+def graphs_of(analysis_id: str, result: dict[str, Any]) -> list[dict[str, str | None]]:
+    """What a template needs to show the four SVG graphs: a caption that names the axes,
+    and, for a graph with nothing to draw, why in words instead of an empty frame."""
+    specs = result.get("graphs") if isinstance(result.get("graphs"), dict) else {}
+    shown: list[dict[str, str | None]] = []
+    for name, (title, caption, empty) in GRAPHS.items():
+        spec = specs.get(name) if isinstance(specs, dict) else None
+        rows = spec.get("data", {}).get("values") if isinstance(spec, dict) else None
+        shown.append(
+            {
+                "name": name,
+                "title": title,
+                "caption": caption,
+                "empty": empty if isinstance(rows, list) and not rows else None,
+                "src": f"/api/analyses/{analysis_id}/graphs/{name}.svg",
+            }
+        )
+    return shown
+
+
+def graph_key(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The top niches the graphs mark by rank, with their names, for the list under them."""
+    top, niches = result.get("top_n"), result.get("niches")
+    if not isinstance(niches, list):
+        return []
+    return [n for n in niches[: top if isinstance(top, int) else 10] if isinstance(n, dict)]
 
 
 def document(result_json: str) -> dict[str, Any]:
@@ -110,7 +137,8 @@ async def analysis_detail(analysis_id: str) -> Response:
         niches=niches,
         niche_links={} if monitor_id is None else niche_links(monitor_id, niches),
         alerts=result.get("alerts", [])[:50],
-        graphs=graphs_of(analysis.id),
+        graphs=graphs_of(analysis.id, result),
+        graph_key=graph_key(result),
         notice=notice,
     )
 

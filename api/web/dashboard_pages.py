@@ -9,7 +9,7 @@ from ..services import services
 from ._blueprint import blueprint
 from ._render import page
 from .account_pages import signed_in
-from .analysis_pages import document, graphs_of
+from .analysis_pages import document, graph_key, graphs_of
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
@@ -21,7 +21,8 @@ async def dashboard() -> Response:
     store = services().store
     latest, _ = await store.runs.analyses(who.workspace_id, 0, 1)
     analysis = latest[0] if latest else None
-    niches = document(analysis.result_json).get("niches", [])[:TOP_NICHES] if analysis else []
+    result = document(analysis.result_json) if analysis else {}
+    niches = result.get("niches", [])[:TOP_NICHES]
     runs, _ = await store.runs.in_workspace(who.workspace_id, 0, RECENT_RUNS)
     monitors = await store.monitors.in_workspace(who.workspace_id)
     return await page(
@@ -30,7 +31,8 @@ async def dashboard() -> Response:
         analysis_title=await title_of_analysis(analysis) if analysis else None,
         run_names=await run_titles(who.workspace_id, runs),
         niches=niches,
-        graphs=graphs_of(analysis.id) if analysis else [],
+        graphs=graphs_of(analysis.id, result) if analysis else [],
+        graph_key=graph_key(result),
         runs=runs,
         monitors=monitors[:6],
     )

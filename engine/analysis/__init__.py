@@ -24,9 +24,10 @@ from ._result import (
 )
 from ._stats import kaplan_meier, wilson
 from .alerts import AlertRules, MarketRates
-from .graphs import GRAPH_NAMES, graph_specs, render_svg
+from .graphs import CURVES, GRAPH_NAMES, graph_specs, map_labels, render_svg
 
 __all__ = [
+    "CURVES",
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
     "GRAPH_NAMES",
@@ -54,6 +55,7 @@ __all__ = [
     "graph_specs",
     "kaplan_meier",
     "load_export",
+    "map_labels",
     "poll_marks",
     "render_svg",
     "wilson",

@@ -56,10 +56,13 @@ def start_web(
     nursery: trio.Nursery, tmp_path: Path, sqlite_template: Path, market: Marketplace
 ) -> Iterator[StartWeb]:
     """`await start_web(**settings_overrides)`: the service on a fresh SQLite copy, with the
-    fake marketplace unless `fake_market=False` (then the real client, e.g. to a simulator)."""
+    fake marketplace unless `fake_market=False` (then the real client, e.g. to a simulator),
+    or as `make run` serves it with `demo=True` (the simulator, the demo account)."""
     stops: list[trio.Event] = []
 
-    async def start(*, fake_market: bool = True, **overrides: Any) -> RunningService:
+    async def start(
+        *, fake_market: bool = True, demo: bool = False, **overrides: Any
+    ) -> RunningService:
         database = tmp_path / f"web-{len(stops)}.db"
         shutil.copy(sqlite_template, database)
         port = _free_port()
@@ -76,8 +79,8 @@ def start_web(
         binds = await nursery.start(
             lambda task_status: serve(
                 settings,
-                ServeOptions(port=port, graceful_seconds=1),
-                market=market if fake_market else None,
+                ServeOptions(port=port, graceful_seconds=1, demo=demo, demo_simulator_port=0),
+                market=market if fake_market and not demo else None,
                 shutdown_trigger=stop,
                 task_status=task_status,
             )

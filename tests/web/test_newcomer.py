@@ -1,0 +1,137 @@
+"""A newcomer's first minutes, in Chromium, on a fresh `serve --demo` (the simulator, the demo
+account, its sample month and live monitor): what a person would check is what is asserted.
+Named niches, durations in days a reseller would believe, the reasons behind a rank, a niche's
+own listings, an alert, four graphs whose text reads at desktop and phone width, and the
+trial's "Analyse this monitor" with the defaults."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from tests.web.conftest import InBrowser, StartWeb, screenshot
+
+SAMPLE = "Sample data · a month of the simulated marketplace"
+WAIT = 120.0  # the sample month is recorded in the background after start-up: seconds
+DESKTOP, PHONE = {"width": 1280, "height": 860}, {"width": 390, "height": 844}
+MIN_TEXT_PX = 11.5
+
+
+def _wait_for_text(page: Any, url: str, text: str) -> None:
+    """Reload `url` until it shows `text` (work done in the background), within `WAIT`."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        page.goto(url)
+        if text in page.content():
+            return
+        assert time.monotonic() < deadline, f"{text!r} never appeared on {url}"
+        page.wait_for_timeout(1000)
+
+
+def _graph_text_px(page: Any, base: str) -> dict[str, float]:
+    """Graph -> its smallest text as the page draws it (the SVG's font size scaled to the
+    image's width on the page)."""
+    sizes = {}
+    for figure in page.locator("figure.graph").all():
+        name = figure.get_attribute("data-graph")
+        image = figure.locator("img")
+        image.scroll_into_view_if_needed()
+        page.wait_for_function(
+            "(img) => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+        )
+        shown, natural = image.evaluate("(img) => [img.clientWidth, img.naturalWidth]")
+        svg = page.request.get(base + image.get_attribute("src")).text()
+        smallest = min(float(v) for v in re.findall(r'font-size="([0-9.]+)px"', svg))
+        sizes[name] = smallest * shown / natural
+    return sizes
+
+
+async def test_a_newcomer_sees_the_products_point(
+    start_web: StartWeb, in_browser: InBrowser[Any]
+) -> None:
+    service = await start_web(demo=True)
+    password = (service.settings.outbox_dir.parent / "demo_credentials.txt").read_text().strip()
+    base = service.url
+
+    def scenario(page: Any) -> None:
+        problems: list[str] = []
+        page.on("pageerror", lambda err: problems.append(str(err)))
+        page.on("response", lambda r: r.status >= 500 and problems.append(f"{r.status} {r.url}"))
+        page.goto(f"{base}/login")
+        page.get_by_label("E-mail").fill("demo@example.com")
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(f"{base}/dashboard")
+
+        # The dashboard holds the sample month's niches, named as people know them.
+        _wait_for_text(page, f"{base}/dashboard", "The niches of your latest analysis")
+        assert "Live · the simulated marketplace" in page.content()
+        screenshot(page, "newcomer-dashboard")
+        page.locator(".lede").get_by_role("link", name=SAMPLE).click()
+        page.wait_for_url(re.compile(r"/analyses/an_"))
+        analysis_url = page.url
+        assert page.locator("h1").inner_text() == SAMPLE
+
+        names = page.locator('td[data-label="Niche"] strong').all_inner_texts()
+        exact = [n for n in names if " › " in n and " · size " in n]
+        assert len(names) >= 10 and len(exact) >= 8, names
+        assert not any(re.search(r"\bcat(egory)? \d+", n) for n in names), names
+
+        # Days to sell a reseller would believe: days, not years, and most niches timed.
+        days = [
+            float(d)
+            for d in page.locator('td[data-label="Median days to sell"]').all_inner_texts()
+            if d.strip() != "—"
+        ]
+        assert len(days) >= 8 and all(0.05 <= d <= 30 for d in days), days
+
+        # The reasons behind rank 1, one click away.
+        why = page.locator("details.why").first
+        why.locator("summary").click()
+        reasons = why.inner_text()
+        assert "Score:" in reasons and "per listing-day" in reasons, reasons
+        assert "95% interval" in reasons and "confirmed by the marketplace" in reasons, reasons
+        evidence = page.locator("[data-evidence]").inner_text()
+        assert "marketplace's own clock" in evidence and "polls" in evidence, evidence
+
+        # An alert says what happened and why.
+        alerts = page.locator("ul.alerts li").all_inner_texts()
+        assert alerts and all(len(a) > 40 for a in alerts[:5]), alerts[:5]
+
+        # Four graphs whose smallest text reads at desktop and at phone width.
+        for viewport in (DESKTOP, PHONE):
+            page.set_viewport_size(viewport)
+            page.goto(analysis_url)
+            sizes = _graph_text_px(page, base)
+            assert set(sizes) == {"niche-map", "price-bands", "time-to-sell", "market-flow"}
+            assert min(sizes.values()) >= MIN_TEXT_PX, (viewport, sizes)
+            screenshot(page, f"newcomer-analysis-{viewport['width']}")
+        page.set_viewport_size(DESKTOP)
+        page.goto(analysis_url)
+
+        # A niche's own listings, one click from its name.
+        top = page.locator('td[data-label="Niche"] a').first
+        niche_name = top.inner_text()
+        top.click()
+        page.wait_for_url(re.compile(r"/monitors/mon_.*brand="))
+        assert "Showing the niche" in page.locator("[data-niche-filter]").inner_text()
+        brands = page.locator('#listings td[data-label="Brand"]').all_inner_texts()
+        assert brands and all(b in niche_name for b in brands), (niche_name, brands)
+
+        # The trial's main button on the live monitor, with the defaults, succeeds.
+        page.goto(f"{base}/monitors")
+        page.get_by_role("link", name="Live · the simulated marketplace").click()
+        page.wait_for_function(
+            "() => !document.body.textContent.includes('Listings appear here once')",
+            timeout=WAIT * 1000,
+        )
+        page.get_by_role("button", name="Analyse this monitor").click()
+        page.wait_for_url(re.compile(r"/runs/run_"))
+        page.wait_for_function(
+            "() => document.querySelector('h1 .state').textContent.trim() === 'Done'",
+            timeout=WAIT * 1000,
+        )
+        assert problems == [], problems
+
+    await in_browser(scenario)
