@@ -1,5 +1,6 @@
 # Two commands do all the set-up: `make run` and `make test`. Both create .venv when needed.
 PYTHON ?= python3
+PORT ?= 8000
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -13,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	NICHESCOPE_COOKIE_SECURE=$${NICHESCOPE_COOKIE_SECURE:-0} $(BIN)/nichescope serve --demo
+	NICHESCOPE_COOKIE_SECURE=$${NICHESCOPE_COOKIE_SECURE:-0} $(BIN)/nichescope serve --demo --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check api engine scrapers store tests bench

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import gc
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -16,7 +17,7 @@ from store import migrate
 
 from .billing.cli import add_plan_commands, run_plan_command
 from .node import SecondNodeOnSqlite
-from .runtime import ServeOptions, serve, work
+from .runtime import ServeOptions, serve, served_url, work
 from .settings import ConfigError, Settings
 
 
@@ -85,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "worker":
             trio.run(partial(work, settings))
             return 0
+        if args.port and not os.environ.get("NICHESCOPE_PUBLIC_URL"):
+            # Links in e-mails, the banner and the MCP server card follow the port served.
+            settings = dataclasses.replace(settings, public_url=served_url(args.host, args.port))
         trio.run(
             serve,
             settings,

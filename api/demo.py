@@ -128,15 +128,20 @@ async def fill_demo_account(
         if user is None or await store.monitors.in_workspace(user.user.workspace_id):
             return
         workspace_id = user.user.workspace_id
-        await engine.start_monitor(
-            monitor_id=new_id("mon"),
-            workspace_id=workspace_id,
-            url=catalogue_url,
-            label=LIVE_LABEL,
-            interval_seconds=DEMO_LIVE_POLL_SECONDS,
-            page_cap=settings.page_cap,
-        )
-        sample = await record_sample(store, engine, workspace_id, origin)
+
+        async def start_live_monitor() -> None:
+            await engine.start_monitor(
+                monitor_id=new_id("mon"),
+                workspace_id=workspace_id,
+                url=catalogue_url,
+                label=LIVE_LABEL,
+                interval_seconds=DEMO_LIVE_POLL_SECONDS,
+                page_cap=settings.page_cap,
+            )
+
+        # The sample holds a trial slot only during its first poll, the live monitor one from
+        # then on: a newcomer always has a slot left for a monitor of their own.
+        sample = await record_sample(store, engine, workspace_id, origin, then=start_live_monitor)
         log.info(
             "demo: sample month recorded (%d polls, %d listings), analysis run %s",
             sample.polls, sample.listings, sample.run_id,

@@ -6,8 +6,8 @@ the last `DAYS` days, would have seen of the simulated market: each listing at t
 that shows it (listings born and sold between two polls are never seen, as in life), each
 change of state at the next poll with the item page as its evidence. It is written through the
 store's own `record_poll`, stamped on the market's clock (the sample ends now), and analysed by
-an ordinary run of that monitor. The monitor is labelled as sample data, and set to `paused`
-once recorded: it never polls.
+an ordinary run of that monitor. The monitor is labelled as sample data, and `paused` from
+its first poll on: it never polls, and holds no active-monitor slot of the plan.
 
 Polls between the first and the last carry only the listings that are new or changed (a poll
 of the whole catalogue every time would cost minutes of start-up for the same analysis); the
@@ -20,6 +20,7 @@ import dataclasses
 import logging
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
@@ -82,13 +83,22 @@ def _observed(world: World, item: SimListing, origin: str, at: float) -> Observe
 
 
 async def record_sample(
-    store: Store, engine: Engine, workspace_id: str, origin: str, *, now: datetime | None = None
+    store: Store,
+    engine: Engine,
+    workspace_id: str,
+    origin: str,
+    *,
+    then: Callable[[], Awaitable[None]] | None = None,
+    now: datetime | None = None,
 ) -> Sample:
     """Record the sample month into a new monitor of `workspace_id` and start its analysis.
 
-    `origin` is the simulator's (the monitor's URL and its listings' links point there).
-    Raises what the store raises; a failure leaves a partial sample monitor behind, which
-    the caller's log names (the demo goes on without it)."""
+    `origin` is the simulator's (the monitor's URL and its listings' links point there). The
+    monitor is paused right after its first poll (later polls leave it paused), so it holds
+    no active-monitor slot of the plan for longer than that poll; `then` is awaited at that
+    point (the demo starts its live monitor there). Raises what the store raises; a failure
+    leaves a paused, partial sample monitor behind, which the caller's log names (the demo
+    goes on without it, and a restart does not resume it)."""
     now = now or datetime.now(UTC)
     world, categories = sample_world(now)
     query = urlencode([("catalog[]", c) for c in categories] + [("order", "newest_first")])
@@ -141,7 +151,10 @@ async def record_sample(
                 clock="market",
             ),
         )
-    await store.monitors.set_status(monitor.id, "paused")
+        if k == 0:
+            await store.monitors.set_status(monitor.id, "paused")
+            if then is not None:
+                await then()
     run = await engine.runs.start(
         run_id=new_id("run"),
         workspace_id=workspace_id,

@@ -43,6 +43,14 @@ class ServeOptions:
     demo_simulator_port: int = 8100
 
 
+def served_url(host: str, port: int) -> str:
+    """The address a browser on this machine opens for `--host`/`--port` (a wildcard host is
+    reached through the loopback address)."""
+    if host in ("0.0.0.0", "", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def hypercorn_config(options: ServeOptions) -> HypercornConfig:
     config = HypercornConfig()
     config.bind = [f"{options.host}:{options.port}"]

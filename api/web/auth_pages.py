@@ -12,6 +12,7 @@ from quart import Response, request
 from .. import identity
 from ..errors import BadRequest, InvalidCredentials, TooManyRequests
 from ..schemas import ForgotPasswordRequest, LoginRequest, RegisterRequest, ResetPasswordRequest
+from ..services import services
 from . import csrf
 from ._blueprint import blueprint
 from ._render import field_errors, page, person, safe_next, see_other
@@ -113,7 +114,11 @@ async def forgot() -> Response:
         await identity.send_password_reset(str(data.email))
     except TooManyRequests as err:
         return await page("forgot.html", status=429, form=values, errors={}, error=_wait_words(err))
-    return await page("forgot.html", form=values, errors={}, sent=True)
+    # Without SMTP (a local or demo set-up) the page says where the message went; it never
+    # shows the link itself, which would hand anyone the reset of any account they name.
+    mail = services()
+    outbox = None if mail.mailer.uses_smtp else str(mail.settings.outbox_dir)
+    return await page("forgot.html", form=values, errors={}, sent=True, outbox=outbox)
 
 
 @blueprint.get("/reset-password")

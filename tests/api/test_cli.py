@@ -125,12 +125,16 @@ def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Pat
         while "simulator" not in printed:
             assert time.monotonic() < deadline and process.poll() is None, printed
             line = process.stdout.readline().strip()
-            for key in ("sign in as", "password", "simulator"):
+            for key in ("open", "sign in as", "password", "simulator"):
                 if line.startswith(key):
                     printed[key] = line.removeprefix(key).split()[0]
         origin = f"http://127.0.0.1:{simulator_port}"
         assert printed["simulator"] == origin
+        # Without NICHESCOPE_PUBLIC_URL the banner, links and MCP card follow the port served.
+        assert printed["open"] == f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            card = client.get("/mcp/manifest").json()
+            assert card["endpoint"] == f"http://127.0.0.1:{port}/mcp"
             login = client.post(
                 "/api/auth/login",
                 json={"email": printed["sign in as"], "password": printed["password"]},
