@@ -93,7 +93,7 @@ async def analyses() -> Response:
     return await page("analyses.html", analyses=items, names=names)
 
 
-async def _monitor_of(analysis: AnalysisRecord) -> str | None:
+async def monitor_of(analysis: AnalysisRecord) -> str | None:
     """The monitor whose history `analysis` read, while it exists (its listings live there)."""
     if not analysis.run_id:
         return None
@@ -128,7 +128,7 @@ async def analysis_detail(analysis_id: str) -> Response:
     result = document(analysis.result_json)
     notice = "Your export was imported and analysed." if request.args.get("notice") else None
     niches = result.get("niches", [])[:25]
-    monitor_id = await _monitor_of(analysis)
+    monitor_id = await monitor_of(analysis)
     return await page(
         "analysis.html",
         page_title=await title_of_analysis(analysis),

@@ -9,7 +9,7 @@ from ..services import services
 from ._blueprint import blueprint
 from ._render import page
 from .account_pages import signed_in
-from .analysis_pages import document, graph_key, graphs_of
+from .analysis_pages import document, graph_key, graphs_of, monitor_of, niche_links
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
@@ -23,6 +23,7 @@ async def dashboard() -> Response:
     analysis = latest[0] if latest else None
     result = document(analysis.result_json) if analysis else {}
     niches = result.get("niches", [])[:TOP_NICHES]
+    monitor_id = await monitor_of(analysis) if analysis else None
     runs, _ = await store.runs.in_workspace(who.workspace_id, 0, RECENT_RUNS)
     monitors = await store.monitors.in_workspace(who.workspace_id)
     return await page(
@@ -32,6 +33,8 @@ async def dashboard() -> Response:
         run_names=await run_titles(who.workspace_id, runs),
         niches=niches,
         graphs=graphs_of(analysis.id, result) if analysis else [],
+        niche_links=niche_links(monitor_id, niches) if monitor_id else {},
+        currency=result.get("currency") or "EUR",
         graph_key=graph_key(result),
         runs=runs,
         monitors=monitors[:6],

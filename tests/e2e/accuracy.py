@@ -337,6 +337,9 @@ def _at(value: str) -> float:
     return datetime.fromisoformat(value).timestamp()
 
 
+_wall = _at  # an ISO time on the service's clock, in epoch seconds (the hardening tests)
+
+
 def _is_market(entry: Mapping[str, Any]) -> bool:
     """A request that reads the market (feed or listing), not robots.txt or the warm-up."""
     return str(entry["path"]).startswith(("/api/", "/catalog", "/items/"))
