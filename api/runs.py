@@ -263,6 +263,24 @@ def _alerts_of(result_json: str) -> list[dict[str, Any]]:
     return [a for a in alerts if isinstance(a, dict)]
 
 
+# One row per alert: what, where (the niche in words and its parts), which listing, why.
+ALERT_COLUMNS = ("kind", "niche", "category_id", "brand", "size", "condition", "item_id",
+                 "reason", "figures")  # fmt: skip
+
+
+def _alert_row(alert: dict[str, Any]) -> dict[str, object]:
+    niche = alert.get("niche") if isinstance(alert.get("niche"), dict) else {}
+    assert isinstance(niche, dict)
+    return {
+        "kind": alert.get("kind"),
+        "niche": niche.get("label"),
+        **{part: niche.get(part) for part in ("category_id", "brand", "size", "condition")},
+        "item_id": alert.get("item_id"),
+        "reason": alert.get("reason"),
+        "figures": alert.get("figures"),
+    }
+
+
 def _cell(value: object) -> object:
     """A CSV cell; text that a spreadsheet would run as a formula is defused (titles and
     brands come from the marketplace, so they are untrusted)."""
@@ -294,9 +312,8 @@ async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
             headers=disposition,
         )
     buffer = io.StringIO()
-    columns = sorted({key for alert in alerts for key in alert})
-    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
-    writer.writeheader()
+    writer = csv.DictWriter(buffer, fieldnames=ALERT_COLUMNS, extrasaction="ignore")
+    writer.writeheader()  # also with no alert: a spreadsheet still knows the columns
     for alert in alerts:
-        writer.writerow({k: _cell(v) for k, v in alert.items()})
+        writer.writerow({k: _cell(v) for k, v in _alert_row(alert).items()})
     return Response(buffer.getvalue(), content_type="text/csv; charset=utf-8", headers=disposition)

@@ -94,11 +94,20 @@ async def test_monitor_run_replay_and_alert_downloads(
         as_csv = await client.get(f"/api/runs/{run['id']}/alerts-download")
         assert as_csv.headers["content-type"].startswith("text/csv")
         assert f"nichescope-alerts-{run['id']}.csv" in as_csv.headers["content-disposition"]
-        list(csv.reader(io.StringIO(as_csv.text)))  # parses
+        rows = list(csv.reader(io.StringIO(as_csv.text)))
         as_json = await client.get(
             f"/api/runs/{run['id']}/alerts-download", params={"format": "json"}
         )
         assert as_json.json()["run_id"] == run["id"] and isinstance(as_json.json()["alerts"], list)
+        # The header row is there whatever the number of alerts (none, here), and each alert
+        # is one row that says what, where and why.
+        assert rows[0] == [
+            "kind", "niche", "category_id", "brand", "size", "condition", "item_id", "reason",
+            "figures",
+        ]  # fmt: skip
+        assert len(rows) == 1 + len(as_json.json()["alerts"])
+        for row, alert in zip(rows[1:], as_json.json()["alerts"], strict=True):
+            assert row[0] == alert["kind"] and row[7] == alert["reason"]
         bad = await client.get(f"/api/runs/{run['id']}/alerts-download", params={"format": "xml"})
         assert bad.status_code == 422
         runs = (await client.get("/api/runs", params={"page_size": 1})).json()

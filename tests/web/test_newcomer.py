@@ -6,6 +6,8 @@ trial's "Analyse this monitor" with the defaults."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import time
 from typing import Any
@@ -98,6 +100,12 @@ async def test_a_newcomer_sees_the_products_point(
         # An alert says what happened and why.
         alerts = page.locator("ul.alerts li").all_inner_texts()
         assert alerts and all(len(a) > 40 for a in alerts[:5]), alerts[:5]
+        # ... and so does its download: one row per alert under the header.
+        run_path = page.get_by_role("link", name="The run").get_attribute("href")
+        download = page.request.get(f"{base}/api{run_path}/alerts-download").text()
+        rows = list(csv.reader(io.StringIO(download)))
+        assert rows[0][:2] == ["kind", "niche"] and len(rows) - 1 >= len(alerts), rows[:2]
+        assert all(row[7] for row in rows[1:])  # every alert says why
 
         # Four graphs whose smallest text reads at desktop and at phone width.
         for viewport in (DESKTOP, PHONE):
