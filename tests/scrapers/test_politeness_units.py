@@ -10,7 +10,7 @@ import trio
 from scrapers import BreakerState, CircuitOpen, RobotsRules
 from scrapers._breaker import CircuitBreaker
 from scrapers._ratelimit import TokenBucket
-from scrapers._retry import full_jitter, parse_retry_after
+from scrapers._retry import full_jitter, http_date, parse_retry_after
 
 
 async def test_token_bucket_rate_and_burst(autojump_clock: trio.abc.Clock) -> None:
@@ -110,3 +110,16 @@ def test_robots_status_rules() -> None:
     assert RobotsRules.for_status(404, "", "nichescope").can_fetch("/anything")
     assert not RobotsRules.for_status(503, "", "nichescope").can_fetch("/catalog")
     assert RobotsRules.for_status(200, "", "nichescope").can_fetch("/catalog")
+
+
+def test_http_dates_are_read_and_garbage_is_no_date() -> None:
+    assert http_date("Wed, 25 Nov 2026 22:00:00 GMT") == datetime(2026, 11, 25, 22, tzinfo=UTC)
+    for garbage in (None, "", "yesterday", "Wed, 99 Nov 2026 25:61:00 GMT", "9" * 400):
+        assert http_date(garbage) is None
+
+
+def test_a_retry_after_of_non_ascii_digits_is_garbage_not_a_crash() -> None:
+    # "²".isdigit() holds and float("²") raises: a marketplace header must never crash a poll.
+    assert parse_retry_after("²") is None
+    assert parse_retry_after("٣") is None
+    assert parse_retry_after("3") == 3.0
