@@ -268,11 +268,11 @@ async def test_every_catalogue_page_states_the_markets_clock(profile: str) -> No
     # Today's catalogue says its time in `pagination.time`; the legacy one only in the
     # answer's Date header. Either way the page carries the simulated (market's) time.
     start = 1_790_000_000.0
-    async with simulator(SimulatorConfig(profile=profile, start=start, speed=3600.0)) as sim:
-        async with client_for(sim.origin) as client:
-            adapter = MarketplaceAdapter(client, profile=profile)
-            query = await adapter.query_for(f"{sim.origin}/catalog?catalog[]=1904")
-            page = await adapter.fetch_catalogue_page(query, 1)
+    market = SimulatorConfig(profile=profile, start=start, speed=3600.0)
+    async with simulator(market) as sim, client_for(sim.origin) as client:
+        adapter = MarketplaceAdapter(client, profile=profile)
+        query = await adapter.query_for(f"{sim.origin}/catalog?catalog[]=1904")
+        page = await adapter.fetch_catalogue_page(query, 1)
     assert page.market_time is not None
     # Within the hour the simulator ran at 3600x (a second of real time), never the wall clock.
     assert 0 <= page.market_time.timestamp() - start < 3600 * 5
