@@ -19,7 +19,7 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value.strip())
     return None
 
@@ -77,7 +77,7 @@ def as_money(value: Any, currency: Any = None) -> tuple[Decimal | None, str | No
 def as_timestamp(value: Any) -> datetime | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         value = int(value.strip())
     if isinstance(value, int | float) and 0 < value < 10**11:
         return datetime.fromtimestamp(value, UTC)

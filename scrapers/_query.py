@@ -96,7 +96,7 @@ def _ids(url: str, key: str, values: list[str]) -> tuple[int, ...]:
             part = part.strip()
             if not part:
                 continue
-            if not part.isdigit() or len(part) > 12:
+            if not (part.isascii() and part.isdigit()) or len(part) > 12:
                 raise InvalidCatalogueUrl(url, f"{key} must be numeric ids, got {part[:20]!r}")
             out.add(int(part))
     if len(out) > MAX_IDS:

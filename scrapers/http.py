@@ -457,7 +457,7 @@ class MarketClient:
         response = await self._http.send(request, stream=True)
         try:
             declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
+            if declared.isascii() and declared.isdigit() and int(declared) > limit:
                 raise ResponseTooLarge(url, limit)
             body = bytearray()
             async for chunk in response.aiter_bytes():

@@ -43,7 +43,7 @@ def verify(
             timestamps.append(value)
         elif key == "v1":
             signatures.append(value)
-    if len(timestamps) != 1 or not timestamps[0].isdigit():
+    if len(timestamps) != 1 or not (timestamps[0].isascii() and timestamps[0].isdigit()):
         raise InvalidSignature("no single timestamp")
     if not signatures:
         raise InvalidSignature("no v1 signature")

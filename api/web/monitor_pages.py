@@ -92,7 +92,8 @@ async def start_monitor() -> Response:
     source = form.get("source", "url")
     values["source"] = source  # a form shown again keeps the source that was chosen
     errors: dict[str, str] = {}
-    interval = int(values["interval"]) if values["interval"].isdigit() else None
+    typed = values["interval"]
+    interval = int(typed) if typed.isascii() and typed.isdigit() else None
     if values["interval"] and interval is None:
         errors["interval"] = "Enter a number of seconds, such as 300."
     if source == "analysis" and not values["analysis_id"]:
@@ -157,7 +158,7 @@ async def monitor_detail(monitor_id: str) -> Response:
     if state not in STATES:
         state = "open"
     number = request.args.get("page", "1")
-    current = max(1, int(number)) if number.isdigit() else 1
+    current = max(1, int(number)) if number.isascii() and number.isdigit() else 1
     states = LISTING_STATES if state == "all" else (state,)
     niche = niche_filter(states)
     listings = (

@@ -39,7 +39,7 @@ async def owned(run_id: str, workspace_id: str) -> RunRecord:
 async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
     store = services().store
     number = request.args.get("page", "1")
-    current = max(1, int(number)) if number.isdigit() else 1
+    current = max(1, int(number)) if number.isascii() and number.isdigit() else 1
     runs, total = await store.runs.in_workspace(workspace_id, (current - 1) * PAGE_SIZE, PAGE_SIZE)
     monitors = await store.monitors.in_workspace(workspace_id)
     limits = await plan_limits(workspace_id)
@@ -85,7 +85,7 @@ async def start_run() -> Response:
     # Only a catalogue page's run reads a number of listings; a monitor's whole history is
     # analysed, so whatever the (hidden) box holds is not looked at.
     items = values["max_items"] if source != "monitor" else ""
-    if items and not items.isdigit():
+    if items and not (items.isascii() and items.isdigit()):
         errors["max_items"] = "Enter a whole number of listings, such as 200, or leave it empty."
     if errors:
         return await _list_page(who.workspace_id, status=422, form=values, errors=errors)

@@ -386,7 +386,7 @@ class SimulatorApp:
         served = self._catalogue_filter(feed_filter)
         live = [] if served is None else self.world.live(now, served)
         items, _, _ = self.world.page_of(
-            live, max(1, int(page) if page.isdigit() else 1), 96, parsed.order
+            live, max(1, int(page) if page.isascii() and page.isdigit() else 1), 96, parsed.order
         )
         layout = self.world.config.html_layout
         if layout not in ("A", "B"):

@@ -26,7 +26,7 @@ def side_door(app: SimulatorApp, method: str, path: str, query: str, body: bytes
     if path == "/__sim__/truth":
         ids = None
         if params.get("ids"):
-            ids = [int(i) for i in params["ids"].split(",") if i.isdigit()]
+            ids = [int(i) for i in params["ids"].split(",") if i.isascii() and i.isdigit()]
         return json_answer(200, app.world.truth(app.sim_now(), ids))
     if path == "/__sim__/requests":
         since = int(params.get("since", "0") or 0)

@@ -75,3 +75,9 @@ def test_invalid_urls(url: str, reason: str) -> None:
 def test_price_with_comma_and_search_text_normalised() -> None:
     q = parse_catalogue_url(f"{BASE}?price_from=4,5&search_text=%20blue%20%20jeans%20")
     assert q.price_from == Decimal("4.5") and q.search_text == "blue jeans"
+
+
+@pytest.mark.parametrize("part", ["²", "١٢", "12a"])
+def test_ids_that_only_look_like_digits_are_refused(part: str) -> None:
+    with pytest.raises(InvalidCatalogueUrl):
+        parse_catalogue_url(f"https://www.vinted.fr/catalog?catalog[]={part}")

@@ -169,3 +169,21 @@ def _alert(html: str) -> str:
     found = re.search(r'role="alert">(.*?)</', html, re.S)
     assert found, "no alert on the page"
     return found.group(1)
+
+
+async def test_numbers_that_only_look_like_digits_are_ignored_or_refused(
+    start_web: StartWeb, market: FakeMarket
+) -> None:
+    # "²".isdigit() holds and int("²") raises: such a page number once answered 500.
+    for item in range(1, 41):
+        market.list(item, f"{10 + item % 7}.00")
+    service = await start_web(plan_quotas=TRIAL, min_poll_seconds=1)
+    async with service.client() as client:
+        ids = await _owner_with_things(client)
+        for path in (f"/monitors/{ids['monitor']}?page=²", "/runs?page=²", "/runs?page=١٢"):
+            page = await client.get(path)
+            assert page.status_code == 200, (path, page.status_code)
+        for field, value in (("interval", "²"), ("max_items", "²")):
+            form = {"csrf_token": ids["csrf"], "source": "url", "url": URL, field: value}
+            answer = await client.post("/monitors" if field == "interval" else "/runs", data=form)
+            assert answer.status_code == 422, (field, answer.status_code)
