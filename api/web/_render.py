@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from pydantic import ValidationError
 from quart import Response, g, redirect, render_template, request
@@ -60,10 +61,23 @@ def see_other(location: str) -> Response:
 
 
 def safe_next(value: str | None, default: str = "/dashboard") -> str:
-    """A local path to go to after sign-in; anything that could leave the site is ignored."""
-    if not value or not value.startswith("/") or value.startswith(("//", "/\\")):
+    """A path of this site to go to after sign-in, as a browser would resolve it; anything
+    else is `default`.
+
+    Browsers drop tabs and newlines from a URL and read a backslash as a slash, so
+    "/<TAB>/host" and "/\\host" are "//host", another origin. So a control character or
+    whitespace anywhere refuses the value (our own paths have none, and in a Location header
+    they would break the answer), and what is left must be a path with no scheme and no host
+    once backslashes are read as slashes."""
+    if not value or len(value) > 2048 or not value.startswith("/"):
         return default
-    return value
+    if any(ch.isspace() or ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in value):
+        return default
+    as_browser = value.replace("\\", "/")
+    parts = urlsplit(as_browser)
+    if as_browser.startswith("//") or parts.scheme or parts.netloc:
+        return default
+    return quote(value, safe="/?&=#%:@!$'()*+,;~-._")
 
 
 _MESSAGES = {
