@@ -77,7 +77,10 @@ async def check_password(email: str, password: str) -> UserRecord:
         raise TooManyRequests(wait, "Too many sign-in attempts; wait before trying again")
     credentials = await svc.store.get_credentials(email)
     password_hash = credentials.password_hash if credentials else None
-    if credentials is None or not await verify_password(password_hash, password):
+    # Verified first, whatever was found: with no account (or no password) the dummy hash is
+    # verified instead, so an unknown e-mail costs the same argon2 work as a wrong password.
+    matches = await verify_password(password_hash, password)
+    if credentials is None or not matches:
         svc.login_account_limiter.hit(email)
         raise InvalidCredentials()
     svc.login_account_limiter.reset(email)
