@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import trio
@@ -29,6 +30,7 @@ from .run_schemas import (
 from .runs import run_out
 from .security import new_id
 from .services import services
+from .storable import storable_text
 
 blueprint = Blueprint("analyses", __name__)
 
@@ -179,6 +181,12 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
     return analysis_out(analysis, analysis_title(analysis, None, None)), 201
 
 
+# Text no page can show once stored (lone surrogates) or no column can hold (NUL) can only
+# reach a parsed JSON document through these escapes: raw surrogate bytes are not UTF-8 and
+# are refused by the parser already. Most exports hold none, so they cost one byte scan.
+_UNSTORABLE_ESCAPE = re.compile(rb"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)")
+
+
 async def import_export_in(
     workspace_id: str, raw: bytes, *, include_likely_sales: bool = False
 ) -> AnalysisRecord:
@@ -195,6 +203,11 @@ async def import_export_in(
             "The export is not valid JSON (truncated?)",
             suggest=["Upload the file exactly as GET /api/monitoring/{id}/export produced it"],
         ) from err
+    if _UNSTORABLE_ESCAPE.search(raw):  # rare: look closer (a walk of the whole document)
+        try:
+            storable_text(document)
+        except ValueError as err:
+            raise InvalidExportError(f"The export holds text that cannot be stored: {err}") from err
     try:
         result = await trio.to_thread.run_sync(analyse_export, document, include_likely_sales)
     except InvalidExport as err:

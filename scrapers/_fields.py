@@ -24,9 +24,15 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+# After JSON decoding, a surrogate code point left in a str is a lone one (a "\ud800"
+# escape with no partner): it cannot be encoded as UTF-8, so stored it would make every page
+# showing it fail. The marketplace's text is untrusted: such a character becomes U+FFFD.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def as_str(value: Any) -> str | None:
     if isinstance(value, str):
-        value = value.strip()
+        value = _LONE_SURROGATE.sub("\ufffd", value.strip())
         return value or None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
