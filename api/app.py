@@ -77,6 +77,10 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
             settings.login_failures_per_account, settings.login_window_seconds
         ),
         mail_limiter=SlidingWindowLimiter(5, settings.login_window_seconds),
+        register_ip_limiter=SlidingWindowLimiter(
+            settings.login_attempts_per_ip, settings.login_window_seconds
+        ),
+        owner_notice_limiter=SlidingWindowLimiter(1, settings.login_window_seconds),
     )
     app.url_map.converters["id"] = ResourceIdConverter
     register_error_handlers(app)

@@ -40,9 +40,19 @@ def normalise_email(email: str) -> str:
 
 async def register_account(email: str, password: str, name: str | None) -> None:
     """Create an account and its workspace. A taken e-mail is not an error (no enumeration):
-    its owner is told by e-mail instead."""
+    its owner is told by e-mail instead, at most once per window (`owner_notice_limiter`).
+
+    Raises `TooManyRequests` past `NICHESCOPE_LOGIN_ATTEMPTS_PER_IP` registrations per IP or
+    five per e-mail per window, checked before the password is hashed: each attempt costs an
+    argon2 hash and maybe an e-mail, which nobody may make us pay without bound."""
     svc = services()
     email = normalise_email(email)
+    wait = max(
+        svc.register_ip_limiter.hit(client_ip()),
+        svc.mail_limiter.hit(f"register-to:{email}"),
+    )
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many registrations; wait before trying again")
     password_hash = await hash_password(password)
     try:
         await svc.store.create_user(
@@ -53,6 +63,8 @@ async def register_account(email: str, password: str, name: str | None) -> None:
             password_hash=password_hash,
         )
     except AlreadyExists:
+        if svc.owner_notice_limiter.hit(email) > 0.0:
+            return  # the owner was told within the window: once is enough
         await svc.mailer.send(
             email,
             "Someone tried to register with your e-mail",

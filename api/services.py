@@ -28,6 +28,9 @@ class Services:
     login_ip_limiter: SlidingWindowLimiter
     login_account_limiter: SlidingWindowLimiter
     mail_limiter: SlidingWindowLimiter
+    register_ip_limiter: SlidingWindowLimiter  # registrations per client address
+    # One "someone tried to register with your e-mail" notice per owner per window.
+    owner_notice_limiter: SlidingWindowLimiter
     started_at: float = field(default_factory=trio.current_time)
 
 

@@ -47,7 +47,10 @@ async def signup() -> Response:
         data = RegisterRequest.model_validate(values)
     except ValidationError as err:
         return await page("signup.html", status=422, form=values, errors=field_errors(err))
-    await identity.register_account(str(data.email), data.password, data.name)
+    try:
+        await identity.register_account(str(data.email), data.password, data.name)
+    except TooManyRequests as err:
+        return await page("signup.html", status=429, form=values, errors={}, error=_wait_words(err))
     return see_other("/login?notice=registered")
 
 
