@@ -257,8 +257,9 @@ async def resume_monitor(monitor_id: str) -> MonitorOut:
 
 
 async def resume_monitor_in(monitor: MonitorRecord) -> None:
-    """Resume polling (quota-checked unless active); `Busy` while the engine is busy."""
-    if monitor.status != "active":
+    """Resume polling (quota-checked when paused: active and errored monitors already hold
+    their slot); `Busy` while the engine is busy."""
+    if monitor.status == "paused":
         await require_active_monitor_slot(monitor.workspace_id)
     try:
         await services().engine.resume(monitor)

@@ -30,7 +30,7 @@ FORGET_NODES_AFTER = timedelta(days=1)
 FORGET_COMMANDS_AFTER = timedelta(minutes=10)
 
 MONITOR_WANTS_ACTOR = or_(
-    Monitor.status == "active",
+    Monitor.status.in_(("active", "error")),
     and_(Monitor.status == "paused", Monitor.bootstrapped_at.is_(None)),
 )
 RUN_UNFINISHED = Run.state.in_(("queued", "running"))

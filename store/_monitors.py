@@ -65,14 +65,15 @@ async def list_monitors(db: AsyncSession, workspace_id: str) -> list[MonitorReco
 
 
 async def count_active(db: AsyncSession, workspace_id: str) -> int:
-    """Monitors that poll: active ones and those still bootstrapping (the plan's quota)."""
+    """Monitors that poll (the plan's quota): active ones, those in error (they keep
+    retrying) and those still bootstrapping."""
     return int(
         await db.scalar(
             select(func.count())
             .select_from(Monitor)
             .where(
                 Monitor.workspace_id == workspace_id,
-                (Monitor.status == "active")
+                Monitor.status.in_(("active", "error"))
                 | ((Monitor.status == "paused") & Monitor.bootstrapped_at.is_(None)),
             )
         )
@@ -81,12 +82,13 @@ async def count_active(db: AsyncSession, workspace_id: str) -> int:
 
 
 async def monitors_to_resume(db: AsyncSession) -> list[MonitorRecord]:
-    """Monitors a restarted process must run again: active ones, and paused ones whose
-    bootstrap never finished (a pause by the user after bootstrap stays paused)."""
+    """Monitors a restarted process must run again: active ones, those in error (they keep
+    retrying), and paused ones whose bootstrap never finished (a pause by the user after
+    bootstrap stays paused)."""
     rows = await db.scalars(
         select(Monitor)
         .where(
-            (Monitor.status == "active")
+            Monitor.status.in_(("active", "error"))
             | ((Monitor.status == "paused") & Monitor.bootstrapped_at.is_(None))
         )
         .order_by(Monitor.created_at)

@@ -278,6 +278,8 @@ async def record_poll(
         monitor.consecutive_errors = 0
         monitor.last_error = None
         monitor.last_error_kind = None
+        if monitor.status == "error":
+            monitor.status = "active"  # the marketplace answers again: back by itself
         monitor.polls += 1
         for state, delta in changes.moved.items():
             setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)

@@ -3,8 +3,11 @@
 It runs until `Stop`, cancellation, or (cluster mode) a write refused because another node
 claimed the monitor (`LeaseLost`: the actor ends, it is not restarted). Poll failures are
 recorded on the monitor and backed off (they never end the actor); after
-`max_consecutive_errors` the monitor goes to `error` and waits for `Resume`. Anything else
-that goes wrong (a database outage, a bug) escapes to the supervisor, which restarts it.
+`max_consecutive_errors` the monitor goes to `error`, where it keeps trying every
+`error_retry_seconds` (an hour by default: a blocked or frozen marketplace is not asked more)
+and returns to `active` by itself at the first poll that succeeds; `Resume` tries at once.
+Anything else that goes wrong (a database outage, a bug) escapes to the supervisor, which
+restarts it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ log = logging.getLogger(__name__)
 class MonitorPolicy:
     max_consecutive_errors: int = 5
     max_backoff_seconds: float = 1800.0
+    error_retry_seconds: float = 3600.0  # how often a monitor in `error` tries again
     poll_timeout_seconds: float = 300.0
     confirm: ConfirmPolicy = field(default_factory=ConfirmPolicy)
 
@@ -104,7 +108,7 @@ class MonitorActor:
 
     @staticmethod
     def _wants_polls(monitor: MonitorRecord) -> bool:
-        return monitor.status == "active" or (
+        return monitor.status in ("active", "error") or (
             monitor.status == "paused" and monitor.bootstrapped_at is None
         )
 
@@ -164,10 +168,13 @@ class MonitorActor:
                     if isinstance(err, SuspectedBlock)
                     else self._market.failure_kind(err)
                 )
-            delay = error_backoff(
-                monitor.interval_seconds,
-                monitor.consecutive_errors + 1,
-                self._policy.max_backoff_seconds,
+            failures = monitor.consecutive_errors + 1
+            delay = (
+                self._policy.error_retry_seconds  # in `error` from now on: the long retry
+                if failures >= self._policy.max_consecutive_errors
+                else error_backoff(
+                    monitor.interval_seconds, failures, self._policy.max_backoff_seconds
+                )
             )
             updated = await self._store.monitors.record_poll_error(
                 self.monitor_id,
@@ -184,7 +191,10 @@ class MonitorActor:
             )
             self._next_poll = trio.current_time() + delay
             if updated is not None and updated.status == "error":
-                log.warning("monitor %s stopped polling after repeated errors", self.monitor_id)
+                log.warning(
+                    "monitor %s in error after %d failed polls; next try in %.0f s",
+                    self.monitor_id, failures, delay,
+                )  # fmt: skip
             return
         self._board.polled(record.finished_at.isoformat())
         self._next_poll = trio.current_time() + monitor.interval_seconds

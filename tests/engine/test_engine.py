@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 
 import trio
 
@@ -117,8 +118,10 @@ async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> No
         assert failed.last_error is not None and "403 blocked" in failed.last_error
         calls = market.feed_calls
         await trio.sleep(0.5)
-        assert market.feed_calls == calls  # in `error`, the actor stops polling
+        assert market.feed_calls == calls  # in `error`, the actor waits its long retry
         assert engine.is_running(monitor.id)  # ...but it is alive and listening
+        assert failed.next_poll_at is not None
+        assert failed.next_poll_at - store.clock() > timedelta(minutes=50)
 
         market.feed_error = None
         await engine.resume(failed)
@@ -200,3 +203,34 @@ async def test_shutdown_waits_for_the_poll_in_flight(store: Store) -> None:
 
 async def _true_if(value: bool) -> bool:
     return value
+
+
+async def test_a_monitor_in_error_keeps_trying_and_comes_back_by_itself(store: Store) -> None:
+    market = FakeMarket(feed_error=RuntimeError("503 frozen"))
+    market.list(1)
+    workspace = await new_workspace(store)
+    retrying = EngineSettings(
+        monitor_policy=MonitorPolicy(
+            max_consecutive_errors=2, max_backoff_seconds=0.1, error_retry_seconds=0.5
+        ),
+        restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
+        grace_seconds=2,
+    )
+    async with Engine(store, market, retrying) as engine:
+        monitor = await _start(engine, workspace)
+
+        async def status_is(wanted: str) -> bool:
+            m = await store.monitors.get(monitor.id, workspace)
+            return m is not None and m.status == wanted
+
+        await _until(lambda: status_is("error"), 30)
+        calls = market.feed_calls
+        await _until(lambda: _more(market, calls), 30)  # still trying, on the long retry
+        market.feed_error = None  # the marketplace answers again: no resume needed
+        await _until(lambda: status_is("active"), 30)
+        back = await store.monitors.get(monitor.id, workspace)
+        assert back is not None and back.consecutive_errors == 0 and back.polls >= 1
+
+
+async def _more(market: FakeMarket, calls: int) -> bool:
+    return market.feed_calls > calls
