@@ -23,11 +23,19 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import cast
 from urllib.parse import urlencode
 
 from engine import Engine
 from scrapers.simulator import SimListing, SimulatorConfig, World
-from store import ConfirmedState, MonitorRecord, ObservedListing, PollOutcome, Store
+from store import (
+    ConfirmedState,
+    ListingState,
+    MonitorRecord,
+    ObservedListing,
+    PollOutcome,
+    Store,
+)
 
 from .security import new_id
 
@@ -135,7 +143,8 @@ async def record_sample(
             if state in _FEED_STATES and (last or before != "open"):
                 seen.append(_observed(world, item, origin, t))
             elif state != before and state is not None and state != "open":
-                confirmed.append(ConfirmedState(item.id, state, "item_page"))  # type: ignore[arg-type]
+                # The simulator's states are the store's: reserved, sold, deleted.
+                confirmed.append(ConfirmedState(item.id, cast(ListingState, state), "item_page"))
             known[item.id] = state or before
         await store.monitors.record_poll(
             monitor.id,
