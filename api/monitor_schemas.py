@@ -42,8 +42,10 @@ class ListingsQuery(BaseModel):
     brand: str | None = Field(default=None, min_length=1, max_length=200)
     size: str | None = Field(default=None, min_length=1, max_length=100)
     condition: str | None = Field(default=None, min_length=1, max_length=100)
-    price_min: Decimal | None = Field(default=None, ge=0, le=10**9, decimal_places=2)
-    price_max: Decimal | None = Field(default=None, ge=0, le=10**9, decimal_places=2)
+    # Numbers, not decimal strings: the schema of a Decimal admits any string (even empty),
+    # which generated clients would send and validation would refuse.
+    price_min: float | None = Field(default=None, ge=0, le=1e9)
+    price_max: float | None = Field(default=None, ge=0, le=1e9)
     sort: Literal["id", "newest", "price", "-price", "last_change"] = "id"
 
 

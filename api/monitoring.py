@@ -7,6 +7,7 @@ indistinguishable from one that does not exist.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from urllib.parse import urlsplit
 
 from quart import Blueprint, Response
@@ -279,7 +280,8 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsP
     states = LISTING_STATES if q.state == "all" else (q.state,)
     wanted = ListingFilter(
         states=states, category_id=q.category, brand=q.brand, size=q.size,
-        condition=q.condition, price_min=q.price_min, price_max=q.price_max, sort=q.sort,
+        condition=q.condition, price_min=_price(q.price_min), price_max=_price(q.price_max),
+        sort=q.sort,
     )  # fmt: skip
     workspace_id = current_principal().workspace_id
     monitors = services().store.monitors
@@ -305,6 +307,11 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsP
             "pages": max(1, math.ceil(page.total / query_args.page_size)),
         }
     )
+
+
+def _price(value: float | None) -> Decimal | None:
+    """A query's price as the stored prices' type (its shortest decimal spelling)."""
+    return None if value is None else Decimal(repr(value))
 
 
 @blueprint.get("/<id:monitor_id>/export")

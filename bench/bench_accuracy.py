@@ -6,7 +6,8 @@ monitors the whole catalogue over REST, analyses it, and the figures are compare
 simulator's ground truth: precision@10 of the ranked niches against the planted hot ones, and
 the mean absolute error of sell-through and of the median sold price per niche. Baseline,
 measured in the same run: a random ranking (expected precision@10 = hot pairs seen / pairs
-seen). Definitions and the clock mapping: tests/e2e/accuracy.py.
+seen). Definitions (and why no time is mapped: the product stamps on the market's clock):
+tests/e2e/accuracy.py.
 """
 
 from __future__ import annotations

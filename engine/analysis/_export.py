@@ -191,6 +191,8 @@ def _check_monitor_and_polls(monitor: object, polls: list[Any]) -> None:
         for key in ("pages", "confirmed", "duration_ms"):
             r.absent_or_int(key)
         r.opt_str("error")
+        r.opt_time("market_at")  # version 2 since the market's clock; absent before
+        r.opt_enum("clock", ("market", "service"))
 
 
 # The export's decimal strings, as its schema states them (no exponents, no NaN).

@@ -47,14 +47,15 @@ class PollStamp:
     extrapolated: bool = False  # no believable reading: the last one plus the service's time
 
 
-def stamp_poll(reading: datetime | None, now: datetime, last: PollRecord | None) -> PollStamp:
-    """The stamp of a poll that started at `now` (the service's clock) and read the market's
-    clock as `reading` (None: the answer stated none), after the monitor's `last` good poll."""
+def stamp_poll(reading: datetime | None, ended: datetime, last: PollRecord | None) -> PollStamp:
+    """The stamp of a poll that ended at `ended` (the service's clock: what it saw was there by
+    then) and read the market's clock as `reading` (None: the answers stated none), after the
+    monitor's `last` good poll."""
     if last is None or last.clock != "market" or last.market_at is None:
-        if reading is not None and now - FIRST_BEHIND <= reading <= now + FIRST_AHEAD:
+        if reading is not None and ended - FIRST_BEHIND <= reading <= ended + FIRST_AHEAD:
             return PollStamp(reading, "market")
-        return PollStamp(now, "service")
-    elapsed = max(now - last.started_at, timedelta(0))
+        return PollStamp(ended, "service")
+    elapsed = max(ended - last.finished_at, timedelta(0))
     latest = last.market_at + elapsed * MAX_RATE + SLACK
     if reading is not None and last.market_at <= reading <= latest:
         return PollStamp(reading, "market")

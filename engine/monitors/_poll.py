@@ -117,7 +117,7 @@ async def poll_once(
     confirmed = await confirm_states(market, monitor.url, ask)
     answered = {c.item_id for c in confirmed}
     elapsed = timedelta(seconds=trio.current_time() - started)
-    stamp = stamp_poll(feed.market_time, now, last)
+    stamp = stamp_poll(feed.market_time, now + elapsed, last)
     outcome = PollOutcome(
         poll_id=f"poll_{uuid.uuid4().hex}",
         started_at=now,
