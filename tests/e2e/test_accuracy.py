@@ -71,14 +71,14 @@ async def test_days_to_sell_match_the_simulators_truth_on_the_products_own_outpu
     settings: Settings, nursery: trio.Nursery
 ) -> None:
     # Days to sell need polls close together (the planted hot niches sell in about a day and
-    # a half): three simulated hours per second over a smaller market, polls a few
+    # a half): four simulated hours per second over a smaller market, polls a few
     # simulated hours apart, five simulated days watched. The listings already on sale at the first
     # poll are of unknown age and stay out of time to sell; the rest were listed while
     # watched (between two polls), so their days to sell are the market's.
     result = await measure(
         nursery,
         settings,
-        Scenario(seed=2, speed=10_800.0, days=5.0, n_listings=200, arrivals_per_day=240.0),
+        Scenario(seed=2, speed=14_400.0, days=5.0, n_listings=200, arrivals_per_day=240.0),
     )
     print("\n".join(result.lines()))
     assert result.false_sales == ()
