@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .schemas import MAX_PAGE, Strict, exactly_one_of
 
+MAX_CATEGORY_ID = 2**31 - 1
+
 
 class StartMonitorRequest(Strict):
     model_config = ConfigDict(
@@ -38,7 +40,11 @@ class ListingsQuery(BaseModel):
     state: str = Field(default="open", pattern=r"^(open|sold|reserved|deleted|all)$")
     page: int = Field(default=1, ge=1, le=MAX_PAGE)
     page_size: int = Field(default=50, ge=1, le=200)
-    category: int | None = Field(default=None, ge=0, description="the category id")
+    # The stored column is a 32-bit integer: a larger id names no category and must not
+    # reach the database (PostgreSQL refuses to bind it).
+    category: int | None = Field(
+        default=None, ge=0, le=MAX_CATEGORY_ID, description="the category id"
+    )
     brand: str | None = Field(default=None, min_length=1, max_length=200)
     size: str | None = Field(default=None, min_length=1, max_length=100)
     condition: str | None = Field(default=None, min_length=1, max_length=100)

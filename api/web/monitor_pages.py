@@ -11,7 +11,7 @@ from quart import Response, request
 from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord
 
 from ..errors import ApiError, NotFound
-from ..monitor_schemas import StartMonitorRequest
+from ..monitor_schemas import MAX_CATEGORY_ID, StartMonitorRequest
 from ..monitoring import (
     counted,
     market_profile_of,
@@ -133,7 +133,9 @@ def niche_filter(states: tuple[str, ...]) -> ListingFilter:
     category = args.get("category", "")
     return ListingFilter(
         states=states,
-        category_id=int(category) if category.isascii() and category.isdigit() else None,
+        category_id=int(category)
+        if category.isascii() and category.isdigit() and int(category[:12]) <= MAX_CATEGORY_ID
+        else None,
         brand=args.get("brand"),
         size=args.get("size"),
         condition=args.get("condition"),
