@@ -68,7 +68,21 @@ async def analysis_titles(workspace_id: str, analyses: Iterable[AnalysisRecord])
     return titles
 
 
+async def run_and_monitor(
+    analysis: AnalysisRecord,
+) -> tuple[RunRecord | None, MonitorRecord | None]:
+    """The run that made `analysis` and that run's monitor, as they are now (None when gone,
+    or never: an import has no run, a URL run no monitor)."""
+    if not analysis.run_id:
+        return None, None
+    store = services().store
+    run = await store.runs.get(analysis.run_id, analysis.workspace_id)
+    if run is None or not run.monitor_id:
+        return run, None
+    return run, await store.monitors.get(run.monitor_id, analysis.workspace_id)
+
+
 async def title_of_analysis(analysis: AnalysisRecord) -> str:
     """The name of one analysis."""
-    titles = await analysis_titles(analysis.workspace_id, [analysis])
-    return titles[analysis.id]
+    run, monitor = await run_and_monitor(analysis)
+    return analysis_title(analysis, run, monitor)

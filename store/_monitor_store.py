@@ -91,9 +91,9 @@ class MonitorStore:
         return await self._store.unit(lambda db: repo.live_listings_last_seen(db, monitor_id))
 
     async def last_good_poll_items(self, monitor_id: str) -> int | None:
-        """The `items` of the latest successful poll (None before any): what an empty or
-        shrunken feed is compared with."""
-        return await self._store.unit(lambda db: repo.last_good_poll_items(db, monitor_id))
+        """The `items` of the latest successful poll (None before any)."""
+        poll = await self.last_good_poll(monitor_id)
+        return None if poll is None else poll.items
 
     async def last_good_poll(self, monitor_id: str) -> PollRecord | None:
         """The latest successful poll (None before any): its `items` are what an empty or

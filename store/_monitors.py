@@ -142,17 +142,6 @@ async def live_listings_last_seen(db: AsyncSession, monitor_id: str) -> dict[int
     return {int(item_id): last_seen for item_id, last_seen in rows}
 
 
-async def last_good_poll_items(db: AsyncSession, monitor_id: str) -> int | None:
-    """How many listings the latest successful poll saw; None before any."""
-    items = await db.scalar(
-        select(Poll.items)
-        .where(Poll.monitor_id == monitor_id, Poll.error.is_(None))
-        .order_by(Poll.started_at.desc(), Poll.id.desc())
-        .limit(1)
-    )
-    return None if items is None else int(items)
-
-
 async def last_good_poll(db: AsyncSession, monitor_id: str) -> PollRecord | None:
     """The latest successful poll; None before any."""
     row = await db.scalar(

@@ -60,6 +60,13 @@ def see_other(location: str) -> Response:
     return response  # type: ignore[return-value]
 
 
+def requested_page() -> int:
+    """The `?page=` a list page was asked for; 1 for anything that is not a page number
+    (`"²".isdigit()` holds and `int("²")` raises: only ASCII digits count)."""
+    number = request.args.get("page", "1")
+    return max(1, int(number)) if number.isascii() and number.isdigit() else 1
+
+
 def safe_next(value: str | None, default: str = "/dashboard") -> str:
     """A path of this site to go to after sign-in, as a browser would resolve it; anything
     else is `default`.

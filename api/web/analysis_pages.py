@@ -8,12 +8,10 @@ from urllib.parse import urlencode
 
 from quart import Response, request
 
-from store import AnalysisRecord
-
 from ..analyses import GRAPH_NAMES, analysis_in_workspace, import_export_in
 from ..errors import ApiError
 from ..limits import allow_body
-from ..naming import analysis_titles, title_of_analysis
+from ..naming import analysis_title, analysis_titles, run_and_monitor
 from ..services import services
 from . import csrf
 from ._blueprint import blueprint
@@ -93,18 +91,6 @@ async def analyses() -> Response:
     return await page("analyses.html", analyses=items, names=names)
 
 
-async def monitor_of(analysis: AnalysisRecord) -> str | None:
-    """The monitor whose history `analysis` read, while it exists (its listings live there)."""
-    if not analysis.run_id:
-        return None
-    store = services().store
-    run = await store.runs.get(analysis.run_id, analysis.workspace_id)
-    if run is None or not run.monitor_id:
-        return None
-    monitor = await store.monitors.get(run.monitor_id, analysis.workspace_id)
-    return None if monitor is None else monitor.id
-
-
 def niche_links(monitor_id: str, niches: list[dict[str, Any]]) -> dict[int, str]:
     """Rank -> the monitor page showing that niche's listings (every state): the parts of
     the niche's key that name something become the page's filters."""
@@ -128,14 +114,14 @@ async def analysis_detail(analysis_id: str) -> Response:
     result = document(analysis.result_json)
     notice = "Your export was imported and analysed." if request.args.get("notice") else None
     niches = result.get("niches", [])[:25]
-    monitor_id = await monitor_of(analysis)
+    run, monitor = await run_and_monitor(analysis)  # the name, and where its listings live
     return await page(
         "analysis.html",
-        page_title=await title_of_analysis(analysis),
+        page_title=analysis_title(analysis, run, monitor),
         analysis=analysis,
         result=result,
         niches=niches,
-        niche_links={} if monitor_id is None else niche_links(monitor_id, niches),
+        niche_links={} if monitor is None else niche_links(monitor.id, niches),
         alerts=result.get("alerts", [])[:50],
         graphs=graphs_of(analysis.id, result),
         graph_key=graph_key(result),

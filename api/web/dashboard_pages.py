@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from quart import Response
 
-from ..naming import run_titles, title_of_analysis
+from ..naming import analysis_title, run_and_monitor, run_titles
 from ..services import services
 from ._blueprint import blueprint
 from ._render import page
 from .account_pages import signed_in
-from .analysis_pages import document, graph_key, graphs_of, monitor_of, niche_links
+from .analysis_pages import document, graph_key, graphs_of, niche_links
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
@@ -23,17 +23,17 @@ async def dashboard() -> Response:
     analysis = latest[0] if latest else None
     result = document(analysis.result_json) if analysis else {}
     niches = result.get("niches", [])[:TOP_NICHES]
-    monitor_id = await monitor_of(analysis) if analysis else None
+    run, monitor = await run_and_monitor(analysis) if analysis else (None, None)
     runs, _ = await store.runs.in_workspace(who.workspace_id, 0, RECENT_RUNS)
     monitors = await store.monitors.in_workspace(who.workspace_id)
     return await page(
         "dashboard.html",
         analysis=analysis,
-        analysis_title=await title_of_analysis(analysis) if analysis else None,
+        analysis_title=analysis_title(analysis, run, monitor) if analysis else None,
         run_names=await run_titles(who.workspace_id, runs),
         niches=niches,
         graphs=graphs_of(analysis.id, result) if analysis else [],
-        niche_links=niche_links(monitor_id, niches) if monitor_id else {},
+        niche_links=niche_links(monitor.id, niches) if monitor else {},
         currency=result.get("currency") or "EUR",
         graph_key=graph_key(result),
         runs=runs,

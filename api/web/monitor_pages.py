@@ -24,7 +24,7 @@ from ..naming import analysis_titles
 from ..services import services
 from . import csrf
 from ._blueprint import blueprint
-from ._render import page, see_other
+from ._render import page, requested_page, see_other
 from ._words import explain
 from .account_pages import signed_in
 
@@ -125,11 +125,15 @@ async def start_monitor() -> Response:
 NICHE_ARGS = ("category", "brand", "size", "condition")
 
 
-def niche_filter(states: tuple[str, ...]) -> ListingFilter:
-    """The niche an analysis' link asks for (`?category=&brand=&size=&condition=`); a value
-    that is not one (a category that is not a number, an over-long text) is ignored: a page
-    link never fails."""
-    args = {k: v[:200] for k in NICHE_ARGS if (v := request.args.get(k, "").strip())}
+def niche_query() -> dict[str, str]:
+    """The niche an analysis' link asks for (`?category=&brand=&size=&condition=`), as given."""
+    return {k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip())}
+
+
+def niche_filter(states: tuple[str, ...], query: dict[str, str]) -> ListingFilter:
+    """The listings of the niche `query` names; a value that is not one (a category that is
+    not a stored id, an over-long text) is ignored: a page link never fails."""
+    args = {k: v[:200] for k, v in query.items()}
     category = args.get("category", "")
     return ListingFilter(
         states=states,
@@ -159,10 +163,10 @@ async def monitor_detail(monitor_id: str) -> Response:
     state = request.args.get("state", "open")
     if state not in STATES:
         state = "open"
-    number = request.args.get("page", "1")
-    current = max(1, int(number)) if number.isascii() and number.isdigit() else 1
+    current = requested_page()
     states = LISTING_STATES if state == "all" else (state,)
-    niche = niche_filter(states)
+    asked = niche_query()
+    niche = niche_filter(states, asked)
     listings = (
         await store.monitors.filtered_listings(monitor.id, niche, current, PAGE_SIZE)
         if niche.narrows
@@ -170,7 +174,6 @@ async def monitor_detail(monitor_id: str) -> Response:
     )
     if listings is None:  # deleted since `owned` found it
         raise NotFound("monitor")
-    niche_query = {k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip())}
     pages = max(1, math.ceil(listings.total / PAGE_SIZE))
     return await page(
         "monitor.html",
@@ -182,8 +185,8 @@ async def monitor_detail(monitor_id: str) -> Response:
         listings=listings.listings,
         total=listings.total,
         filter_state=state,
-        niche_words=_niche_words(niche_query, listings.listings) if niche.narrows else None,
-        niche_query=urlencode(niche_query),
+        niche_words=_niche_words(asked, listings.listings) if niche.narrows else None,
+        niche_query=urlencode(asked),
         states=STATES,
         current=current,
         pages=pages,

@@ -15,7 +15,7 @@ from ..runs import cancel_run_in, create_run_in, delete_run_in, replay_run_in
 from ..services import services
 from . import csrf
 from ._blueprint import blueprint
-from ._render import page, see_other
+from ._render import page, requested_page, see_other
 from ._words import explain
 from .account_pages import signed_in
 
@@ -38,8 +38,7 @@ async def owned(run_id: str, workspace_id: str) -> RunRecord:
 
 async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
     store = services().store
-    number = request.args.get("page", "1")
-    current = max(1, int(number)) if number.isascii() and number.isdigit() else 1
+    current = requested_page()
     runs, total = await store.runs.in_workspace(workspace_id, (current - 1) * PAGE_SIZE, PAGE_SIZE)
     monitors = await store.monitors.in_workspace(workspace_id)
     limits = await plan_limits(workspace_id)

@@ -8,7 +8,7 @@ import re
 import trio
 
 from tests.api.helpers import start_trial
-from tests.conftest import ServiceClient
+from tests.conftest import RunningService, ServiceClient
 from tests.engine.fake_market import FakeMarket
 from tests.web.conftest import StartWeb
 from tests.web.test_pages import csrf_of, sign_in
@@ -49,12 +49,17 @@ async def _owner_with_things(client: ServiceClient) -> dict[str, str]:
     return {"monitor": monitor_id, "run": run_id, "analysis": state["analysis_id"], "csrf": token}
 
 
+async def _trial_service_with_stock(start_web: StartWeb, market: FakeMarket) -> RunningService:
+    """The service on the trial's quotas over a market of forty listings."""
+    for item in range(1, 41):
+        market.list(item, f"{10 + item % 7}.00")
+    return await start_web(plan_quotas=TRIAL, min_poll_seconds=1)
+
+
 async def test_new_forms_refuse_a_missing_or_wrong_token(
     start_web: StartWeb, market: FakeMarket
 ) -> None:
-    for item in range(1, 41):
-        market.list(item, f"{10 + item % 7}.00")
-    service = await start_web(plan_quotas=TRIAL, min_poll_seconds=1)
+    service = await _trial_service_with_stock(start_web, market)
     async with service.client() as client:
         ids = await _owner_with_things(client)
         m, r = ids["monitor"], ids["run"]
@@ -87,9 +92,7 @@ async def test_new_forms_refuse_a_missing_or_wrong_token(
 async def test_another_workspace_sees_404_pages_and_errors_are_sentences(
     start_web: StartWeb, market: FakeMarket
 ) -> None:
-    for item in range(1, 41):
-        market.list(item, f"{10 + item % 7}.00")
-    service = await start_web(plan_quotas=TRIAL, min_poll_seconds=1)
+    service = await _trial_service_with_stock(start_web, market)
     async with service.client() as owner, service.client() as stranger:
         ids = await _owner_with_things(owner)
         detail = await owner.get(f"/analyses/{ids['analysis']}")
@@ -175,9 +178,7 @@ async def test_numbers_that_only_look_like_digits_are_ignored_or_refused(
     start_web: StartWeb, market: FakeMarket
 ) -> None:
     # "²".isdigit() holds and int("²") raises: such a page number once answered 500.
-    for item in range(1, 41):
-        market.list(item, f"{10 + item % 7}.00")
-    service = await start_web(plan_quotas=TRIAL, min_poll_seconds=1)
+    service = await _trial_service_with_stock(start_web, market)
     async with service.client() as client:
         ids = await _owner_with_things(client)
         monitor = f"/monitors/{ids['monitor']}"
