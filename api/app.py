@@ -27,6 +27,7 @@ from . import (
 )
 from .billing import views as billing
 from .errors import JsonStrictRequest, register_error_handlers
+from .keep_alive import KeepAliveAfterEarlyAnswers
 from .mail import Mailer, SmtpTarget
 from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
 from .ratelimit import SlidingWindowLimiter
@@ -103,4 +104,5 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
             response.headers.setdefault("Cache-Control", "no-store")
         return response
 
+    app.asgi_app = KeepAliveAfterEarlyAnswers(app.asgi_app)  # type: ignore[method-assign]
     return app
