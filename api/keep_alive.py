@@ -19,19 +19,17 @@ This ASGI middleware settles it before the response starts, as Go's net/http doe
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import trio
+from hypercorn.typing import ASGIFramework, ASGIReceiveCallable, ASGISendCallable, Scope
 
 DRAIN_BYTES = 256 * 1024
 DRAIN_SECONDS = 2.0
 
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-AsgiApp = Callable[[Message, Receive, Send], Awaitable[None]]
+Message = Mapping[str, Any]
 
 
 @dataclass
@@ -45,7 +43,7 @@ class BodyProgress:
     settled: trio.Event = field(default_factory=trio.Event)  # complete, or too much to drain
 
     @classmethod
-    def of(cls, headers: list[tuple[bytes, bytes]]) -> BodyProgress:
+    def of(cls, headers: Iterable[tuple[bytes, bytes]]) -> BodyProgress:
         declared: int | None = 0  # neither header: no body at all
         for name, value in headers:
             name = name.lower()
@@ -75,21 +73,23 @@ class BodyProgress:
 
 
 class KeepAliveAfterEarlyAnswers:
-    def __init__(self, app: AsgiApp) -> None:
+    def __init__(self, app: ASGIFramework) -> None:
         self.app = app
 
-    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         body = BodyProgress.of(scope["headers"])
 
-        async def tracking_receive() -> Message:
+        async def tracking_receive() -> Any:
             message = await receive()
             body.saw(message)
             return message
 
-        async def settling_send(message: Message) -> None:
+        async def settling_send(message: Any) -> None:
             starting = message["type"] == "http.response.start"
             if starting and not body.complete and not await body.drain():
                 headers = [(n, v) for n, v in message.get("headers", []) if n != b"connection"]
@@ -100,4 +100,4 @@ class KeepAliveAfterEarlyAnswers:
                 return
             await send(message)
 
-        await self.app(scope, tracking_receive, settling_send)
+        await self.app(scope, tracking_receive, cast(ASGISendCallable, settling_send))
