@@ -12,6 +12,7 @@ from typing import Literal
 
 from quart import Quart, current_app, g, request
 
+from .cross_site import refuse_cross_site_writes
 from .errors import Forbidden, InsufficientScope, Unauthorized
 from .openapi import access_of
 from .security import looks_like_access_token
@@ -128,6 +129,8 @@ async def enforce_access() -> None:
         raise InsufficientScope(needed)
     if access == "operator" and principal.email.lower() not in services().settings.operators:
         raise Forbidden("Operators only", suggest=["Ask an administrator to add you"])
+    if principal.via == "session" and needed == "write":
+        refuse_cross_site_writes()
     g.principal = principal
 
 

@@ -229,8 +229,12 @@ async def test_export_import_round_trip_without_scraping(
         assert keys(body["result"]) == keys(live_analysis["result"])
         svg = await client.get(body["graphs"]["market-flow"]["svg"])
         assert svg.status_code == 200
+        # A multipart upload with the session cookie, as the service's own pages send it
+        # (a browser states its origin; api/cross_site.py).
         as_file = await client.post(
-            "/api/analysis/import-monitoring", files={"file": ("export.json", export)}
+            "/api/analysis/import-monitoring",
+            files={"file": ("export.json", export)},
+            headers={"Origin": str(client.base_url).rstrip("/")},
         )
         assert as_file.status_code == 201
         before = (await client.get("/api/analyses")).json()["total"]
