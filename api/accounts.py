@@ -146,6 +146,7 @@ async def forgot_password(data: ForgotPasswordRequest) -> MessageResponse:
 @validate_response(MessageResponse, 200)
 async def reset_password(data: ResetPasswordRequest) -> MessageResponse:
     """Set a new password with a reset token; the token is single-use and every session of
-    the user ends (sign in again)."""
-    await identity.reset_password(data.token, data.password)
+    the user ends (sign in again). Every access token of the user is revoked too unless
+    `revoke_tokens` is false."""
+    await identity.reset_password(data.token, data.password, revoke_tokens=data.revoke_tokens)
     return MessageResponse(message="Password changed; sign in with the new password")

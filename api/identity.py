@@ -165,24 +165,57 @@ async def send_password_reset(email: str) -> None:
         user_id=credentials.user.id,
         expires_at=svc.store.clock() + timedelta(minutes=svc.settings.reset_token_minutes),
     )
+    tokens = [
+        t for t in await svc.store.list_access_tokens(credentials.user.id) if not t.revoked_at
+    ]
     await svc.mailer.send(
         email,
         "Reset your Nichescope password",
         "Someone (hopefully you) asked to reset your Nichescope password.\n\n"
         f"Reset it here within {svc.settings.reset_token_minutes} minutes:\n"
         f"{svc.settings.public_url}/reset-password?token={secret}\n\n"
-        "If it was not you, ignore this message; your password stays as it is.\n",
+        + tokens_paragraph(tokens)
+        + "If it was not you, ignore this message; your password stays as it is.\n",
     )
 
 
-async def reset_password(token: str, password: str) -> None:
-    """Set a new password with a reset token and end every session of the user.
+def tokens_paragraph(tokens: list[AccessTokenRecord]) -> str:
+    """The reset e-mail's account of the live access tokens, which a reset can revoke."""
+    if not tokens:
+        return ""
+    lines = [
+        f"- {t.label} ({', '.join(t.scopes)}), created {t.created_at:%Y-%m-%d}, "
+        + (f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "never used")
+        for t in tokens
+    ]
+    return (
+        f"Your account has {len(tokens)} active access token(s), which keep working after a "
+        "password change unless you revoke them (the reset page offers to, ticked by default):\n"
+        + "\n".join(lines)
+        + "\n\n"
+    )
+
+
+async def tokens_at_reset(token: str) -> list[AccessTokenRecord] | None:
+    """The live access tokens a reset link's account holds; None for a dead link."""
+    svc = services()
+    if not token or len(token) > 200:
+        return None
+    return await svc.store.tokens_at_reset(svc.hasher.digest(token))
+
+
+async def reset_password(token: str, password: str, *, revoke_tokens: bool) -> None:
+    """Set a new password with a reset token and end every session of the user; with
+    `revoke_tokens`, revoke every access token too (recovering a stolen account must be able
+    to evict the thief's tokens, not only their sessions).
 
     Raises `BadRequest` (code `invalid_token`) when the token is unknown, used or expired.
     """
     svc = services()
     password_hash = await hash_password(password)
-    ended = await svc.store.reset_password(svc.hasher.digest(token), password_hash)
+    ended = await svc.store.reset_password(
+        svc.hasher.digest(token), password_hash, revoke_tokens=revoke_tokens
+    )
     if ended is None:
         raise BadRequest(
             "This reset link is invalid, already used or expired",

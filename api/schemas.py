@@ -65,6 +65,11 @@ class ForgotPasswordRequest(Strict):
 class ResetPasswordRequest(Strict):
     token: str = Field(min_length=1, max_length=200)
     password: str = Password
+    revoke_tokens: bool = Field(
+        default=True,
+        description="Also revoke every personal access token of the account (a stolen "
+        "account's tokens would otherwise keep working); the reset e-mail lists them.",
+    )
 
 
 class UpdateMeRequest(Strict):

@@ -160,13 +160,7 @@ async def consume_password_reset(db: AsyncSession, token_hash: str, now: datetim
 
     The conditional UPDATE makes two concurrent uses of one token yield exactly one success.
     """
-    user_id = await db.scalar(
-        select(PasswordReset.user_id).where(
-            PasswordReset.token_hash == token_hash,
-            PasswordReset.used_at.is_(None),
-            PasswordReset.expires_at > now,
-        )
-    )
+    user_id = await live_password_reset_user(db, token_hash, now)
     if user_id is None:
         return None
     result = await db.execute(
@@ -176,7 +170,29 @@ async def consume_password_reset(db: AsyncSession, token_hash: str, now: datetim
     )
     if (result.rowcount or 0) != 1:  # type: ignore[attr-defined]
         return None
-    return str(user_id)
+    return user_id
+
+
+async def live_password_reset_user(db: AsyncSession, token_hash: str, now: datetime) -> str | None:
+    """The user a live (unused, unexpired) reset token belongs to, without using it."""
+    user_id = await db.scalar(
+        select(PasswordReset.user_id).where(
+            PasswordReset.token_hash == token_hash,
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+    )
+    return None if user_id is None else str(user_id)
+
+
+async def revoke_user_tokens(db: AsyncSession, user_id: str, now: datetime) -> int:
+    """Revoke every live access token of the user; how many were live."""
+    result = await db.execute(
+        update(AccessToken)
+        .where(AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 async def add_access_token(

@@ -176,8 +176,11 @@ class Store:
             )
         )
 
-    async def reset_password(self, token_hash: str, password_hash: str) -> list[str] | None:
-        """Use a reset token, set the password and end every session of the user, atomically.
+    async def reset_password(
+        self, token_hash: str, password_hash: str, *, revoke_tokens: bool
+    ) -> list[str] | None:
+        """Use a reset token, set the password, end every session of the user and, with
+        `revoke_tokens`, revoke every access token of the user, atomically.
 
         Returns the ended session hashes (for cache invalidation), or None if the token is
         unknown, used or expired, in which case nothing changes.
@@ -189,7 +192,23 @@ class Store:
             if user_id is None:
                 return None
             await accounts.set_password(db, user_id, password_hash)
+            if revoke_tokens:
+                await accounts.revoke_user_tokens(db, user_id, now)
             return await accounts.delete_user_sessions(db, user_id)
+
+        return await self.unit(work)
+
+    async def tokens_at_reset(self, token_hash: str) -> list[AccessTokenRecord] | None:
+        """The live access tokens of the user a live reset token belongs to (what the reset
+        page offers to revoke); None if the reset token is unknown, used or expired."""
+        now = self.clock()
+
+        async def work(db: AsyncSession) -> list[AccessTokenRecord] | None:
+            user_id = await accounts.live_password_reset_user(db, token_hash, now)
+            if user_id is None:
+                return None
+            tokens = await accounts.list_access_tokens(db, user_id)
+            return [token for token in tokens if token.revoked_at is None]
 
         return await self.unit(work)
 

@@ -71,8 +71,10 @@ def why(n: dict[str, Any], currency: str | None = "EUR") -> list[str]:
         lines.append(f"Score: {parts['explanation']}.")
     elif n.get("score_kind") == "demand_proxy":
         lines.append("Score: no sales history yet, so it ranks by favourites per listing-day.")
-    low, high, st = _num(n.get("sell_through_low")), _num(n.get("sell_through_high")), _num(
-        n.get("sell_through")
+    low, high, st = (
+        _num(n.get("sell_through_low")),
+        _num(n.get("sell_through_high")),
+        _num(n.get("sell_through")),
     )
     if st is not None:
         interval = f" (95% interval {pct(low)} to {pct(high)})" if low is not None else ""

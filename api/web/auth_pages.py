@@ -124,9 +124,28 @@ async def forgot() -> Response:
     return await page("forgot.html", form=values, errors={}, sent=True, outbox=outbox)
 
 
+DEAD_RESET_LINK = "This reset link is invalid, already used or expired. Ask for a new one."
+
+
 @blueprint.get("/reset-password")
 async def reset_form() -> Response:
-    return await page("reset.html", token=request.args.get("token", ""), errors={})
+    token = request.args.get("token", "")
+    return await _reset_page(token, errors={})
+
+
+async def _reset_page(token: str, *, status: int = 200, **context: object) -> Response:
+    """The reset form, with the account's live access tokens offered for revocation (a link
+    that no longer works shows the "ask for a new link" state instead)."""
+    tokens = await identity.tokens_at_reset(token)
+    if token and tokens is None:
+        context.setdefault("error", DEAD_RESET_LINK)
+    return await page(
+        "reset.html",
+        status=status,
+        token=token if tokens is not None else "",
+        tokens=tokens or [],
+        **context,
+    )
 
 
 @blueprint.post("/reset-password")
@@ -134,19 +153,22 @@ async def reset() -> Response:
     await csrf.check("pre")
     form = await request.form
     values = {"token": form.get("token", ""), "password": form.get("password", "")}
+    # The box is ticked by default; a form that showed no box (no tokens then) revokes any
+    # token created since, rather than keep it.
+    revoke_tokens = "revoke_tokens_offered" not in form or form.get("revoke_tokens") == "on"
     try:
-        data = ResetPasswordRequest.model_validate(values)
+        data = ResetPasswordRequest.model_validate({**values, "revoke_tokens": revoke_tokens})
     except ValidationError as err:
-        return await page("reset.html", status=422, token=values["token"], errors=field_errors(err))
+        return await _reset_page(values["token"], status=422, errors=field_errors(err))
     try:
-        await identity.reset_password(data.token, data.password)
+        await identity.reset_password(data.token, data.password, revoke_tokens=data.revoke_tokens)
     except BadRequest:
         return await page(
             "reset.html",
             status=400,
             token="",
             errors={},
-            error="This reset link is invalid, already used or expired. Ask for a new one.",
+            error=DEAD_RESET_LINK,
         )
     response = see_other("/login?notice=password-changed")
     # Every session of the account has just ended, this browser's included.

@@ -68,7 +68,7 @@ async def test_reset_token_is_single_use_even_when_raced(store: Store) -> None:
     results: list[list[str] | None] = []
 
     async def use() -> None:
-        results.append(await store.reset_password("r" + user_id, "new-hash"))
+        results.append(await store.reset_password("r" + user_id, "new-hash", revoke_tokens=True))
 
     async with trio.open_nursery() as nursery:
         for _ in range(5):

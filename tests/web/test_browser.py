@@ -112,6 +112,13 @@ async def test_forgot_and_reset_password(start_web: StartWeb, in_browser: InBrow
             "/api/auth/register", json={"email": email, "password": PASSWORD}
         )
         assert registered.status_code == 201
+        login = {"email": email, "password": PASSWORD}
+        assert (await client.post("/api/auth/login", json=login)).status_code == 200
+        minted = await client.post(
+            "/api/account/keys", json={"label": "thief's laptop", "scopes": ["read"]}
+        )
+        assert minted.status_code == 201, minted.text
+        stolen = minted.json()["token"]
 
     def scenario(page: Any) -> None:
         page.goto(f"{base}/login")
@@ -126,7 +133,11 @@ async def test_forgot_and_reset_password(start_web: StartWeb, in_browser: InBrow
         (message,) = [m for m in service.outbox() if "Reset your Nichescope password" in m]
         link = re.search(r"http://\S+/reset-password\?token=\S+", message)
         assert link is not None
+        assert "thief's laptop" in message  # the e-mail lists the live tokens
         page.goto(link.group(0))
+        # The reset page lists them too, and revokes them unless told not to.
+        assert page.get_by_text("thief's laptop").is_visible()
+        assert page.get_by_label("Revoke all 1 access token").is_checked()
         screenshot(page, "reset")
         page.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
         page.get_by_role("button", name="Save new password").click()
@@ -138,12 +149,13 @@ async def test_forgot_and_reset_password(start_web: StartWeb, in_browser: InBrow
         page.get_by_label("Password").fill(NEW_PASSWORD)
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(f"{base}/dashboard")
-        page.goto(link.group(0))  # single use
-        page.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
-        page.get_by_role("button", name="Save new password").click()
+        page.goto(link.group(0))  # single use: the dead link says so at once
         assert "invalid, already used or expired" in page.get_by_role("alert").inner_text()
+        assert page.get_by_label("New password", exact=True).count() == 0
 
     await in_browser(scenario)
+    async with service.client(headers={"Authorization": f"Bearer {stolen}"}) as thief:
+        assert (await thief.get("/api/monitoring")).status_code == 401
 
 
 async def test_csrf_refusal_in_the_browser(start_web: StartWeb, in_browser: InBrowser[Any]) -> None:
