@@ -53,8 +53,10 @@ async def register(data: RegisterRequest) -> tuple[MessageResponse, int]:
 async def login(data: LoginRequest) -> Response:
     """Sign in with e-mail and password; sets the `session_token` cookie (30 days).
 
-    Limited per client IP and per account against guessing (429 with Retry-After). Every
-    sign-in gets a fresh session id; a session cookie the browser already held is ended.
+    Limited against guessing (429 with Retry-After) per client IP, per (account, IP) and,
+    for browsers that never signed in to the account (no `ns_device` cookie for it), by a
+    per-account delay of at most a minute: never a lockout of the owner. Every sign-in gets a
+    fresh session id; a session cookie the browser already held is ended.
     """
     user = await identity.check_password(str(data.email), data.password)
     session = await identity.start_session(user.id)
@@ -64,6 +66,7 @@ async def login(data: LoginRequest) -> Response:
         content_type="application/json",
     )
     identity.set_session_cookie(response, session)
+    identity.set_device_cookie(response, user.id)
     return response
 
 

@@ -30,7 +30,7 @@ from .errors import JsonStrictRequest, register_error_handlers
 from .keep_alive import KeepAliveAfterEarlyAnswers
 from .mail import Mailer, SmtpTarget
 from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
-from .ratelimit import SlidingWindowLimiter
+from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from .security import ResourceIdConverter, TokenHasher
 from .services import Services
 from .sessions import SessionCache
@@ -74,7 +74,10 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
         login_ip_limiter=SlidingWindowLimiter(
             settings.login_attempts_per_ip, settings.login_window_seconds
         ),
-        login_account_limiter=SlidingWindowLimiter(
+        login_pair_limiter=SlidingWindowLimiter(
+            settings.login_failures_per_account, settings.login_window_seconds
+        ),
+        login_account_delay=ProgressiveDelay(
             settings.login_failures_per_account, settings.login_window_seconds
         ),
         mail_limiter=SlidingWindowLimiter(5, settings.login_window_seconds),

@@ -7,6 +7,7 @@ sentences. Nothing here builds a response body.
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -18,6 +19,10 @@ from .auth import SESSION_COOKIE, client_ip
 from .errors import BadRequest, InvalidCredentials, TooManyRequests
 from .security import hash_password, new_access_token, new_id, new_secret, verify_password
 from .services import services
+
+# Set at each password sign-in: this browser has signed in to that account before.
+DEVICE_COOKIE = "ns_device"
+DEVICE_COOKIE_DAYS = 365
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,26 +82,66 @@ async def register_account(email: str, password: str, name: str | None) -> None:
 async def check_password(email: str, password: str) -> UserRecord:
     """The user whose e-mail and password these are.
 
-    Raises `TooManyRequests` past the per-IP or per-account limits and `InvalidCredentials`
-    on a wrong pair (same answer and timing whether or not the account exists).
+    Guessing is slowed without locking the owner out (OWASP's authentication guidance):
+    - per address: `login_attempts_per_ip` attempts per window, whatever the account;
+    - per (account, address): `login_failures_per_account` failures per window, after which
+      that address may not try that account until the window moves on;
+    - per account, for browsers that never signed in to it (no device cookie for it): past
+      the same number of failures, each attempt waits 1, 2, 4 ... at most 60 seconds after
+      the latest failure. A browser that signed in to the account before skips this wait,
+      so failures made by others never keep the owner out.
+    Raises `TooManyRequests` (with the wait) and `InvalidCredentials` on a wrong pair (same
+    answer and timing whether or not the account exists).
     """
     svc = services()
     email = normalise_email(email)
-    wait = svc.login_ip_limiter.hit(client_ip())
-    if wait == 0.0:
-        wait = svc.login_account_limiter.retry_after(email)
+    pair = f"{email}|{client_ip()}"
+    wait = svc.login_ip_limiter.hit(client_ip()) or svc.login_pair_limiter.retry_after(pair)
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many sign-in attempts; wait before trying again")
     credentials = await svc.store.get_credentials(email)
+    known_device = credentials is not None and device_cookie_valid(credentials.user.id)
+    wait = 0.0 if known_device else svc.login_account_delay.retry_after(email)
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many failed sign-ins on this account; wait a moment")
     password_hash = credentials.password_hash if credentials else None
     # Verified first, whatever was found: with no account (or no password) the dummy hash is
     # verified instead, so an unknown e-mail costs the same argon2 work as a wrong password.
     matches = await verify_password(password_hash, password)
     if credentials is None or not matches:
-        svc.login_account_limiter.hit(email)
+        svc.login_pair_limiter.hit(pair)
+        svc.login_account_delay.failed(email)
         raise InvalidCredentials()
-    svc.login_account_limiter.reset(email)
+    svc.login_pair_limiter.reset(pair)
+    svc.login_account_delay.reset(email)
     return credentials.user
+
+
+def _device_signature(user_id: str, nonce: str) -> str:
+    return services().hasher.digest(f"device:{user_id}:{nonce}")
+
+
+def device_cookie_valid(user_id: str) -> bool:
+    """Whether this browser signed in to `user_id`'s account before (OWASP's device cookie)."""
+    nonce, _, signature = request.cookies.get(DEVICE_COOKIE, "").partition(".")
+    if not nonce or len(nonce) > 100 or not signature:
+        return False
+    return hmac.compare_digest(signature, _device_signature(user_id, nonce))
+
+
+def set_device_cookie(response: Response, user_id: str) -> None:
+    """Remember that this browser signed in to `user_id`'s account: its later sign-ins skip
+    the per-account delay that failures made elsewhere impose."""
+    nonce = new_secret()
+    response.set_cookie(
+        DEVICE_COOKIE,
+        f"{nonce}.{_device_signature(user_id, nonce)}",
+        max_age=DEVICE_COOKIE_DAYS * 86400,
+        path="/",
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        samesite="Lax",
+    )
 
 
 async def end_current_session() -> None:

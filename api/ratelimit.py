@@ -49,3 +49,27 @@ class SlidingWindowLimiter:
 
     def reset(self, key: str) -> None:
         self._events.pop(key, None)
+
+
+class ProgressiveDelay(SlidingWindowLimiter):
+    """Failures per key in a sliding window, where past `free` failures each further attempt
+    must wait `2 ** (failures - free)` seconds (at most `cap`) after the latest failure.
+
+    Unlike a lockout, the wait is short and bounded, so whoever makes the failures can only
+    slow an account's sign-ins down, never stop them.
+    """
+
+    def __init__(self, free: int, window: float, *, cap: float = 60.0) -> None:
+        super().__init__(free, window)
+        self.cap = cap
+
+    def retry_after(self, key: str) -> float:
+        now = trio.current_time()
+        failures = self._live(key, now)
+        if len(failures) < self.limit:
+            return 0.0
+        delay = min(self.cap, 2.0 ** (len(failures) - self.limit))
+        return max(0.0, failures[-1] + delay - now)
+
+    def failed(self, key: str) -> None:
+        self._live(key, trio.current_time()).append(trio.current_time())

@@ -11,7 +11,7 @@ from engine import Engine
 from store import Store
 
 from .mail import Mailer
-from .ratelimit import SlidingWindowLimiter
+from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from .security import TokenHasher
 from .sessions import SessionCache
 from .settings import Settings
@@ -26,7 +26,8 @@ class Services:
     hasher: TokenHasher
     sessions: SessionCache
     login_ip_limiter: SlidingWindowLimiter
-    login_account_limiter: SlidingWindowLimiter
+    login_pair_limiter: SlidingWindowLimiter  # failures per (account, address)
+    login_account_delay: ProgressiveDelay  # failures per account, for unknown browsers
     mail_limiter: SlidingWindowLimiter
     register_ip_limiter: SlidingWindowLimiter  # registrations per client address
     # One "someone tried to register with your e-mail" notice per owner per window.

@@ -20,6 +20,8 @@ from ._render import field_errors, page, person, safe_next, see_other
 
 def _wait_words(err: TooManyRequests) -> str:
     seconds = int(err.extra.get("retry_after_seconds", 60))
+    if seconds < 60:
+        return f"Too many attempts. Try again in {seconds} second{'s' if seconds != 1 else ''}."
     minutes = (seconds + 59) // 60
     return f"Too many attempts. Try again in {minutes} minute{'s' if minutes != 1 else ''}."
 
@@ -87,6 +89,7 @@ async def login() -> Response:
     session = await identity.start_session(user.id)
     response = see_other(next_path)
     identity.set_session_cookie(response, session)
+    identity.set_device_cookie(response, user.id)
     return response
 
 
