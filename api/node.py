@@ -113,6 +113,7 @@ async def open_node(
                         rate=settings.market_rate,
                         burst=settings.market_burst,
                         block_cool_down=settings.market_block_seconds,
+                        request_timeout=settings.market_timeout_seconds,
                         profile=settings.market_profile,
                         api_origins=settings.market_api_origins,
                         user_agent=settings.market_user_agent,

@@ -162,6 +162,7 @@ class Settings:
     market_rate: float = 1.0
     market_burst: int = 3
     market_block_seconds: float = 120.0  # after a block page (403), no request to that origin
+    market_timeout_seconds: float = 20.0  # one marketplace request; past it the call fails
     market_profile: str = "auto"  # the marketplace's wire profile: auto, 2026-09 or legacy
     market_api_origins: tuple[tuple[str, str], ...] = ()  # (site, API) origin pairs
     market_user_agent: str = DEFAULT_USER_AGENT
@@ -235,6 +236,10 @@ class Settings:
             ),
             market_origins=_list(env, "NICHESCOPE_MARKET_ORIGINS"),
             market_rate=_number(env, "NICHESCOPE_MARKET_RATE", defaults.market_rate),
+            market_timeout_seconds=max(
+                0.5,
+                _number(env, "NICHESCOPE_MARKET_TIMEOUT_SECONDS", defaults.market_timeout_seconds),
+            ),
             market_burst=max(
                 1, int(_number(env, "NICHESCOPE_MARKET_BURST", defaults.market_burst))
             ),

@@ -298,13 +298,15 @@ class MarketClient:
                     "/robots.txt",
                 )  # fmt: skip
                 product = self.settings.robots_product
+                # Unreachable (MarketplaceUnavailable, MarketplaceTimeout): nothing is fetched,
+                # as RFC 9309 asks, and the call fails with that true reason; nothing is
+                # remembered either, so the next call asks again (a remembered "disallow all"
+                # kept polls failing for an hour after the marketplace came back).
                 try:
                     response = await self._request(state, robots_target, _Call(site=target))
                     rules = RobotsRules.for_status(response.status, response.text, product)
                 except HttpStatusError as err:
                     rules = RobotsRules.for_status(err.status, "", product)
-                except (MarketplaceUnavailable, MarketplaceTimeout):
-                    rules = RobotsRules.disallowing_all()  # unreachable: assume disallowed
                 robots.rules, robots.at = rules, trio.current_time()
             assert robots.rules is not None
             return robots.rules.can_fetch(target.target)
@@ -338,6 +340,12 @@ class MarketClient:
                 response = await self._send_once(state, current, call)
             except _Transient as transient:
                 failure = transient.error
+                if isinstance(failure, MarketplaceTimeout):
+                    # Not retried: a marketplace that did not answer in `request_timeout` is
+                    # unlikely to in the next one, and retries would keep a poll silent for
+                    # minutes. The call fails now; the caller's next poll is the retry.
+                    state.breaker.record_failure()
+                    raise failure from None
             else:
                 status = response.status
                 if 200 <= status < 300:

@@ -44,6 +44,7 @@ class MarketplaceSettings:
     burst: int = 3
     concurrency: int = 2
     block_cool_down: float = 120.0  # seconds without requests to a site after a 403 page
+    request_timeout: float = 20.0  # one request, headers and body; a timeout fails the call
     profile: str = "auto"  # "auto", "2026-09" or "legacy"
     api_origins: tuple[tuple[str, str], ...] = ()  # (site, api) pairs beyond www. -> api.
     user_agent: str = DEFAULT_USER_AGENT
@@ -208,6 +209,7 @@ async def open_marketplace(
         burst=settings.burst,
         concurrency=settings.concurrency,
         block_cool_down=settings.block_cool_down,
+        request_timeout=settings.request_timeout,
         user_agent=settings.user_agent,
         proxy=settings.proxy,
     )

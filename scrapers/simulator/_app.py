@@ -68,6 +68,21 @@ class SimulatorApp:
         self._clock_zero: float | None = None
         self._served = 0
         self._request_origin = "http://127.0.0.1"
+        # A frozen marketplace accepts requests and answers none until thawed (every path,
+        # `/` and robots.txt included, but `/__sim__/`): the fault a timeout exists for.
+        self._thawed = trio.Event()
+        self._thawed.set()
+
+    @property
+    def frozen(self) -> bool:
+        return not self._thawed.is_set()
+
+    @frozen.setter
+    def frozen(self, frozen: bool) -> None:
+        if frozen and not self.frozen:
+            self._thawed = trio.Event()
+        elif not frozen:
+            self._thawed.set()
 
     @staticmethod
     def _counters(faults: Faults) -> dict[str, int]:
@@ -145,6 +160,7 @@ class SimulatorApp:
         }  # fmt: skip
         if not path.startswith("/__sim__/"):
             self.log.append(entry)
+            await self._thawed.wait()
         try:
             answer = await self._route(scope, path, headers, cookies, client, body, api)
         except Exception as err:  # a simulator bug answers 500 rather than killing the server
