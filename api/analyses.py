@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import trio
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 from quart_schema import validate_querystring, validate_response
 
-from engine import InvalidExport, analyse_export, render_svg
+from engine import render_svg
 from store import AnalysisRecord
 
 from .auth import current_principal
-from .errors import ApiError, BadRequest, NotFound
+from .errors import NotFound
+from .imports import import_from_request
 from .limits import allow_body
 from .naming import analysis_title, analysis_titles, title_of_analysis
 from .openapi import operation
@@ -28,9 +28,7 @@ from .run_schemas import (
     PageQuery,
 )
 from .runs import run_out
-from .security import new_id
 from .services import services
-from .storable import storable_text
 
 blueprint = Blueprint("analyses", __name__)
 
@@ -112,10 +110,6 @@ def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
     )
 
 
-class InvalidExportError(ApiError):
-    status, code = 422, "invalid_export"
-
-
 def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(analysis.result_json)
     return document
@@ -165,64 +159,10 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
     or oversized export is a 4xx and nothing is stored.
     """
     principal = current_principal()
-    raw: bytes
-    if request.mimetype == "multipart/form-data":
-        files = await request.files
-        upload = files.get("file")
-        if upload is None:
-            raise BadRequest("Attach the export as the form field `file`", code="missing_file")
-        raw = upload.read()
-    else:
-        data = await request.get_data()
-        raw = data if isinstance(data, bytes) else data.encode()
-    analysis = await import_export_in(
-        principal.workspace_id, raw, include_likely_sales=query_args.include_likely_sales
+    analysis = await import_from_request(
+        principal.workspace_id, include_likely_sales=query_args.include_likely_sales
     )
     return analysis_out(analysis, analysis_title(analysis, None, None)), 201
-
-
-# Text no page can show once stored (lone surrogates) or no column can hold (NUL) can only
-# reach a parsed JSON document through these escapes: raw surrogate bytes are not UTF-8 and
-# are refused by the parser already. Most exports hold none, so they cost one byte scan.
-_UNSTORABLE_ESCAPE = re.compile(rb"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)")
-
-
-async def import_export_in(
-    workspace_id: str, raw: bytes, *, include_likely_sales: bool = False
-) -> AnalysisRecord:
-    """Analyse a monitor export (`raw` JSON bytes) into a new analysis of `workspace_id`;
-    likely sales rank as sales only with `include_likely_sales`.
-
-    `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
-    """
-    svc = services()
-    try:
-        document = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise InvalidExportError(
-            "The export is not valid JSON (truncated?)",
-            suggest=["Upload the file exactly as GET /api/monitoring/{id}/export produced it"],
-        ) from err
-    if _UNSTORABLE_ESCAPE.search(raw):  # rare: look closer (a walk of the whole document)
-        try:
-            storable_text(document)
-        except ValueError as err:
-            raise InvalidExportError(f"The export holds text that cannot be stored: {err}") from err
-    try:
-        result = await trio.to_thread.run_sync(analyse_export, document, include_likely_sales)
-    except InvalidExport as err:
-        raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
-    monitor = document.get("monitor") if isinstance(document, dict) else None
-    source_url = monitor.get("url") if isinstance(monitor, dict) else None
-    analysis = await svc.store.runs.add_analysis(
-        analysis_id=new_id("an"),
-        workspace_id=workspace_id,
-        run_id=None,
-        source="import",
-        source_url=source_url if isinstance(source_url, str) else None,
-        result_json=json.dumps(result),
-    )
-    return analysis
 
 
 @blueprint.get("/api/dashboard")

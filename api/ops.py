@@ -46,7 +46,9 @@ async def _snapshot(svc: Services) -> dict[str, object]:
             _, expires = leases.get(actor["monitor_id"], (None, None))
             actor["lease_expires_at"] = expires.isoformat() if expires else None
     actors.sort(key=lambda a: (a["node_id"], a["monitor_id"]))
-    return {"node_id": node_id, "partial": partial, "actors": actors}
+    slots = svc.import_slots
+    imports = {"running": len(slots.workspaces), "limit": int(slots.node.total_tokens)}
+    return {"node_id": node_id, "partial": partial, "actors": actors, "imports": imports}
 
 
 async def _other_nodes_actors(svc: Services) -> list[dict[str, Any]]:
@@ -95,7 +97,7 @@ async def list_origins() -> dict[str, object]:
 async def list_actors() -> dict[str, object]:
     """Every actor of the cluster (of this node, in single-node mode): kind, state, monitor,
     workspace, node, lease expiry, last and next poll, consecutive errors, restarts, queue
-    depth."""
+    depth; and this node's imports of monitor exports (running, and how many may run)."""
     return await _snapshot(services())
 
 

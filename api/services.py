@@ -16,6 +16,17 @@ from .security import TokenHasher
 from .sessions import SessionCache
 from .settings import Settings
 
+NODE_IMPORTS = 2
+
+
+@dataclass
+class ImportSlots:
+    """What this node is importing (`api.imports`): a bounded number at once, one per
+    workspace."""
+
+    node: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(NODE_IMPORTS))
+    workspaces: set[str] = field(default_factory=set)
+
 
 @dataclass
 class Services:
@@ -33,6 +44,7 @@ class Services:
     # One "someone tried to register with your e-mail" notice per owner per window.
     owner_notice_limiter: SlidingWindowLimiter
     started_at: float = field(default_factory=trio.current_time)
+    import_slots: ImportSlots = field(default_factory=ImportSlots)
 
 
 def services() -> Services:

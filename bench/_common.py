@@ -144,7 +144,7 @@ SEED_BATCH = 20_000
 DOUBLINGS = 16  # n / 16 listings bound from Python, then doubled four times in SQL
 
 
-async def seed_account(store: Store, key: str) -> tuple[str, str]:
+async def seed_account(store: Store, key: str, suffix: str = "") -> tuple[str, str]:
     """A user with its workspace and a day-long browser session: (workspace id, cookie).
 
     `key` must be the server's NICHESCOPE_SECRET_KEY: the session is stored as its hash.
@@ -153,7 +153,8 @@ async def seed_account(store: Store, key: str) -> tuple[str, str]:
     """
     cookie = secrets.token_urlsafe(32)
     user = await store.create_user(
-        user_id="usr_bench", workspace_id="wsp_bench", email="bench@example.test",
+        user_id=f"usr_bench{suffix}", workspace_id=f"wsp_bench{suffix}",
+        email=f"bench{suffix}@example.test",
         name="bench", password_hash=None,
     )  # fmt: skip
     await store.add_session(

@@ -14,7 +14,7 @@ from .monitors._scrapers_market import (
     open_marketplace,
 )
 from .monitors._supervisor import RestartPolicy
-from .runs._analyser import analyse_export
+from .runs._analyser import analyse_export, analyse_import
 from .runs._manager import RunManager, RunNotCancellable, RunStillRunning
 from .runs._task import Analyser, Evidence
 
@@ -47,6 +47,7 @@ __all__ = [
     "StoreProfileMemory",
     "SuspectedBlock",
     "analyse_export",
+    "analyse_import",
     "open_marketplace",
     "render_svg",
 ]

@@ -69,14 +69,23 @@ async def list_runs(
 
 
 async def count_runs_since(db: AsyncSession, workspace_id: str, since: datetime) -> int:
-    return int(
-        await db.scalar(
-            select(func.count())
-            .select_from(Run)
-            .where(Run.workspace_id == workspace_id, Run.created_at >= since)
-        )
-        or 0
+    """Runs created since `since`, and imports (analyses with no run), which count as runs
+    against a plan's daily runs."""
+    runs = await db.scalar(
+        select(func.count())
+        .select_from(Run)
+        .where(Run.workspace_id == workspace_id, Run.created_at >= since)
     )
+    imports = await db.scalar(
+        select(func.count())
+        .select_from(Analysis)
+        .where(
+            Analysis.workspace_id == workspace_id,
+            Analysis.source == "import",
+            Analysis.created_at >= since,
+        )
+    )
+    return int(runs or 0) + int(imports or 0)
 
 
 async def update_run(db: AsyncSession, run_id: str, **values: Any) -> None:

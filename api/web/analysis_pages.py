@@ -8,8 +8,9 @@ from urllib.parse import urlencode
 
 from quart import Response, request
 
-from ..analyses import GRAPH_NAMES, analysis_in_workspace, import_export_in
+from ..analyses import GRAPH_NAMES, analysis_in_workspace
 from ..errors import ApiError
+from ..imports import import_from_request
 from ..limits import allow_body
 from ..naming import analysis_title, analysis_titles, run_and_monitor
 from ..services import services
@@ -134,13 +135,8 @@ async def analysis_detail(analysis_id: str) -> Response:
 async def import_export() -> Response:
     who = await signed_in()
     await csrf.check("session")
-    files = await request.files
-    upload = files.get("file")
-    raw = upload.read() if upload is not None else b""
     try:
-        if not raw:
-            raise ApiError("No file", code="missing_file")
-        analysis = await import_export_in(who.workspace_id, raw)
+        analysis = await import_from_request(who.workspace_id)
     except ApiError as err:
         items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
         names = await analysis_titles(who.workspace_id, items)

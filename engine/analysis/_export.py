@@ -11,25 +11,18 @@ are ignored, every field the analysis reads is type-checked, and the first probl
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
+from ._column_builder import ColumnBuilder
 from ._errors import InvalidExport
-from ._input import (
-    EVENT_KINDS,
-    STATES,
-    ColumnBuilder,
-    PollMark,
-    PollRow,
-    epoch,
-    last_observation,
-    poll_marks,
-)
+from ._input import EVENT_KINDS, STATES, PollRow, epoch
 
 if TYPE_CHECKING:
     from ._input import AnalysisInput
@@ -53,108 +46,122 @@ def load_export(raw: str | bytes) -> dict[str, Any]:
 
 def input_from_export(
     cls: type[AnalysisInput],
-    document: Mapping[str, Any] | str | bytes,
+    document: Mapping[str, Any] | str | bytes | IO[bytes],
     *,
     now: datetime | None,
     window_days: float | None,
 ) -> AnalysisInput:
-    if isinstance(document, str | bytes):
-        document = load_export(document)
-    if not isinstance(document, Mapping):
-        raise InvalidExport("document", "expected a JSON object")
-    if document.get("format") != EXPORT_FORMAT:
-        raise InvalidExport("format", f"expected {EXPORT_FORMAT!r}, got {document.get('format')!r}")
-    version = document.get("version")
+    """Columns from an export: a binary file (read streaming), its JSON text, or the parsed
+    document (read the same way, so that every source meets the same checks)."""
+    from ._export_stream import read_export
+
+    if isinstance(document, str):
+        document = document.encode("utf-8", "surrogatepass")
+    if isinstance(document, bytes):
+        document = io.BytesIO(document)
+    elif not hasattr(document, "read"):
+        if not isinstance(document, Mapping):
+            raise InvalidExport("document", "expected a JSON object")
+        document = io.BytesIO(json.dumps(document).encode())
+    return read_export(cls, cast(IO[bytes], document), now=now, window_days=window_days)
+
+
+def check_header(header: Mapping[str, Any]) -> bool:
+    """The format and version (raising `InvalidExport` if wrong); whether the export carries
+    version 2's evidence."""
+    if header.get("format") != EXPORT_FORMAT:
+        raise InvalidExport("format", f"expected {EXPORT_FORMAT!r}, got {header.get('format')!r}")
+    version = header.get("version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise InvalidExport("version", f"expected 1 or {EXPORT_VERSION}, got {version!r}")
-    evidence = version >= 2
-    for key in ("exported_at", "monitor", "listings", "events", "polls"):
-        if key not in document:
-            raise InvalidExport(key, "missing (truncated export?)")
-    exported_at = _datetime(document["exported_at"], "exported_at")
-    monitor = document["monitor"]
-    if not isinstance(monitor, Mapping):
-        raise InvalidExport("monitor", "expected an object")
-    for key in ("listings", "events", "polls"):
-        if not isinstance(document[key], list):
-            raise InvalidExport(key, "expected an array")
+    return bool(version >= 2)
 
-    counts = document.get("counts", {})
+
+def check_counts(counts: object) -> None:
     if not isinstance(counts, Mapping) or not all(_is_int64(n) for n in counts.values()):
         raise InvalidExport("counts", "expected an object of integers")
-    _check_monitor_and_polls(monitor, document["polls"])
-    builder = ColumnBuilder()
-    for i, row in enumerate(document["listings"]):
-        r = _Row(row, f"listings[{i}]")
-        state = r.enum("state", STATES)
-        likely = evidence and _listing_evidence(r) == "absence" and state == "sold"
-        builder.add_listing(
-            item_id=r.integer("item_id"),
-            title=r.opt_str("title"),
-            brand=r.opt_str("brand"),
-            size=r.opt_str("size"),
-            condition=r.opt_str("condition"),
-            category_id=r.opt_int("category_id"),
-            price=r.opt_decimal("price"),
-            currency=r.opt_str("currency"),
-            favourites=r.opt_int("favourites"),
-            listed_at=r.opt_time("listed_at"),
-            first_seen_at=r.time("first_seen_at"),
-            last_seen_at=r.time("last_seen_at"),
-            state=state,
-            state_changed_at=r.time("state_changed_at"),
-            likely=likely,
-            category_name=row.get("category_name") if evidence else None,
-        )
-        r.opt_int("views")  # not analysed, but part of the export's shape
-        r.absent_or_bool("in_feed")
-    for i, row in enumerate(document["events"]):
-        r = _Row(row, f"events[{i}]")
-        r.integer("id")
-        builder.add_event(
-            item_id=r.integer("item_id"),
-            kind=r.enum("kind", EVENT_KINDS),
-            from_state=r.opt_enum("from_state", STATES),
-            to_state=r.opt_enum("to_state", STATES),
-            price=r.opt_decimal("price"),
-            at=r.time("at"),
-            likely=evidence and r.opt_enum("evidence", EVIDENCE) == "absence",
-        )
-        r.opt_int("favourites")
-        r.opt_int("views")
-    listings = builder.listing_columns()
-    polls = _poll_marks(document["polls"])
-    if now is None:
-        # The evidence describes the market up to its last observation (on the market's
-        # clock), not the moment of the export: unsold listings are censored there.
-        now = last_observation(listings, polls) or exported_at
-    return cls(
-        listings=listings,
-        events=builder.event_columns(),
-        now=now,
-        window_days=window_days,
-        source="import",
-        monitor={k: v for k, v in monitor.items() if k in ("id", "label", "url")},
-        polls=polls,
-        category_names=builder.category_names(),
+
+
+def add_listing_row(builder: ColumnBuilder, row: object, i: int, *, evidence: bool) -> None:
+    r = _Row(row, f"listings[{i}]")
+    state = r.enum("state", STATES)
+    likely = evidence and _listing_evidence(r) == "absence" and state == "sold"
+    builder.add_listing(
+        item_id=r.integer("item_id"),
+        title=r.opt_str("title"),
+        brand=r.opt_str("brand"),
+        size=r.opt_str("size"),
+        condition=r.opt_str("condition"),
+        category_id=r.opt_int("category_id"),
+        price=r.opt_decimal("price"),
+        currency=r.opt_str("currency"),
+        favourites=r.opt_int("favourites"),
+        listed_at=r.opt_time("listed_at"),
+        first_seen_at=r.time("first_seen_at"),
+        last_seen_at=r.time("last_seen_at"),
+        state=state,
+        state_changed_at=r.time("state_changed_at"),
+        likely=likely,
+        category_name=r.opt_str("category_name") if evidence else None,
+    )
+    r.opt_int("views")  # not analysed, but part of the export's shape
+    r.absent_or_bool("in_feed")
+
+
+def add_event_row(builder: ColumnBuilder, row: object, i: int, *, evidence: bool) -> None:
+    r = _Row(row, f"events[{i}]")
+    r.integer("id")
+    builder.add_event(
+        item_id=r.integer("item_id"),
+        kind=r.enum("kind", EVENT_KINDS),
+        from_state=r.opt_enum("from_state", STATES),
+        to_state=r.opt_enum("to_state", STATES),
+        price=r.opt_decimal("price"),
+        at=r.time("at"),
+        likely=evidence and r.opt_enum("evidence", EVIDENCE) == "absence",
+    )
+    r.opt_int("favourites")
+    r.opt_int("views")
+
+
+def poll_row(row: object, i: int) -> PollRow:
+    """A poll, checked against the export schema (the analysis uses only its times, error and
+    clock; an import that accepted any shape there would accept what no export contained)."""
+    r = _Row(row, f"polls[{i}]")
+    r.text("id")
+    r.time("started_at")
+    r.time("finished_at")
+    for key in ("items", "new", "changed"):
+        r.integer(key)
+    for key in ("pages", "confirmed", "duration_ms"):
+        r.absent_or_int(key)
+    error = r.opt_str("error")
+    r.opt_time("market_at")  # version 2 since the market's clock; absent before
+    clock = r.opt_enum("clock", ("market", "service"))
+    assert isinstance(row, Mapping)
+    market_at = row.get("market_at")
+    return PollRow(
+        started_at=parse_datetime(row["started_at"], f"polls[{i}]"),
+        market_at=None if market_at is None else parse_datetime(market_at, f"polls[{i}]"),
+        error=error,
+        clock=clock,
     )
 
 
-def _poll_marks(polls: list[Any]) -> tuple[PollMark, ...]:
-    """The polls as marks on the clock that stamped them (`poll_marks`). Called after
-    `_check_monitor_and_polls` validated the rows."""
-    rows = []
-    for i, row in enumerate(polls):
-        market_at = row.get("market_at")
-        rows.append(
-            PollRow(
-                started_at=_datetime(row["started_at"], f"polls[{i}]"),
-                market_at=None if market_at is None else _datetime(market_at, f"polls[{i}]"),
-                error=row.get("error"),
-                clock=row.get("clock"),
-            )
-        )
-    return poll_marks(rows)
+def check_monitor(monitor: object) -> dict[str, Any]:
+    """The monitor object, checked; the fields an analysis keeps of it."""
+    m = _Row(monitor, "monitor")
+    m.text("id")
+    m.text("url")
+    m.enum("status", ("paused", "active", "error"))
+    m.integer("interval_seconds")
+    m.time("created_at")
+    m.opt_time("bootstrapped_at")
+    m.opt_time("last_poll_at")
+    m.opt_str("label")
+    m.opt_str("last_error_kind")
+    assert isinstance(monitor, Mapping)
+    return {k: v for k, v in monitor.items() if k in ("id", "label", "url")}
 
 
 def _listing_evidence(r: _Row) -> str | None:
@@ -168,33 +175,6 @@ def _listing_evidence(r: _Row) -> str | None:
     return r.opt_enum("state_evidence", EVIDENCE)
 
 
-def _check_monitor_and_polls(monitor: object, polls: list[Any]) -> None:
-    """The parts the analysis does not use must still be what the export schema says: an
-    import that accepted any shape there would accept what no export ever contained."""
-    m = _Row(monitor, "monitor")
-    m.text("id")
-    m.text("url")
-    m.enum("status", ("paused", "active", "error"))
-    m.integer("interval_seconds")
-    m.time("created_at")
-    m.opt_time("bootstrapped_at")
-    m.opt_time("last_poll_at")
-    m.opt_str("label")
-    m.opt_str("last_error_kind")
-    for i, row in enumerate(polls):
-        r = _Row(row, f"polls[{i}]")
-        r.text("id")
-        r.time("started_at")
-        r.time("finished_at")
-        for key in ("items", "new", "changed"):
-            r.integer(key)
-        for key in ("pages", "confirmed", "duration_ms"):
-            r.absent_or_int(key)
-        r.opt_str("error")
-        r.opt_time("market_at")  # version 2 since the market's clock; absent before
-        r.opt_enum("clock", ("market", "service"))
-
-
 # The export's decimal strings, as its schema states them (no exponents, no NaN).
 _DECIMAL = re.compile(r"-?\d+(\.\d+)?")
 
@@ -204,7 +184,7 @@ def _is_int64(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
-def _datetime(value: object, where: str) -> datetime:
+def parse_datetime(value: object, where: str) -> datetime:
     if not isinstance(value, str):
         raise InvalidExport(where, f"expected an ISO-8601 timestamp, got {type(value).__name__}")
     try:
@@ -285,11 +265,11 @@ class _Row:
         return number
 
     def time(self, key: str) -> float:
-        return epoch(_datetime(self._get(key, True), f"{self._where}.{key}"))
+        return epoch(parse_datetime(self._get(key, True), f"{self._where}.{key}"))
 
     def opt_time(self, key: str) -> float | None:
         value = self._get(key, False)
-        return None if value is None else epoch(_datetime(value, f"{self._where}.{key}"))
+        return None if value is None else epoch(parse_datetime(value, f"{self._where}.{key}"))
 
     def enum(self, key: str, allowed: tuple[str, ...]) -> str:
         value = self._get(key, True)

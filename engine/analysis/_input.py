@@ -17,12 +17,10 @@ category id (`category_names`): the polls say when a listing first seen mid-way 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -318,6 +316,8 @@ class AnalysisInput:
     ) -> AnalysisInput:
         """Columns from store records (a monitor's history, or one scrape with no events).
         `now` None: the last observation (`last_observation`)."""
+        from ._column_builder import ColumnBuilder
+
         builder = ColumnBuilder()
         for r in listings:
             builder.add_listing(
@@ -363,7 +363,7 @@ class AnalysisInput:
     @classmethod
     def from_export(
         cls,
-        document: Mapping[str, Any] | str | bytes,
+        document: Mapping[str, Any] | str | bytes | IO[bytes],
         *,
         now: datetime | None = None,
         window_days: float | None = None,
@@ -376,136 +376,3 @@ class AnalysisInput:
         from ._export import input_from_export
 
         return input_from_export(cls, document, now=now, window_days=window_days)
-
-
-class ColumnBuilder:
-    """Accumulates rows as Python values and turns them into columns once."""
-
-    def __init__(self) -> None:
-        self._l: dict[str, list[Any]] = {
-            k: []
-            for k in (
-                "item_id",
-                "title",
-                "brand",
-                "size",
-                "condition",
-                "category_id",
-                "price",
-                "currency",
-                "favourites",
-                "listed_at",
-                "first_seen_at",
-                "last_seen_at",
-                "state",
-                "state_changed_at",
-                "likely",
-            )
-        }
-        self._e: dict[str, list[Any]] = {
-            k: [] for k in ("item_id", "kind", "from_state", "to_state", "price", "at", "likely")
-        }
-        self._names: dict[int, Counter[str]] = {}
-
-    def add_listing(
-        self,
-        *,
-        item_id: int,
-        title: str | None,
-        brand: str | None,
-        size: str | None,
-        condition: str | None,
-        category_id: int | None,
-        price: float | None,
-        currency: str | None,
-        favourites: int | None,
-        listed_at: float | None,
-        first_seen_at: float,
-        last_seen_at: float,
-        state: str,
-        state_changed_at: float,
-        likely: bool = False,
-        category_name: str | None = None,
-    ) -> None:
-        row = locals()
-        for key, values in self._l.items():
-            values.append(row[key])
-        if category_name and category_id is not None:
-            self._names.setdefault(category_id, Counter())[category_name] += 1
-
-    def category_names(self) -> dict[int, str]:
-        """Per category id, the name its listings' sources gave most often."""
-        return {cid: names.most_common(1)[0][0] for cid, names in self._names.items()}
-
-    def add_event(
-        self,
-        *,
-        item_id: int,
-        kind: str,
-        from_state: str | None,
-        to_state: str | None,
-        price: float | None,
-        at: float,
-        likely: bool = False,
-    ) -> None:
-        row = locals()
-        for key, values in self._e.items():
-            values.append(row[key])
-
-    def listing_columns(self) -> ListingColumns:
-        c = self._l
-        brands, brand_codes = _encode(c["brand"])
-        sizes, size_codes = _encode(c["size"])
-        conditions, condition_codes = _encode(c["condition"])
-        currencies = tuple(sorted({x for x in c["currency"] if x is not None}))
-        return ListingColumns(
-            item_id=np.array(c["item_id"], np.int64),
-            category_id=_ints(c["category_id"]),
-            brand=brand_codes,
-            size=size_codes,
-            condition=condition_codes,
-            price=_floats(c["price"]),
-            favourites=_floats(c["favourites"]),
-            listed_at=_floats(c["listed_at"]),
-            first_seen_at=_floats(c["first_seen_at"]),
-            last_seen_at=_floats(c["last_seen_at"]),
-            state=np.array([STATES.index(s) for s in c["state"]], np.int8),
-            state_changed_at=_floats(c["state_changed_at"]),
-            brands=brands,
-            sizes=sizes,
-            conditions=conditions,
-            titles=tuple(c["title"]),
-            currencies=currencies,
-            likely=np.array(c["likely"], np.bool_),
-        )
-
-    def event_columns(self) -> EventColumns:
-        c = self._e
-        return EventColumns(
-            item_id=np.array(c["item_id"], np.int64),
-            kind=np.array([EVENT_KINDS.index(k) for k in c["kind"]], np.int8),
-            from_state=_state_codes(c["from_state"]),
-            to_state=_state_codes(c["to_state"]),
-            price=_floats(c["price"]),
-            at=_floats(c["at"]),
-            likely=np.array(c["likely"], np.bool_),
-        )
-
-
-def _encode(values: Sequence[str | None]) -> tuple[tuple[str, ...], I32]:
-    vocabulary = tuple(sorted({v for v in values if v is not None}))
-    index = {v: i for i, v in enumerate(vocabulary)}
-    codes = np.array([NONE_CODE if v is None else index[v] for v in values], np.int32)
-    return vocabulary, codes
-
-
-def _floats(values: Sequence[float | int | Decimal | None]) -> F64:
-    return np.array([np.nan if v is None else float(v) for v in values], np.float64)
-
-
-def _ints(values: Sequence[int | None]) -> I64:
-    return np.array([NONE_CODE if v is None else v for v in values], np.int64)
-
-
-def _state_codes(values: Sequence[str | None]) -> I8:
-    return np.array([NONE_CODE if v is None else STATES.index(v) for v in values], np.int8)

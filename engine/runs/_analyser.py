@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, Any
 
 from ..analysis import AnalysisInput, PollRow, analyse, graph_specs, poll_marks
 from ._task import Evidence
@@ -31,6 +31,20 @@ def analyse_evidence(evidence: Evidence) -> dict[str, Any]:
         polls=poll_marks(PollRow.of(poll) for poll in evidence.polls),
     )
     return analysis_document(data, include_likely_sales=evidence.include_likely_sales)
+
+
+def analyse_import(
+    export: IO[bytes], include_likely_sales: bool = False
+) -> tuple[dict[str, Any], str | None]:
+    """An imported export's analysis document (`export`, a binary file read streaming) and
+    the URL of the monitor it came from; `InvalidExport` if it is not a usable export.
+
+    Blocking and CPU-bound: called in a worker thread. Makes no marketplace request.
+    """
+    data = AnalysisInput.from_export(export)
+    url = data.monitor.get("url") if data.monitor else None
+    document = analysis_document(data, include_likely_sales=include_likely_sales)
+    return document, url if isinstance(url, str) else None
 
 
 def analyse_export(document: Any, include_likely_sales: bool = False) -> dict[str, Any]:

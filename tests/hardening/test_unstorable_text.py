@@ -9,9 +9,13 @@ them replaced, so no stored value makes a page fail.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
+import pytest
+
+from api.imports import SCAN_CHUNK, unstorable_escape
 from scrapers import parse_catalogue_json
 from tests.api.helpers import assert_envelope, signed_in, wait_active
 from tests.api.test_runs import URL, _stock
@@ -78,3 +82,23 @@ def test_marketplace_text_with_lone_surrogates_is_stored_replaced() -> None:
     for text in (listing.title, listing.brand):
         assert text is not None
         text.encode("utf-8")  # storable and showable
+
+
+@pytest.mark.parametrize("shift", range(0, 14))
+def test_the_import_scan_finds_escapes_across_its_chunks(shift: int) -> None:
+    """The import scans its spooled body in chunks (`api.imports.unstorable_escape`): an
+    escape cut by a chunk's end is still found, a valid pair (an emoji) or an escaped
+    backslash followed by `u` is still text."""
+    pad = b'{"t": "' + b"a" * (SCAN_CHUNK - 8 - shift)
+    for tail, found in (
+        (b'\\ud800x"}', True),
+        (b'\\u0000"}', True),
+        (b'\\udfff"}', True),
+        (b'\\ud83d\\ude00"}', False),
+        (b'\\\\ud800"}', False),
+        (b'\\\\\\ud800"}', True),
+        (b'\\\\\\\\\\\\\\\\ud800"}', False),
+    ):
+        stream = io.BytesIO(pad + tail)
+        assert (unstorable_escape(stream) is not None) is found, (shift, tail)
+        assert stream.tell() == 0
