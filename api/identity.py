@@ -11,7 +11,7 @@ import hmac
 from dataclasses import dataclass
 from datetime import timedelta
 
-from quart import Response, request
+from quart import Response, current_app, request
 
 from store import AccessTokenRecord, AlreadyExists, UserRecord
 
@@ -70,13 +70,19 @@ async def register_account(email: str, password: str, name: str | None) -> None:
     except AlreadyExists:
         if svc.owner_notice_limiter.hit(email) > 0.0:
             return  # the owner was told within the window: once is enough
-        await svc.mailer.send(
-            email,
-            "Someone tried to register with your e-mail",
-            "Somebody tried to create a Nichescope account with this e-mail address.\n"
-            "You already have one. If it was you, sign in or reset your password at "
-            f"{svc.settings.public_url}/forgot-password.\n",
-        )
+        # After the answer, not before it: the mail's cost would tell who has an account.
+        current_app.add_background_task(_tell_owner_of_registration, email)
+
+
+async def _tell_owner_of_registration(email: str) -> None:
+    svc = services()
+    await svc.mailer.send(
+        email,
+        "Someone tried to register with your e-mail",
+        "Somebody tried to create a Nichescope account with this e-mail address.\n"
+        "You already have one. If it was you, sign in or reset your password at "
+        f"{svc.settings.public_url}/forgot-password.\n",
+    )
 
 
 async def check_password(email: str, password: str) -> UserRecord:
@@ -202,16 +208,22 @@ async def send_password_reset(email: str) -> None:
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many reset requests; wait before trying again")
     credentials = await svc.store.get_credentials(email)
-    if credentials is None:
-        return
+    if credentials is not None:
+        # The link is made and mailed after the answer (the app's background tasks own it),
+        # so that an existing account's answer costs what an unknown one's does.
+        current_app.add_background_task(_mail_reset_link, credentials.user.id, email)
+
+
+async def _mail_reset_link(user_id: str, email: str) -> None:
+    svc = services()
     secret = new_secret()
     await svc.store.add_password_reset(
         token_hash=svc.hasher.digest(secret),
-        user_id=credentials.user.id,
+        user_id=user_id,
         expires_at=svc.store.clock() + timedelta(minutes=svc.settings.reset_token_minutes),
     )
     tokens = [
-        t for t in await svc.store.list_access_tokens(credentials.user.id) if not t.revoked_at
+        t for t in await svc.store.list_access_tokens(user_id) if not t.revoked_at
     ]
     await svc.mailer.send(
         email,

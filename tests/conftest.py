@@ -14,6 +14,7 @@ import email
 import email.policy
 import os
 import shutil
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -153,6 +154,23 @@ class RunningService:
         client = ServiceClient(base_url=self.url, timeout=30, **kwargs)  # type: ignore[arg-type]
         client.service = self
         return client
+
+    async def mails(self, *needles: str, count: int = 1) -> list[str]:
+        """The outbox's messages holding every needle, once there are at least `count`: some
+        mail leaves after the answer (the app's background tasks), so tests wait for it."""
+        with trio.fail_after(30):
+            while len(found := [m for m in self.outbox() if all(n in m for n in needles)]) < count:
+                await trio.sleep(0.02)
+        return found
+
+    def mails_blocking(self, *needles: str, count: int = 1) -> list[str]:
+        """`mails` for a browser scenario's thread."""
+        deadline = time.monotonic() + 30
+        while len(found := [m for m in self.outbox() if all(n in m for n in needles)]) < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no mail holding {needles}")
+            time.sleep(0.02)
+        return found
 
     def outbox(self) -> list[str]:
         folder = self.settings.outbox_dir

@@ -19,9 +19,7 @@ NEW_PASSWORD = "a brand new password"
 async def _reset_link_token(client: ServiceClient, email: str) -> tuple[str, str]:
     """Ask for a reset; the e-mail's text and its link's token."""
     assert (await client.post("/api/auth/forgot-password", json={"email": email})).is_success
-    (message,) = [
-        m for m in client.service.outbox() if "Reset your Nichescope password" in m and email in m
-    ]
+    (message,) = await client.service.mails("Reset your Nichescope password", email)
     match = re.search(r"/reset-password\?token=([A-Za-z0-9_\-]+)", message)
     assert match, message
     return message, match.group(1)

@@ -130,7 +130,7 @@ async def test_forgot_and_reset_password(start_web: StartWeb, in_browser: InBrow
         outbox = page.locator("[data-outbox]").inner_text()
         assert str(service.settings.outbox_dir) in outbox and "reset-password" not in outbox
         screenshot(page, "forgot-sent")
-        (message,) = [m for m in service.outbox() if "Reset your Nichescope password" in m]
+        (message,) = service.mails_blocking("Reset your Nichescope password")
         link = re.search(r"http://\S+/reset-password\?token=\S+", message)
         assert link is not None
         assert "thief's laptop" in message  # the e-mail lists the live tokens
