@@ -23,6 +23,7 @@ from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord, r
 
 from .auth import current_principal
 from .billing.quotas import plan_limits, require_poll_interval, require_quota
+from .catalogue_urls import refuse_unaccepted_site
 from .errors import ApiError, BadRequest, Conflict, NotFound
 from .monitor_export import EXPORT_SCHEMA, stream_export
 from .monitor_schemas import (
@@ -129,6 +130,7 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
     if data.analysis_id is not None:
         requested_url = await catalogue_url_of_analysis(workspace_id, data.analysis_id)
     assert requested_url is not None
+    refuse_unaccepted_site(requested_url, settings, doing="monitored")
     try:
         # A monitor reads the feed newest first whatever the URL says: where its window of
         # pages ends, and so which listings left the feed, depends on the date order.

@@ -301,6 +301,9 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         # The import's body; `$schema` is dropped, the document's dialect already applies.
         schemas["MonitorExport"] = {k: v for k, v in EXPORT_SCHEMA.items() if k != "$schema"}
         schemas["HTTPValidationError"] = VALIDATION_SCHEMA
+        from .openapi_rules import state_runtime_rules  # it reads modules that import this one
+
+        state_runtime_rules(document, self._app.extensions["nichescope"].settings)
         document["components"]["securitySchemes"] = SECURITY_SCHEMES
         # Health documents 422 and 503 with the envelope, as the interface declares.
         health = document["paths"].get("/health", {}).get("get")

@@ -27,6 +27,7 @@ from store import RunRecord
 
 from .auth import current_principal
 from .billing.quotas import require_items_per_run, require_quota
+from .catalogue_urls import refuse_unaccepted_site
 from .errors import BadRequest, Conflict, NotFound
 from .openapi import operation
 from .openapi_links import ANALYSIS, MONITOR, RUN
@@ -80,6 +81,7 @@ async def owned_run(run_id: str) -> RunRecord:
 
 
 async def checked_url(url: str) -> str:
+    refuse_unaccepted_site(url, services().settings, doing="analysed")
     try:
         return await services().engine.market.check_url(url)
     except CatalogueUrlRefused as err:

@@ -159,6 +159,8 @@ class Settings:
     page_cap: int = 5
     monitor_max_errors: int = 5
     market_origins: tuple[str, ...] = ()
+    # The marketplace's sites (hosts) catalogue URLs may name; None: every one it has.
+    market_sites: tuple[str, ...] | None = None
     market_rate: float = 1.0
     market_burst: int = 3
     market_block_seconds: float = 120.0  # after a block page (403), no request to that origin
@@ -235,6 +237,9 @@ class Settings:
                 1, int(_number(env, "NICHESCOPE_MONITOR_MAX_ERRORS", defaults.monitor_max_errors))
             ),
             market_origins=_list(env, "NICHESCOPE_MARKET_ORIGINS"),
+            market_sites=(
+                _list(env, "NICHESCOPE_MARKET_SITES") if "NICHESCOPE_MARKET_SITES" in env else None
+            ),
             market_rate=_number(env, "NICHESCOPE_MARKET_RATE", defaults.market_rate),
             market_timeout_seconds=max(
                 0.5,
