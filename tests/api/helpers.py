@@ -74,7 +74,7 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
 
 async def wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, object]:
     """Poll the monitor until its bootstrap made it `active`; its JSON then."""
-    with trio.fail_after(15):
+    with trio.fail_after(60):
         while True:
             body = (await client.get(f"/api/monitoring/{monitor_id}")).json()
             if body["status"] == "active":

@@ -78,7 +78,7 @@ async def test_listings_paging_and_state_filter(
             market.states[item] = "sold"
         market.states[8] = "reserved"
         await client.post(f"/api/monitoring/{monitor_id}/resume")  # polls at once
-        with trio.fail_after(15):
+        with trio.fail_after(60):
             while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < 3:
                 await trio.sleep(0.05)
         base = f"/api/monitoring/{monitor_id}/listings"
@@ -228,7 +228,7 @@ async def test_export_is_a_valid_self_describing_document(
         await wait_active(client, monitor_id)
         market.states[3] = "sold"
         await client.post(f"/api/monitoring/{monitor_id}/resume")
-        with trio.fail_after(15):
+        with trio.fail_after(60):
             while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < 1:
                 await trio.sleep(0.05)
         response = await client.get(f"/api/monitoring/{monitor_id}/export")

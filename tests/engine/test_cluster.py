@@ -57,7 +57,7 @@ async def node(
     store: Store, node_id: str, market: FakeMarket, **kwargs: Any
 ) -> AsyncIterator[Engine]:
     async with Engine(store, market, node_settings(node_id), **kwargs) as engine:
-        with trio.fail_after(10):
+        with trio.fail_after(60):
             await engine.resumed.wait()
         yield engine
 

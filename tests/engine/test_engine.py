@@ -153,7 +153,7 @@ async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None
     assert not engine.is_running(monitor.id)
     market.states[1] = "sold"
     async with Engine(store, market, FAST) as engine:
-        with trio.fail_after(5):
+        with trio.fail_after(60):
             await engine.resumed.wait()
         assert engine.is_running(monitor.id)  # re-spawned from the database
         await engine.poll_now(monitor.id)

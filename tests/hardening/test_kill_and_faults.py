@@ -235,7 +235,7 @@ class Watch:
 async def kill_mid_poll(service: ServiceProcess, app: SimulatorApp) -> None:
     """SIGKILL the service while one of its marketplace requests is unanswered, so a poll
     is half done (nothing of it committed yet)."""
-    with trio.fail_after(20):
+    with trio.fail_after(60):
         while True:
             pending = [e for e in app.log[-50:] if e["status"] is None and _is_market(e)]
             if pending:

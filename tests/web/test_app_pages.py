@@ -39,7 +39,7 @@ async def _owner_with_things(client: ServiceClient) -> dict[str, str]:
     )
     assert run.status_code == 303, run.text
     run_id = run.headers["location"].split("/")[2].split("?")[0]
-    with trio.fail_after(20):
+    with trio.fail_after(60):
         while True:
             state = (await client.get(f"/api/runs/{run_id}")).json()
             if state["state"] not in ("queued", "running"):

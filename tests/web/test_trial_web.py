@@ -48,7 +48,7 @@ async def test_trial_forms_default_to_the_plan(start_web: StartWeb, market: Fake
             "/monitors", data={"csrf_token": token, "source": "url", "url": URL, "label": "Jeans"}
         )
         monitor_id = monitor.headers["location"].split("/")[2].split("?")[0]
-        with trio.fail_after(15):
+        with trio.fail_after(60):
             while (await client.get(f"/api/monitoring/{monitor_id}")).json()["bootstrapping"]:
                 await trio.sleep(0.05)
         # "Analyse this monitor" sends no number: the whole history, whatever it holds; a
