@@ -25,6 +25,7 @@ from . import (
     system,
     web,
 )
+from .after_response import RunAfterResponse
 from .billing import views as billing
 from .errors import JsonStrictRequest, register_error_handlers
 from .keep_alive import KeepAliveAfterEarlyAnswers
@@ -107,5 +108,7 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
             response.headers.setdefault("Cache-Control", "no-store")
         return response
 
-    app.asgi_app = KeepAliveAfterEarlyAnswers(app.asgi_app)  # type: ignore[method-assign]
+    app.asgi_app = KeepAliveAfterEarlyAnswers(  # type: ignore[method-assign]
+        RunAfterResponse(app, app.asgi_app)
+    )
     return app

@@ -11,10 +11,11 @@ import hmac
 from dataclasses import dataclass
 from datetime import timedelta
 
-from quart import Response, current_app, request
+from quart import Response, request
 
 from store import AccessTokenRecord, AlreadyExists, UserRecord
 
+from .after_response import after_response
 from .auth import SESSION_COOKIE, client_ip
 from .errors import BadRequest, InvalidCredentials, TooManyRequests
 from .security import hash_password, new_access_token, new_id, new_secret, verify_password
@@ -71,7 +72,7 @@ async def register_account(email: str, password: str, name: str | None) -> None:
         if svc.owner_notice_limiter.hit(email) > 0.0:
             return  # the owner was told within the window: once is enough
         # After the answer, not before it: the mail's cost would tell who has an account.
-        current_app.add_background_task(_tell_owner_of_registration, email)
+        after_response(_tell_owner_of_registration, email)
 
 
 async def _tell_owner_of_registration(email: str) -> None:
@@ -209,9 +210,9 @@ async def send_password_reset(email: str) -> None:
         raise TooManyRequests(wait, "Too many reset requests; wait before trying again")
     credentials = await svc.store.get_credentials(email)
     if credentials is not None:
-        # The link is made and mailed after the answer (the app's background tasks own it),
-        # so that an existing account's answer costs what an unknown one's does.
-        current_app.add_background_task(_mail_reset_link, credentials.user.id, email)
+        # The link is made and mailed after the answer, so that an existing account's answer
+        # costs what an unknown one's does.
+        after_response(_mail_reset_link, credentials.user.id, email)
 
 
 async def _mail_reset_link(user_id: str, email: str) -> None:
