@@ -10,11 +10,21 @@ in before: device cookie) and other accounts are not slowed at all.
 from __future__ import annotations
 
 import dataclasses
+import shutil
+from pathlib import Path
 
+import pytest
 import trio
 
 from tests.api.helpers import PASSWORD, assert_envelope, register
 from tests.conftest import RunningService, Settings, start_service, unique_email
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, sqlite_template: Path) -> str:
+    """The limits live in memory, not in a database: SQLite only."""
+    shutil.copy(sqlite_template, tmp_path / "timing.db")
+    return f"sqlite+aiosqlite:///{tmp_path / 'timing.db'}"
 
 
 def _from(address: str) -> dict[str, str]:
