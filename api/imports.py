@@ -145,9 +145,8 @@ def _first_unstorable(chunk: bytearray) -> str | None:
         after = None if match.group(3) is None else int(match.group(3), 16)
         if code == 0:
             return "a NUL character (\\u0000)"
-        if 0xD800 <= code <= 0xDBFF and not (after is not None and 0xDC00 <= after <= 0xDFFF):
-            return f"a lone surrogate (\\u{code:04x})"
-        if 0xDC00 <= code <= 0xDFFF:
+        paired = 0xD800 <= code <= 0xDBFF and after is not None and 0xDC00 <= after <= 0xDFFF
+        if 0xD800 <= code <= 0xDFFF and not paired:
             return f"a lone surrogate (\\u{code:04x})"
         if after == 0:
             return "a NUL character (\\u0000)"

@@ -6,7 +6,7 @@ Pure computation (no I/O): feed it store records, a monitor export or arrays, ca
 
 from ._analyse import analyse
 from ._errors import InvalidExport
-from ._export import EXPORT_FORMAT, EXPORT_VERSION, load_export
+from ._export import EXPORT_FORMAT, EXPORT_VERSION
 from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
 from ._result import (
     Alert,
@@ -54,7 +54,6 @@ __all__ = [
     "analyse",
     "graph_specs",
     "kaplan_meier",
-    "load_export",
     "map_labels",
     "poll_marks",
     "render_svg",

@@ -33,17 +33,6 @@ READABLE_VERSIONS = (1, 2)
 EVIDENCE = ("detail_api", "item_page", "absence")
 
 
-def load_export(raw: str | bytes) -> dict[str, Any]:
-    """Parse an export's JSON text; truncated or malformed JSON raises `InvalidExport`."""
-    try:
-        document = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InvalidExport("document", f"not valid JSON (truncated?): {err}") from err
-    if not isinstance(document, dict):
-        raise InvalidExport("document", "expected a JSON object")
-    return document
-
-
 def input_from_export(
     cls: type[AnalysisInput],
     document: Mapping[str, Any] | str | bytes | IO[bytes],
