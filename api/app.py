@@ -30,6 +30,7 @@ from .billing import views as billing
 from .errors import JsonStrictRequest, register_error_handlers
 from .keep_alive import KeepAliveAfterEarlyAnswers
 from .mail import Mailer, SmtpTarget
+from .notifications import rest as notifications
 from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
 from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from .security import ResourceIdConverter, TokenHasher
@@ -91,7 +92,9 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
     register_error_handlers(app)
     limits.install(app)
     auth.install(app)
-    for module in (system, accounts, keys, billing, monitoring, ops, runs, analyses, mcp, web):
+    for module in (
+        system, accounts, keys, billing, monitoring, notifications, ops, runs, analyses, mcp, web
+    ):  # fmt: skip
         app.register_blueprint(module.blueprint)
     app.register_blueprint(api_docs.blueprint)
 

@@ -12,6 +12,7 @@ import fcntl
 import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -19,16 +20,22 @@ from sqlalchemy.engine import make_url
 from engine import (
     ClusterSettings,
     ConfirmPolicy,
+    DispatchSettings,
     Engine,
     EngineSettings,
     Marketplace,
     MarketplaceSettings,
     MonitorPolicy,
+    NotificationDispatcher,
+    SecretBox,
     StoreProfileMemory,
+    courier,
     open_marketplace,
+    open_outbound,
 )
 from store import NodeInfo, Store, open_store
 
+from .mail import Mailer, SmtpTarget
 from .settings import Settings
 from .system import package_version
 
@@ -123,12 +130,42 @@ async def open_node(
                 )
             )
             market, on_cluster_size = real, real.share_politeness
+        dispatcher = NotificationDispatcher(
+            store,
+            courier(
+                store,
+                SecretBox(settings.secret_key),
+                await stack.enter_async_context(
+                    open_outbound(
+                        settings.outbound_allow, telegram_api_base=settings.telegram_api_base
+                    )
+                ),
+                mail=mailer(settings).send,
+                telegram_api_base=settings.telegram_api_base,
+                allow=settings.outbound_allow,
+            ),
+            DispatchSettings(
+                node_id=settings.node_id,
+                disable_after=timedelta(hours=settings.notify_disable_after_hours),
+            ),
+            mail_owner=mailer(settings).send,
+        )
         engine = await stack.enter_async_context(
             Engine(
                 store,
                 market,
                 engine_settings(settings, role=role, clustered=clustered),
                 on_cluster_size=on_cluster_size,
+                dispatcher=dispatcher,
             )
         )
         yield store, engine
+
+
+def mailer(settings: Settings) -> Mailer:
+    """The mailer `settings` name: SMTP when configured, else the outbox folder."""
+    return Mailer(
+        settings.outbox_dir,
+        settings.mail_from,
+        SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None,
+    )

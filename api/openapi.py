@@ -304,6 +304,9 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         from .openapi_rules import state_runtime_rules  # it reads modules that import this one
 
         state_runtime_rules(document, self._app.extensions["nichescope"].settings)
+        from .notifications.webhook_docs import document_webhooks
+
+        document_webhooks(document)  # the events webhook channels receive
         document["components"]["securitySchemes"] = SECURITY_SCHEMES
         # Health documents 422 and 503 with the envelope, as the interface declares.
         health = document["paths"].get("/health", {}).get("get")

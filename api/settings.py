@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from scrapers import API_ORIGINS_ENV, DEFAULT_USER_AGENT, PROFILE_MODES, SiteMap
+from scrapers import (
+    API_ORIGINS_ENV,
+    DEFAULT_USER_AGENT,
+    PROFILE_MODES,
+    SiteMap,
+    normalise_origin,
+)
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
 
@@ -47,6 +53,25 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
 
 def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
+
+
+def _origins(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """Exact origins (`scheme://host:port`), normalised; a bad entry names its variable."""
+    try:
+        return tuple(normalise_origin(item) for item in _list(env, name))
+    except ValueError as err:
+        raise ConfigError(name, str(err)) from err
+
+
+def _origin_or_base(env: Mapping[str, str], name: str) -> str:
+    """An http(s) base address without a trailing slash, or "" when unset."""
+    raw = (env.get(name) or "").strip().rstrip("/")
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise ConfigError(name, f"expected an http(s) address, got {raw!r}")
+    return raw
 
 
 def _smtp_url(env: Mapping[str, str]) -> str:
@@ -189,6 +214,12 @@ class Settings:
     trial_token_hours: int = 48
     smtp_url: str = field(default="", repr=False)
     mail_from: str = "Nichescope <no-reply@nichescope.local>"
+    # Notifications: where Telegram's Bot API lives, exact origins that user-given webhook
+    # and Discord destinations may name although the SSRF guard would refuse them (tests and
+    # demos only), and how long a channel may fail before it is disabled.
+    telegram_api_base: str = "https://api.telegram.org"
+    outbound_allow: tuple[str, ...] = ()
+    notify_disable_after_hours: float = 24.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -272,4 +303,15 @@ class Settings:
             plan_quotas=_plan_quotas(env.get("NICHESCOPE_PLAN_QUOTAS") or ""),
             smtp_url=_smtp_url(env),
             mail_from=env.get("NICHESCOPE_MAIL_FROM") or defaults.mail_from,
+            telegram_api_base=_origin_or_base(env, "NICHESCOPE_TELEGRAM_API_BASE")
+            or defaults.telegram_api_base,
+            outbound_allow=_origins(env, "NICHESCOPE_OUTBOUND_ALLOW"),
+            notify_disable_after_hours=max(
+                0.01,
+                _number(
+                    env,
+                    "NICHESCOPE_NOTIFY_DISABLE_AFTER_HOURS",
+                    defaults.notify_disable_after_hours,
+                ),
+            ),
         )

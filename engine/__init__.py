@@ -14,6 +14,20 @@ from .monitors._scrapers_market import (
     open_marketplace,
 )
 from .monitors._supervisor import RestartPolicy
+from .notifications import (
+    BadSecretBox,
+    DestinationRefused,
+    DispatchSettings,
+    NotificationDispatcher,
+    SecretBox,
+    SendResult,
+    check_destination,
+    courier,
+    deliver,
+    open_outbound,
+    ping_notification,
+    rotate_signing_secret,
+)
 from .runs._analyser import analyse_export, analyse_import
 from .runs._manager import RunManager, RunNotCancellable, RunStillRunning
 from .runs._task import Analyser, Evidence
@@ -21,9 +35,12 @@ from .runs._task import Analyser, Evidence
 __all__ = [
     "ActorStatus",
     "Analyser",
+    "BadSecretBox",
     "CatalogueUrlRefused",
     "ClusterSettings",
     "ConfirmPolicy",
+    "DestinationRefused",
+    "DispatchSettings",
     "Engine",
     "EngineBusy",
     "EngineSettings",
@@ -35,6 +52,7 @@ __all__ = [
     "Marketplace",
     "MarketplaceSettings",
     "MonitorPolicy",
+    "NotificationDispatcher",
     "Pause",
     "PollNow",
     "RestartPolicy",
@@ -43,11 +61,19 @@ __all__ = [
     "RunNotCancellable",
     "RunStillRunning",
     "ScrapersMarketplace",
+    "SecretBox",
+    "SendResult",
     "Stop",
     "StoreProfileMemory",
     "SuspectedBlock",
     "analyse_export",
     "analyse_import",
+    "check_destination",
+    "courier",
+    "deliver",
     "open_marketplace",
+    "open_outbound",
+    "ping_notification",
     "render_svg",
+    "rotate_signing_secret",
 ]

@@ -34,6 +34,8 @@ from .monitors._actor import ActorStatusBoard, MonitorActor, MonitorPolicy
 from .monitors._commands import ActorStatus, Command, Pause, PollNow, Resume, Stop
 from .monitors._market import Marketplace
 from .monitors._supervisor import RestartPolicy, supervise
+from .notifications._dispatcher import NotificationDispatcher
+from .notifications._niche_watch import NicheWatch
 from .runs._analyser import analyse_evidence
 from .runs._manager import RunManager
 from .runs._task import Analyser
@@ -86,13 +88,18 @@ class Engine:
         analyser: Analyser = analyse_evidence,
         *,
         on_cluster_size: Callable[[int], None] | None = None,
+        dispatcher: NotificationDispatcher | None = None,
     ) -> None:
         """`on_cluster_size(n)` is told the number of live nodes after every heartbeat
-        (cluster mode), so that politeness budgets can be split between them."""
+        (cluster mode), so that politeness budgets can be split between them. `dispatcher`
+        delivers the notifications' outbox, supervised like a monitor; every node runs one
+        (channels are claimed one node at a time)."""
         self.store = store
         self.market = market
         self.settings = settings or EngineSettings()
         self._monitors: dict[str, MonitorHandle] = {}
+        self.dispatcher = dispatcher
+        self.niche_watch = NicheWatch(store)
         cluster = self.settings.cluster
         self.runs = RunManager(store, market, analyser, lambda: self.nursery, cluster=cluster)
         self._poll_slots = trio.CapacityLimiter(self.settings.poll_concurrency)
@@ -115,11 +122,19 @@ class Engine:
 
     async def __aenter__(self) -> Engine:
         self._nursery = await self._nursery_manager.__aenter__()
+        if self.dispatcher is not None:
+            self.nursery.start_soon(self._run_dispatcher, self.dispatcher)
         if self.keeper is None:
             self.nursery.start_soon(self._resume_previous_work)
         else:
             self.nursery.start_soon(self._keep_leases, self.keeper)
         return self
+
+    async def _run_dispatcher(self, dispatcher: NotificationDispatcher) -> None:
+        """The dispatcher under one-for-one supervision, like a monitor. Started with
+        `start_soon`: it does no I/O before taking work, so there is nothing to wait for."""
+        policy = self.settings.restart_policy
+        await supervise("notification dispatcher", dispatcher.run, dispatcher.board, policy)
 
     async def _keep_leases(self, keeper: LeaseKeeper) -> None:
         """The keeper and its NOTIFY listener, in a scope that shutdown cancels first, so that
@@ -215,6 +230,7 @@ class Engine:
             status=board,
             poll_slots=self._poll_slots,
             lease_token=lambda: handle.lease_token,
+            after_poll=self.niche_watch.after_poll,
         )
         self.nursery.start_soon(self._run_supervised, handle, actor, receive)
         return handle

@@ -12,8 +12,11 @@ from ._jsonld import parse_item_page_jsonld, product_block_read
 from ._parse_html import parse_catalogue_html, parse_item_page
 from ._parse_json import parse_catalogue_json, parse_item_detail
 from ._parse_svc import parse_svc_catalogue
+from ._pinned import GuardedBackend, GuardedTransport
 from ._prices import parse_price
+from ._public_url import check_public_url, check_public_url_syntax
 from ._query import ORDERS, CatalogueQuery, newest_first, parse_catalogue_url
+from ._retry import parse_retry_after
 from ._robots import RobotsRules
 from ._settings import DEFAULT_USER_AGENT, ClientSettings
 from ._sites import API_ORIGINS_ENV, Site, SiteMap
@@ -26,6 +29,8 @@ from ._ssrf import (
     check_catalogue_url,
     normalise_origin,
     origins_from_env,
+    refuse_non_global,
+    system_resolver,
 )
 from .adapter import MarketplaceAdapter, ProfileMemory, SiteActivity
 from .errors import (
@@ -66,6 +71,8 @@ __all__ = [
     "CircuitOpen",
     "ClientSettings",
     "EndpointRefused",
+    "GuardedBackend",
+    "GuardedTransport",
     "HttpStatusError",
     "InvalidCatalogueUrl",
     "ItemDetail",
@@ -95,6 +102,8 @@ __all__ = [
     "WireProfile",
     "canonical_condition",
     "check_catalogue_url",
+    "check_public_url",
+    "check_public_url_syntax",
     "newest_first",
     "normalise_origin",
     "origins_from_env",
@@ -105,6 +114,9 @@ __all__ = [
     "parse_item_page",
     "parse_item_page_jsonld",
     "parse_price",
+    "parse_retry_after",
     "parse_svc_catalogue",
     "product_block_read",
+    "refuse_non_global",
+    "system_resolver",
 ]  # fmt: skip

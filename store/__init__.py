@@ -15,7 +15,13 @@ from ._billing_records import (
 from ._billing_store import BillingStore
 from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._cluster_store import ClusterStore
-from ._errors import AlreadyExists, DatabaseUnavailable, LeaseLost, StoreError
+from ._errors import (
+    AlreadyExists,
+    DatabaseUnavailable,
+    LeaseLost,
+    NotFoundInWorkspace,
+    StoreError,
+)
 from ._listing_filters import SORTS as LISTING_SORTS
 from ._market_store import MarketStore
 from ._migrate import alembic_config
@@ -37,6 +43,28 @@ from ._monitor_records import (
     PollRecord,
 )
 from ._monitor_store import MonitorStore
+from ._notify_records import (
+    CHANNEL_KINDS,
+    EVENT_TYPES,
+    NOTIFY_KINDS,
+    ChannelBatch,
+    ChannelHealth,
+    ChannelKind,
+    ChannelRecord,
+    Confidence,
+    DeliveryOutcome,
+    DeliveryRecord,
+    MinConfidence,
+    NewChannel,
+    NewRule,
+    NotificationRecord,
+    NotificationStatus,
+    NotifyKind,
+    RuleFilters,
+    RuleMode,
+    RuleRecord,
+)
+from ._notify_store import NotifyStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 from ._rows import record_fields
 from ._run_records import (
@@ -51,10 +79,13 @@ from ._run_store import RunStore
 from ._store import Clock, Store, migrate, open_store, utc_now
 
 __all__ = [
+    "CHANNEL_KINDS",
+    "EVENT_TYPES",
     "EVIDENCE_KINDS",
     "FINISHED_RUN_STATES",
     "LISTING_SORTS",
     "LISTING_STATES",
+    "NOTIFY_KINDS",
     "AccessTokenRecord",
     "AlreadyExists",
     "AnalysisRecord",
@@ -63,13 +94,20 @@ __all__ = [
     "BillingAccountRecord",
     "BillingChangeRecord",
     "BillingStore",
+    "ChannelBatch",
+    "ChannelHealth",
+    "ChannelKind",
+    "ChannelRecord",
     "CheckoutSessionRecord",
     "Clock",
     "ClusterStore",
     "CommandRecord",
+    "Confidence",
     "ConfirmedState",
     "Credentials",
     "DatabaseUnavailable",
+    "DeliveryOutcome",
+    "DeliveryRecord",
     "Entitlement",
     "Evidence",
     "LeaseLost",
@@ -79,16 +117,27 @@ __all__ = [
     "ListingRecord",
     "ListingState",
     "MarketStore",
+    "MinConfidence",
     "MonitorRecord",
     "MonitorStatus",
     "MonitorStore",
+    "NewChannel",
+    "NewRule",
     "NodeInfo",
     "NodeRecord",
+    "NotFoundInWorkspace",
+    "NotificationRecord",
+    "NotificationStatus",
+    "NotifyKind",
+    "NotifyStore",
     "ObservedListing",
     "PlanRecord",
     "PollFailureKind",
     "PollOutcome",
     "PollRecord",
+    "RuleFilters",
+    "RuleMode",
+    "RuleRecord",
     "RunRecord",
     "RunSource",
     "RunState",

@@ -29,3 +29,13 @@ class LeaseLost(StoreError):
         super().__init__(f"lease on {kind} {target_id} lost")
         self.kind = kind
         self.target_id = target_id
+
+
+class NotFoundInWorkspace(StoreError):
+    """A channel, rule or monitor named in a write is not in the caller's workspace (or does
+    not exist); nothing was written."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        super().__init__(f"{kind} {key!r} not found in this workspace")
+        self.kind = kind
+        self.key = key

@@ -97,6 +97,9 @@ class Listing(Base):
     state_evidence: Mapped[str | None] = mapped_column(String(16))
     # Polls in a row whose feed window should have shown this live listing and did not.
     absent_polls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Added by migration 0008 (notification rules filter on the seller), at the end likewise.
+    seller_login: Mapped[str | None] = mapped_column(String(200))
+    seller_business: Mapped[bool | None] = mapped_column(Boolean)
 
 
 class ListingEvent(Base):

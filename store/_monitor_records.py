@@ -67,6 +67,8 @@ class ObservedListing:
     total_price: Decimal | None = None  # what the buyer pays: price + service fee
     service_fee: Decimal | None = None
     promoted: bool = False  # a paid placement, mixed into the feed out of date order
+    seller_login: str | None = None
+    seller_business: bool | None = None  # a business (pro) seller, when the feed says
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,11 @@ A source confirming the state a listing already holds changes no state and write
 event: it updates `state_evidence`. When that upgrades a likely sale (sold by absence) to a
 confirmed one, the evidence of the state event that recorded the sale is upgraded in place,
 so the history holds one sale, at the time it was detected, established by the source.
+
+Both writers also queue the notifications they cause, in the same transaction (see
+`_notify_outbox`): a poll its new listings, deals and price drops (none for the bootstrap
+poll, where everything is new), a failed poll that puts the monitor in `error` its
+`monitor_error`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -38,6 +44,7 @@ from ._monitor_records import (
     PollOutcome,
     PollRecord,
 )
+from ._notify_outbox import write_error_alerts, write_poll_alerts
 from ._rows import to_record
 
 _IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
@@ -73,6 +80,9 @@ class _Changes:
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
         self.likely = 0  # likely sales gained (+) and lost (-)
         self.upgraded: dict[int, str] = {}  # likely sales now confirmed: item -> evidence
+        # What notifications look at: listings first seen, and price drops (row, old price).
+        self.new_rows: list[Listing] = []
+        self.drops: list[tuple[Listing, Decimal]] = []
 
     def event(self, item_id: int, kind: str, **kw: Any) -> None:
         self.db.add(
@@ -114,6 +124,8 @@ class _Changes:
             "category_name": seen.category_name,
             "total_price": seen.total_price,
             "service_fee": seen.service_fee,
+            "seller_login": seen.seller_login,
+            "seller_business": seen.seller_business,
         }
         row = existing.get(seen.item_id)
         if row is None:
@@ -141,10 +153,13 @@ class _Changes:
             )
             self.new += 1
             self.moved["open"] += 1
+            self.new_rows.append(row)
             return
         touched = False
         if seen.price is not None and row.price is not None and seen.price != row.price:
             self.event(seen.item_id, "price", price=seen.price)
+            if seen.price < row.price:
+                self.drops.append((row, row.price))
             touched = True
         if seen.favourites is not None and seen.favourites != row.favourites:
             self.event(seen.item_id, "counts", favourites=seen.favourites, views=seen.views)
@@ -284,10 +299,19 @@ async def record_poll(
         for state, delta in changes.moved.items():
             setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)
         monitor.likely_sold_count += changes.likely
-        if monitor.bootstrapped_at is None:
+        bootstrap = monitor.bootstrapped_at is None
+        if bootstrap:
             monitor.bootstrapped_at = outcome.finished_at
             if monitor.status == "paused":
                 monitor.status = "active"
+        await write_poll_alerts(
+            db,
+            monitor,
+            new_rows=changes.new_rows,
+            drops=changes.drops,
+            bootstrap=bootstrap,
+            at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
+        )
     await db.flush()
     return poll_record(poll)
 
@@ -334,7 +358,8 @@ async def record_poll_error(
     monitor.last_error = error
     monitor.last_error_kind = kind
     monitor.next_poll_at = next_poll_at
-    if monitor.consecutive_errors >= max_consecutive:
+    if monitor.consecutive_errors >= max_consecutive and monitor.status != "error":
         monitor.status = "error"
+        await write_error_alerts(db, monitor, poll_id=poll_id, at=finished_at)
     await db.flush()
     return to_record(MonitorRecord, monitor)

@@ -34,6 +34,7 @@ from ._market_store import MarketStore
 from ._migrate import upgrade
 from ._monitor_store import MonitorStore
 from ._notifications import listen
+from ._notify_store import NotifyStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 from ._run_store import RunStore
 
@@ -72,6 +73,7 @@ class Store:
         self.billing = BillingStore(self)
         self.cluster = ClusterStore(self)
         self.market = MarketStore(self)
+        self.notify = NotifyStore(self)
 
     @property
     def url(self) -> URL:

@@ -9,11 +9,13 @@ modules (or a new one imported below), a template extending `base.html`.
 from . import (  # noqa: F401  (they register routes and filters)
     _filters,
     account_pages,
+    alert_pages,
     analysis_pages,
     auth_pages,
     billing_pages,
     dashboard_pages,
     monitor_pages,
+    notification_pages,
     oidc_pages,
     run_pages,
 )

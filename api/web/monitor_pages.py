@@ -21,6 +21,7 @@ from ..monitoring import (
     start_monitor_in,
 )
 from ..naming import analysis_titles
+from ..notifications.actions import alert_summary
 from ..services import services
 from . import csrf
 from ._blueprint import blueprint
@@ -192,6 +193,7 @@ async def monitor_detail(monitor_id: str) -> Response:
         pages=pages,
         evidence_words=EVIDENCE_WORDS,
         notice=NOTICES.get(request.args.get("notice", "")),
+        alerts=await alert_summary(who.workspace_id, monitor.id),
     )
 
 

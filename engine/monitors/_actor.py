@@ -16,7 +16,7 @@ import logging
 import math
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
@@ -62,7 +62,10 @@ class MonitorActor:
         status: ActorStatusBoard,
         poll_slots: trio.CapacityLimiter,
         lease_token: Callable[[], int | None] = lambda: None,
+        after_poll: Callable[[MonitorRecord], Awaitable[object]] | None = None,
     ) -> None:
+        """`after_poll(monitor)` runs after each successful poll, outside the poll's slot
+        (the niche alerts' analysis); it must not raise but for cancellation."""
         self.monitor_id = monitor_id
         self._store = store
         self._market = market
@@ -71,6 +74,7 @@ class MonitorActor:
         self._board = status
         self._poll_slots = poll_slots
         self._lease_token = lease_token
+        self._after_poll = after_poll
         self._next_poll = 0.0  # trio time; 0 means "now"
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -139,9 +143,12 @@ class MonitorActor:
         # Polls queue here, cheaply, rather than for database connections (whose pool would
         # time out under a thousand monitors); the wait shows as schedule lag.
         async with self._poll_slots:
-            await self._poll_now(monitor)
+            polled = await self._poll_now(monitor)
+        if polled and self._after_poll is not None:
+            await self._after_poll(monitor)
 
-    async def _poll_now(self, monitor: MonitorRecord) -> None:
+    async def _poll_now(self, monitor: MonitorRecord) -> bool:
+        """One poll, its failure recorded and backed off; True when it succeeded."""
         self._board.update(monitor, "polling")
         started = self._store.clock()
         try:
@@ -195,9 +202,10 @@ class MonitorActor:
                     "monitor %s in error after %d failed polls; next try in %.0f s",
                     self.monitor_id, failures, delay,
                 )  # fmt: skip
-            return
+            return False
         self._board.polled(record.finished_at.isoformat())
         self._next_poll = trio.current_time() + monitor.interval_seconds
+        return True
 
 
 class ActorStatusBoard:

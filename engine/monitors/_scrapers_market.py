@@ -93,6 +93,8 @@ def observed(listing: Listing) -> ObservedListing:
         total_price=listing.total_price,
         service_fee=listing.service_fee,
         promoted=listing.promoted,
+        seller_login=listing.seller_login,
+        seller_business=listing.seller_business,
     )
 
 

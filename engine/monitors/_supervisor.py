@@ -11,12 +11,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import trio
 
-from ._actor import ActorStatusBoard, MonitorStopped
+from ._actor import MonitorStopped
 
 log = logging.getLogger(__name__)
+
+
+class RestartBoard(Protocol):
+    """Where a supervised actor's restarts are told (its status board)."""
+
+    def restarted(self, error: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -29,7 +36,7 @@ class RestartPolicy:
 async def supervise(
     name: str,
     run_actor: Callable[[], Awaitable[None]],
-    board: ActorStatusBoard,
+    board: RestartBoard,
     policy: RestartPolicy,
 ) -> None:
     """Run `run_actor` until it stops on purpose; restart it when it fails."""

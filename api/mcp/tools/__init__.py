@@ -25,6 +25,7 @@ from . import (
     list_analyses,
     list_monitorings,
     list_runs,
+    notification_rules,
     whoami,
 )
 
@@ -37,6 +38,8 @@ REGISTRY = ToolRegistry(
         list_runs.TOOL,
         create_monitor.TOOL,
         create_analysis.TOOL,
+        notification_rules.LIST_TOOL,
+        notification_rules.SET_TOOL,
     ]
 )
 

@@ -1,0 +1,205 @@
+"""Channel use cases: create (checked, sealed), list, update, delete, rotate a webhook's secret.
+
+Shared by the REST views, the web pages and (for reads) the MCP tools. Each function takes the
+caller's workspace id and raises the `ApiError`s the JSON API answers with; nothing here
+builds a response. A destination's secrets are sealed (`SecretBox`, keyed by the service's
+secret key) before they reach the store and are never handed back, except the webhook signing
+secret, once, in the answer that made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.notifications import (
+    BadSecretBox,
+    DestinationRefused,
+    SecretBox,
+    check_destination,
+    rotate_signing_secret,
+)
+from store import ChannelRecord, NewChannel
+
+from ..errors import ApiError, Conflict, NotFound
+from ..services import services
+from .schemas import ChannelOut, CreateChannelRequest, UpdateChannelRequest
+
+MAX_CHANNELS = 20
+ROTATION_HOURS = 24
+
+
+class DestinationNotAccepted(ApiError):
+    """A destination the service will not send to (private address, not Discord, ...)."""
+
+    status, code = 422, "destination_refused"
+
+
+class LimitReached(Conflict):
+    code = "limit_reached"
+
+
+def secret_box() -> SecretBox:
+    return SecretBox(services().settings.secret_key)
+
+
+def channel_out(channel: ChannelRecord) -> ChannelOut:
+    """What a channel shows: its hint and health, never its sealed secrets."""
+    return ChannelOut(
+        id=channel.id,
+        kind=channel.kind,
+        name=channel.name,
+        hint=channel.hint,
+        enabled=channel.enabled,
+        health=channel.health,
+        disabled_reason=channel.disabled_reason,
+        last_error=channel.last_error,
+        last_success_at=channel.last_success_at,
+        last_failure_at=channel.last_failure_at,
+        failing_since=channel.failing_since,
+        created_at=channel.created_at,
+    )
+
+
+async def list_channels(workspace_id: str) -> list[ChannelRecord]:
+    return await services().store.notify.channels(workspace_id)
+
+
+async def owned_channel(workspace_id: str, channel_id: str) -> ChannelRecord:
+    """The workspace's channel; `NotFound` for another workspace's (same as none)."""
+    channel = await services().store.notify.channel(workspace_id, channel_id)
+    if channel is None:
+        raise NotFound("notification channel")
+    return channel
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedChannel:
+    record: ChannelRecord
+    signing_secret: str | None  # webhooks: shown once, in the answer that created it
+
+
+def _given(data: CreateChannelRequest) -> dict[str, Any]:
+    """The request's destination fields under the names the engine's checks read."""
+    given: dict[str, Any] = {}
+    if data.url is not None:
+        given["url"] = data.url
+    if data.email is not None:
+        given["to"] = data.email
+    if data.bot_token is not None:
+        given["bot_token"] = data.bot_token
+    if data.chat_id is not None:
+        given["chat_id"] = data.chat_id
+    return given
+
+
+_FIELDS = {"to": "email"}
+
+
+def refused(err: DestinationRefused) -> DestinationNotAccepted:
+    field = _FIELDS.get(err.field or "", err.field)
+    reason = err.reason[:1].upper() + err.reason[1:]
+    return DestinationNotAccepted(
+        reason if reason.endswith(".") else reason + ".",
+        suggest=[
+            "Webhooks need a public https address; Discord needs the webhook URL Discord "
+            "gave (https://discord.com/api/webhooks/...); Telegram a bot token from "
+            "@BotFather and a chat id"
+        ],
+        extra={"field": field} if field else None,
+    )
+
+
+async def create_channel(workspace_id: str, data: CreateChannelRequest) -> CreatedChannel:
+    """Check the destination, seal its secrets and store the channel.
+
+    Raises `LimitReached` (409) past `MAX_CHANNELS`, `DestinationNotAccepted` (422) for a
+    destination the service will not send to. The DNS look-up of a webhook host is the only
+    thing that leaves the machine; cancellation propagates.
+    """
+    svc = services()
+    if len(await svc.store.notify.channels(workspace_id)) >= MAX_CHANNELS:
+        raise LimitReached(
+            f"A workspace has at most {MAX_CHANNELS} notification channels",
+            suggest=["Delete a channel you no longer use"],
+            extra={"limit": MAX_CHANNELS},
+        )
+    try:
+        destination = await check_destination(
+            data.kind, _given(data), allow=svc.settings.outbound_allow
+        )
+    except DestinationRefused as err:
+        raise refused(err) from err
+    record = await svc.store.notify.add_channel(
+        NewChannel(
+            workspace_id=workspace_id,
+            kind=data.kind,
+            name=data.name,
+            hint=destination.hint,
+            secret_box=secret_box().seal(destination.secrets),
+        )
+    )
+    secret = destination.secrets.get("signing_secret") if data.kind == "webhook" else None
+    return CreatedChannel(record=record, signing_secret=secret)
+
+
+async def update_channel(
+    workspace_id: str, channel_id: str, data: UpdateChannelRequest
+) -> ChannelRecord:
+    """Rename, enable (which clears a disabled reason and failing state) or disable."""
+    updated = await services().store.notify.update_channel(
+        workspace_id, channel_id, name=data.name, enabled=data.enabled
+    )
+    if updated is None:
+        raise NotFound("notification channel")
+    return updated
+
+
+async def delete_channel(workspace_id: str, channel_id: str) -> None:
+    """Delete the channel, its pending alerts, and its id from every rule."""
+    if not await services().store.notify.delete_channel(workspace_id, channel_id):
+        raise NotFound("notification channel")
+
+
+def open_secrets(channel: ChannelRecord) -> dict[str, Any]:
+    """The channel's secrets; `Conflict` (`secrets_unreadable`) when sealed under another key."""
+    try:
+        return secret_box().open(channel.secret_box)
+    except BadSecretBox as err:
+        raise Conflict(
+            "This channel's secrets cannot be read (the service's secret key changed)",
+            code="secrets_unreadable",
+            suggest=["Delete the channel and add it again"],
+        ) from err
+
+
+@dataclass(frozen=True, slots=True)
+class RotatedSecret:
+    record: ChannelRecord
+    signing_secret: str
+    previous_valid_until: datetime
+
+
+async def rotate_secret(workspace_id: str, channel_id: str) -> RotatedSecret:
+    """A new signing secret for a webhook channel; the previous one keeps signing (a second
+    signature) for 24 hours so the receiver can switch. `Conflict` (`not_a_webhook`) for
+    other kinds."""
+    channel = await owned_channel(workspace_id, channel_id)
+    if channel.kind != "webhook":
+        raise Conflict(
+            "Only webhook channels have a signing secret",
+            code="not_a_webhook",
+            suggest=["Rotate the secret of a webhook channel"],
+        )
+    rotated = rotate_signing_secret(open_secrets(channel), overlap_seconds=ROTATION_HOURS * 3600.0)
+    updated = await services().store.notify.update_channel(
+        workspace_id, channel_id, secret_box=secret_box().seal(rotated)
+    )
+    if updated is None:
+        raise NotFound("notification channel")
+    return RotatedSecret(
+        record=updated,
+        signing_secret=str(rotated["signing_secret"]),
+        previous_valid_until=datetime.fromtimestamp(int(rotated["previous_until"]), UTC),
+    )

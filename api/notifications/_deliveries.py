@@ -1,0 +1,111 @@
+"""Sending a test, and reading what was sent: the delivery log and the alerts (outbox).
+
+A test goes out at once, from the request, through the engine's own senders (the same code
+the dispatcher uses, over the same guarded client), and is logged as a test delivery; it
+never enters the outbox, so it is never retried.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import trio
+
+from engine.notifications import deliver, open_outbound, ping_notification
+from store import DeliveryRecord, NotificationRecord
+
+from ..services import services
+from ._channels import open_secrets, owned_channel
+from ._rules import owned_monitor_id
+
+PAGE_SIZE = 50
+T = TypeVar("T")
+TEST_TIMEOUT_SECONDS = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class TestOutcome:
+    ok: bool
+    status_code: int | None
+    latency_ms: int
+    error: str | None
+
+    @property
+    def message(self) -> str:
+        if self.ok:
+            return f"Delivered in {self.latency_ms} ms: the test message reached the destination."
+        return f"Not delivered: {self.error or 'the destination did not accept it'}."
+
+
+async def send_test(workspace_id: str, channel_id: str) -> TestOutcome:
+    """Deliver a `test.ping` to the channel now and log it (test=True). A failed delivery is
+    an outcome, not an error; it does not change the channel's health. Bounded by
+    `TEST_TIMEOUT_SECONDS` (then it failed, in words); cancellation propagates unlogged."""
+    svc = services()
+    channel = await owned_channel(workspace_id, channel_id)
+    secrets = open_secrets(channel)
+    ping = ping_notification(svc.store.clock())
+    started = trio.current_time()
+    ok, status_code = False, None
+    error: str | None = f"no answer within {TEST_TIMEOUT_SECONDS:.0f} seconds"
+    with trio.move_on_after(TEST_TIMEOUT_SECONDS):
+        async with open_outbound(
+            svc.settings.outbound_allow, telegram_api_base=svc.settings.telegram_api_base
+        ) as http:
+            result = await deliver(
+                channel,
+                secrets,
+                (ping,),
+                http,
+                svc.mailer.send,
+                telegram_api_base=svc.settings.telegram_api_base,
+                allow=svc.settings.outbound_allow,
+            )
+        ok, status_code, error = result.ok, result.status_code, result.error
+    outcome = TestOutcome(ok, status_code, int((trio.current_time() - started) * 1000), error)
+    await svc.store.notify.log_test(
+        workspace_id, channel.id, outcome.ok, outcome.status_code, outcome.latency_ms,
+        outcome.error,
+    )  # fmt: skip
+    return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    page: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / PAGE_SIZE))
+
+
+async def list_deliveries(
+    workspace_id: str, channel_id: str | None, page: int
+) -> Page[DeliveryRecord]:
+    """The delivery log, newest first (`NotFound` for another workspace's channel)."""
+    if channel_id is not None:
+        await owned_channel(workspace_id, channel_id)
+    rows, total = await services().store.notify.deliveries(
+        workspace_id, channel_id=channel_id, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+    )
+    return Page(rows, page, total)
+
+
+async def list_notifications(
+    workspace_id: str, monitor_id: str | None, status: str | None, page: int
+) -> Page[NotificationRecord]:
+    """The alerts written for the workspace, newest first, by monitor and status."""
+    if monitor_id is not None:
+        await owned_monitor_id(workspace_id, monitor_id)
+    rows, total = await services().store.notify.notifications(
+        workspace_id,
+        monitor_id=monitor_id,
+        status=status,  # type: ignore[arg-type]
+        offset=(page - 1) * PAGE_SIZE,
+        limit=PAGE_SIZE,
+    )
+    return Page(rows, page, total)

@@ -1,0 +1,198 @@
+"""Rule use cases: list, create, read, replace, delete, and replace a monitor's own rules.
+
+The request model (`RuleIn`) has already checked each field; here the references are checked:
+a monitor or channel id must be one of the caller's workspace, else `NotFound` (another
+workspace's id answers exactly like an id that does not exist, and nothing is written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from store import ChannelRecord, NewRule, NotFoundInWorkspace, RuleFilters, RuleRecord
+
+from ..errors import NotFound
+from ..services import services
+from ._channels import LimitReached
+from .schemas import MonitorRule, RuleFiltersOut, RuleIn, RuleOut
+
+MAX_RULES = 50
+
+
+def _decimal(value: float | None) -> Decimal | None:
+    # Its shortest decimal spelling: 12.1 is 12.1, not 12.0999999...
+    return None if value is None else Decimal(repr(value))
+
+
+def new_rule(data: MonitorRule, monitor_id: str | None) -> NewRule:
+    """The store's `NewRule` for a validated rule of `monitor_id` (None: a default)."""
+    f = data.filters
+    return NewRule(
+        name=data.name,
+        kinds=tuple(data.kinds),
+        monitor_id=monitor_id,
+        filters=RuleFilters(
+            price_min=_decimal(f.price_min),
+            price_max=_decimal(f.price_max),
+            brands=tuple(f.brands),
+            sizes=tuple(f.sizes),
+            conditions=tuple(f.conditions),
+            include_keywords=tuple(f.include_keywords),
+            exclude_keywords=tuple(f.exclude_keywords),
+            exclude_sellers=tuple(f.exclude_sellers),
+            business=f.business,
+            min_confidence=f.min_confidence,
+        ),
+        deal_ratio=data.deal_ratio,
+        channel_ids=tuple(data.channel_ids),
+        mode=data.mode,
+        digest_hour=data.digest_hour,
+        quiet_start=data.quiet_start,
+        quiet_end=data.quiet_end,
+        timezone=data.timezone,
+        enabled=data.enabled,
+    )
+
+
+def rule_out(rule: RuleRecord) -> RuleOut:
+    f = rule.filters
+    return RuleOut(
+        id=rule.id,
+        name=rule.name,
+        kinds=list(rule.kinds),
+        monitor_id=rule.monitor_id,
+        deal_ratio=rule.deal_ratio,
+        filters=RuleFiltersOut(
+            price_min=None if f.price_min is None else float(f.price_min),
+            price_max=None if f.price_max is None else float(f.price_max),
+            brands=list(f.brands),
+            sizes=list(f.sizes),
+            conditions=list(f.conditions),
+            include_keywords=list(f.include_keywords),
+            exclude_keywords=list(f.exclude_keywords),
+            exclude_sellers=list(f.exclude_sellers),
+            business=f.business,
+            min_confidence=f.min_confidence,
+        ),
+        channel_ids=list(rule.channel_ids),
+        mode=rule.mode,
+        digest_hour=rule.digest_hour,
+        quiet_start=rule.quiet_start,
+        quiet_end=rule.quiet_end,
+        timezone=rule.timezone,
+        enabled=rule.enabled,
+        created_at=rule.created_at,
+        updated_at=rule.updated_at,
+    )
+
+
+async def owned_monitor_id(workspace_id: str, monitor_id: str) -> str:
+    if await services().store.monitors.get(monitor_id, workspace_id) is None:
+        raise NotFound("monitor")
+    return monitor_id
+
+
+async def _check_references(workspace_id: str, rules: list[NewRule]) -> None:
+    """Every monitor and channel a rule names is the workspace's; else `NotFound`."""
+    monitors = {r.monitor_id for r in rules if r.monitor_id is not None}
+    for monitor_id in monitors:
+        await owned_monitor_id(workspace_id, monitor_id)
+    wanted = {c for r in rules for c in r.channel_ids}
+    if wanted:
+        known = {c.id for c in await services().store.notify.channels(workspace_id)}
+        if wanted - known:
+            raise NotFound("notification channel")
+
+
+def _limit(count: int) -> None:
+    if count > MAX_RULES:
+        raise LimitReached(
+            f"A workspace has at most {MAX_RULES} notification rules",
+            suggest=["Delete rules you no longer use, or widen one rule's filters"],
+            extra={"limit": MAX_RULES},
+        )
+
+
+async def list_rules(workspace_id: str, monitor_id: str | None = None) -> list[RuleRecord]:
+    """Every rule of the workspace, or one monitor's own rules (`NotFound` for a monitor of
+    another workspace)."""
+    if monitor_id is not None:
+        await owned_monitor_id(workspace_id, monitor_id)
+    return await services().store.notify.rules(workspace_id, monitor_id=monitor_id)
+
+
+async def owned_rule(workspace_id: str, rule_id: str) -> RuleRecord:
+    rule = await services().store.notify.rule(workspace_id, rule_id)
+    if rule is None:
+        raise NotFound("notification rule")
+    return rule
+
+
+async def create_rule(workspace_id: str, data: RuleIn) -> RuleRecord:
+    rule = new_rule(data, data.monitor_id)
+    await _check_references(workspace_id, [rule])
+    notify = services().store.notify
+    _limit(len(await notify.rules(workspace_id)) + 1)
+    try:
+        return await notify.add_rule(workspace_id, rule)
+    except NotFoundInWorkspace as err:  # deleted between the check and the write
+        raise NotFound(err.kind) from err
+
+
+async def replace_rule(workspace_id: str, rule_id: str, data: RuleIn) -> RuleRecord:
+    await owned_rule(workspace_id, rule_id)
+    rule = new_rule(data, data.monitor_id)
+    await _check_references(workspace_id, [rule])
+    try:
+        replaced = await services().store.notify.replace_rule(workspace_id, rule_id, rule)
+    except NotFoundInWorkspace as err:
+        raise NotFound(err.kind) from err
+    if replaced is None:
+        raise NotFound("notification rule")
+    return replaced
+
+
+async def delete_rule(workspace_id: str, rule_id: str) -> None:
+    if not await services().store.notify.delete_rule(workspace_id, rule_id):
+        raise NotFound("notification rule")
+
+
+async def set_monitor_rules(
+    workspace_id: str, monitor_id: str, rules: list[MonitorRule]
+) -> list[RuleRecord]:
+    """Replace the monitor's own rules with `rules` in one transaction (an empty list: the
+    monitor follows the workspace's default rules again)."""
+    await owned_monitor_id(workspace_id, monitor_id)
+    wanted = [new_rule(r, monitor_id) for r in rules]
+    await _check_references(workspace_id, wanted)
+    notify = services().store.notify
+    others = [r for r in await notify.rules(workspace_id) if r.monitor_id != monitor_id]
+    _limit(len(others) + len(wanted))
+    try:
+        return await notify.set_monitor_rules(workspace_id, monitor_id, wanted)
+    except NotFoundInWorkspace as err:
+        raise NotFound(err.kind) from err
+
+
+@dataclass(frozen=True, slots=True)
+class AlertSummary:
+    """What a monitor's page says about its alerts: the rules that apply and the channels."""
+
+    own: list[RuleRecord]
+    defaults: list[RuleRecord]
+    channels: list[ChannelRecord]
+
+    @property
+    def applied(self) -> list[RuleRecord]:
+        mine = [r for r in self.own if r.enabled]
+        return mine or [r for r in self.defaults if r.enabled]
+
+
+async def alert_summary(workspace_id: str, monitor_id: str) -> AlertSummary:
+    notify = services().store.notify
+    return AlertSummary(
+        own=await notify.rules(workspace_id, monitor_id=monitor_id),
+        defaults=await notify.rules(workspace_id, defaults_only=True),
+        channels=await notify.channels(workspace_id),
+    )

@@ -1,0 +1,236 @@
+"""`/api/notifications/*`: channels, rules, test sends, the delivery log and the alerts.
+
+Thin views over `actions`: every query is scoped to the caller's workspace (another
+workspace's channel, rule or monitor is a 404, like one that does not exist). Tokens need
+`read` for GET and `write` for the rest (`api/auth.py`). Secrets are never in an answer, but
+the webhook signing secret once, when it is made (creation, rotation).
+"""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response
+from quart_schema import validate_querystring, validate_request, validate_response
+
+from ..auth import current_principal
+from ..openapi import operation
+from . import actions
+from .schemas import (
+    ChannelList,
+    ChannelOut,
+    CreateChannelRequest,
+    CreatedChannel,
+    DeliveriesQuery,
+    DeliveryOut,
+    DeliveryPage,
+    NotificationOut,
+    NotificationPage,
+    NotificationsQuery,
+    RotatedSecret,
+    RuleIn,
+    RuleList,
+    RuleOut,
+    RulesQuery,
+    TestResult,
+    UpdateChannelRequest,
+)
+
+blueprint = Blueprint("notifications", __name__, url_prefix="/api/notifications")
+DELETED = (204, "Deleted; no body", None)
+SHOWN_ONCE = "Copy the signing secret now: it is shown only in this answer."
+
+
+def _workspace() -> str:
+    return current_principal().workspace_id
+
+
+@blueprint.get("/channels")
+@operation("listNotificationChannels")
+@validate_response(ChannelList, 200)
+async def list_channels() -> ChannelList:
+    """The workspace's channels with their masked destination and health."""
+    channels = await actions.list_channels(_workspace())
+    return ChannelList(channels=[actions.channel_out(c) for c in channels])
+
+
+@blueprint.post("/channels")
+@operation("createNotificationChannel", errors=(409,))
+@validate_request(CreateChannelRequest)
+@validate_response(CreatedChannel, 201)
+async def create_channel(data: CreateChannelRequest) -> tuple[CreatedChannel, int]:
+    """Add a destination. A webhook's signing secret (`whsec_...`) is in this answer only.
+
+    422 `destination_refused` for a destination the service will not send to (a private or
+    local address, a Discord URL that is not Discord's, a malformed bot token); 409
+    `limit_reached` past 20 channels.
+    """
+    created = await actions.create_channel(_workspace(), data)
+    body = CreatedChannel(
+        **actions.channel_out(created.record).model_dump(),
+        signing_secret=created.signing_secret,
+        warning=SHOWN_ONCE if created.signing_secret else None,
+    )
+    return body, 201
+
+
+@blueprint.get("/channels/<id:channel_id>")
+@operation("getNotificationChannel")
+@validate_response(ChannelOut, 200)
+async def get_channel(channel_id: str) -> ChannelOut:
+    """One channel: masked destination, health, last error and last success."""
+    return actions.channel_out(await actions.owned_channel(_workspace(), channel_id))
+
+
+@blueprint.patch("/channels/<id:channel_id>")
+@operation("updateNotificationChannel")
+@validate_request(UpdateChannelRequest)
+@validate_response(ChannelOut, 200)
+async def update_channel(channel_id: str, data: UpdateChannelRequest) -> ChannelOut:
+    """Rename, disable, or enable again (which clears its failing state)."""
+    return actions.channel_out(await actions.update_channel(_workspace(), channel_id, data))
+
+
+@blueprint.delete("/channels/<id:channel_id>")
+@operation("deleteNotificationChannel", success=DELETED)
+async def delete_channel(channel_id: str) -> Response:
+    """Delete the channel and its pending alerts; rules stop naming it. 204."""
+    await actions.delete_channel(_workspace(), channel_id)
+    return Response(b"", status=204)
+
+
+@blueprint.post("/channels/<id:channel_id>/test")
+@operation("testNotificationChannel", errors=(409,))
+@validate_response(TestResult, 200)
+async def test_channel(channel_id: str) -> TestResult:
+    """Send a `test.ping` now and answer with the outcome (a failed delivery is a 200 with
+    `ok` false and the reason in words); it is logged as a test delivery."""
+    outcome = await actions.send_test(_workspace(), channel_id)
+    return TestResult(
+        ok=outcome.ok,
+        status_code=outcome.status_code,
+        latency_ms=outcome.latency_ms,
+        error=outcome.error,
+        message=outcome.message,
+    )
+
+
+@blueprint.post("/channels/<id:channel_id>/rotate-secret")
+@operation("rotateNotificationChannelSecret", errors=(409,))
+@validate_response(RotatedSecret, 200)
+async def rotate_secret(channel_id: str) -> RotatedSecret:
+    """A new signing secret for a webhook, in this answer only; the previous one keeps
+    signing (a second signature in `webhook-signature`) for 24 hours. 409 `not_a_webhook`."""
+    rotated = await actions.rotate_secret(_workspace(), channel_id)
+    return RotatedSecret(
+        channel=actions.channel_out(rotated.record),
+        signing_secret=rotated.signing_secret,
+        previous_valid_until=rotated.previous_valid_until,
+        warning=SHOWN_ONCE,
+    )
+
+
+@blueprint.get("/rules")
+@operation("listNotificationRules")
+@validate_querystring(RulesQuery)
+@validate_response(RuleList, 200)
+async def list_rules(query_args: RulesQuery) -> RuleList:
+    """Every rule of the workspace, or with `monitor_id` that monitor's own rules."""
+    rules = await actions.list_rules(_workspace(), query_args.monitor_id)
+    return RuleList(rules=[actions.rule_out(r) for r in rules])
+
+
+@blueprint.post("/rules")
+@operation("createNotificationRule", errors=(409,))
+@validate_request(RuleIn)
+@validate_response(RuleOut, 201)
+async def create_rule(data: RuleIn) -> tuple[RuleOut, int]:
+    """Add a rule (a monitor's own, or with no `monitor_id` a workspace default). 404 for a
+    monitor or channel that is not the workspace's; 409 `limit_reached` past 50 rules."""
+    return actions.rule_out(await actions.create_rule(_workspace(), data)), 201
+
+
+@blueprint.get("/rules/<id:rule_id>")
+@operation("getNotificationRule")
+@validate_response(RuleOut, 200)
+async def get_rule(rule_id: str) -> RuleOut:
+    return actions.rule_out(await actions.owned_rule(_workspace(), rule_id))
+
+
+@blueprint.put("/rules/<id:rule_id>")
+@operation("replaceNotificationRule")
+@validate_request(RuleIn)
+@validate_response(RuleOut, 200)
+async def replace_rule(rule_id: str, data: RuleIn) -> RuleOut:
+    """Replace the rule with the body (every field; omitted ones take their defaults)."""
+    return actions.rule_out(await actions.replace_rule(_workspace(), rule_id, data))
+
+
+@blueprint.delete("/rules/<id:rule_id>")
+@operation("deleteNotificationRule", success=DELETED)
+async def delete_rule(rule_id: str) -> Response:
+    await actions.delete_rule(_workspace(), rule_id)
+    return Response(b"", status=204)
+
+
+@blueprint.get("/deliveries")
+@operation("listNotificationDeliveries")
+@validate_querystring(DeliveriesQuery)
+@validate_response(DeliveryPage, 200)
+async def list_deliveries(query_args: DeliveriesQuery) -> DeliveryPage:
+    """The delivery log, newest first, 50 a page: each attempt's status code, latency and
+    error in words (tests included, marked `test`)."""
+    q = query_args
+    found = await actions.list_deliveries(_workspace(), q.channel_id, q.page)
+    return DeliveryPage(
+        deliveries=[
+            DeliveryOut(
+                id=d.id,
+                channel_id=d.channel_id,
+                attempted_at=d.attempted_at,
+                notification_ids=list(d.notification_ids),
+                ok=d.ok,
+                status_code=d.status_code,
+                latency_ms=d.latency_ms,
+                error=d.error,
+                test=d.test,
+            )
+            for d in found.items
+        ],
+        page=found.page,
+        total=found.total,
+        pages=found.pages,
+    )
+
+
+@blueprint.get("/notifications")
+@operation("listNotifications")
+@validate_querystring(NotificationsQuery)
+@validate_response(NotificationPage, 200)
+async def list_notifications(query_args: NotificationsQuery) -> NotificationPage:
+    """The alerts written for the workspace (pending, delivered or failed), newest first,
+    50 a page, each with the webhook body it carries (`payload`)."""
+    q = query_args
+    found = await actions.list_notifications(_workspace(), q.monitor_id, q.status, q.page)
+    return NotificationPage(
+        notifications=[
+            NotificationOut(
+                id=n.id,
+                monitor_id=n.monitor_id,
+                rule_id=n.rule_id,
+                channel_id=n.channel_id,
+                kind=n.kind,
+                subject=n.subject,
+                payload=n.payload,
+                created_at=n.created_at,
+                due_at=n.due_at,
+                status=n.status,
+                attempts=n.attempts,
+                next_attempt_at=n.next_attempt_at,
+                delivered_at=n.delivered_at,
+                last_error=n.last_error,
+            )
+            for n in found.items
+        ],
+        page=found.page,
+        total=found.total,
+        pages=found.pages,
+    )

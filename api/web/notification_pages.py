@@ -1,0 +1,185 @@
+"""`/notifications`: the workspace's channels (add, test, enable/disable, delete, rotate a
+webhook's secret) and the recent delivery log.
+
+Each form posts to a view that calls `api.notifications.actions`, like the JSON API. A
+webhook's signing secret is rendered in the answer that made it (never after a redirect, so
+it is in no URL, cache or later page view).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+from quart import Response, request
+
+from ..auth import Principal
+from ..errors import ApiError
+from ..notifications import actions
+from ..notifications.schemas import CreateChannelRequest, UpdateChannelRequest
+from . import csrf
+from ._blueprint import blueprint
+from ._render import page, see_other
+from ._words import explain
+from .account_pages import signed_in
+
+KIND_WORDS = {
+    "email": "E-mail",
+    "webhook": "Webhook",
+    "telegram": "Telegram",
+    "discord": "Discord",
+}
+HEALTH_WORDS = {
+    "healthy": "Working",
+    "failing": "Failing",
+    "disabled": "Turned off",
+    "new": "Not used yet",
+}
+NOTICES = {
+    "added": "The channel was added. Send a test to check that messages arrive.",
+    "enabled": "The channel is on again.",
+    "disabled": "The channel is turned off: nothing is sent to it until you turn it on.",
+    "deleted": "The channel was deleted. Rules no longer send to it.",
+}
+FIELD_WORDS = {
+    "name": "Give the channel a name of 1 to 100 characters.",
+    "email": "Enter an e-mail address such as alerts@example.com.",
+    "url": "Paste the address the service gave you, starting with https://.",
+    "bot_token": "Paste the bot token @BotFather gave you (123456789:AA…).",
+    "chat_id": "Enter the chat id (a number) or the channel's @name.",
+}
+FORM_FIELDS = ("kind", "name", "url", "email", "bot_token", "chat_id")
+
+
+async def _notifications_page(who: Principal, *, status: int = 200, **context: Any) -> Response:
+    channels = await actions.list_channels(who.workspace_id)
+    log = await actions.list_deliveries(who.workspace_id, None, 1)
+    context.setdefault("form", {})
+    context.setdefault("errors", {})
+    return await page(
+        "notifications.html",
+        status=status,
+        channels=channels,
+        names={c.id: c.name for c in channels},
+        deliveries=log.items[:25],
+        kinds=KIND_WORDS,
+        health_words=HEALTH_WORDS,
+        max_channels=actions.MAX_CHANNELS,
+        notice=context.pop("notice", NOTICES.get(request.args.get("notice", ""))),
+        **context,
+    )
+
+
+@blueprint.get("/notifications")
+async def notifications() -> Response:
+    return await _notifications_page(await signed_in())
+
+
+@blueprint.get("/app/notifications")
+async def notifications_alias() -> Response:
+    return see_other("/notifications")
+
+
+def _form_errors(err: ValidationError) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    for problem in err.errors(include_url=False):
+        field = str(problem["loc"][0]) if problem["loc"] else "form"
+        if field in FIELD_WORDS:
+            errors.setdefault(field, FIELD_WORDS[field])
+        else:  # the kind's needed fields (a model rule): say which, in words
+            errors.setdefault("form", str(problem["msg"]).removeprefix("Value error, ") + ".")
+    return errors
+
+
+@blueprint.post("/notifications/channels")
+async def add_channel() -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    form = await request.form
+    values = {k: form.get(k, "").strip() for k in FORM_FIELDS}
+    given = {k: v for k, v in values.items() if v and k in ("kind", "name", *_fields(values))}
+    try:
+        data = CreateChannelRequest.model_validate(given)
+    except ValidationError as err:
+        return await _notifications_page(
+            who, status=422, form=values, errors=_form_errors(err), open_kind=values["kind"]
+        )
+    try:
+        created = await actions.create_channel(who.workspace_id, data)
+    except ApiError as err:
+        errors = {str(err.extra.get("field") or "form"): explain(err)}
+        return await _notifications_page(
+            who, status=err.status, form=values, errors=errors, open_kind=values["kind"]
+        )
+    if created.signing_secret is None:
+        return see_other("/notifications?notice=added")
+    return await _notifications_page(
+        who, status=201, secret=created.signing_secret, secret_channel=created.record
+    )
+
+
+def _fields(values: dict[str, str]) -> tuple[str, ...]:
+    """The destination fields of the chosen kind (the four forms share field names)."""
+    return {
+        "email": ("email",),
+        "webhook": ("url",),
+        "discord": ("url",),
+        "telegram": ("bot_token", "chat_id"),
+    }.get(values.get("kind", ""), ())
+
+
+@blueprint.post("/notifications/channels/<id:channel_id>/test")
+async def test_channel(channel_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    try:
+        outcome = await actions.send_test(who.workspace_id, channel_id)
+    except ApiError as err:
+        return await _notifications_page(who, status=err.status, error=explain(err))
+    channel = await actions.owned_channel(who.workspace_id, channel_id)
+    return await _notifications_page(
+        who, test_result={"ok": outcome.ok, "message": outcome.message, "name": channel.name}
+    )
+
+
+async def _switch(channel_id: str, enabled: bool) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    await actions.update_channel(
+        who.workspace_id, channel_id, UpdateChannelRequest(enabled=enabled)
+    )
+    return see_other(f"/notifications?notice={'enabled' if enabled else 'disabled'}")
+
+
+@blueprint.post("/notifications/channels/<id:channel_id>/enable")
+async def enable_channel(channel_id: str) -> Response:
+    return await _switch(channel_id, True)
+
+
+@blueprint.post("/notifications/channels/<id:channel_id>/disable")
+async def disable_channel(channel_id: str) -> Response:
+    return await _switch(channel_id, False)
+
+
+@blueprint.post("/notifications/channels/<id:channel_id>/delete")
+async def delete_channel(channel_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    await actions.delete_channel(who.workspace_id, channel_id)
+    return see_other("/notifications?notice=deleted")
+
+
+@blueprint.post("/notifications/channels/<id:channel_id>/rotate")
+async def rotate_secret(channel_id: str) -> Response:
+    who = await signed_in()
+    await csrf.check("session")
+    try:
+        rotated = await actions.rotate_secret(who.workspace_id, channel_id)
+    except ApiError as err:
+        return await _notifications_page(who, status=err.status, error=explain(err))
+    return await _notifications_page(
+        who,
+        secret=rotated.signing_secret,
+        secret_channel=rotated.record,
+        previous_until=rotated.previous_valid_until,
+    )

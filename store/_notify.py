@@ -1,0 +1,365 @@
+"""Notification repository functions: channels and rules, and the rows-to-records copiers.
+Each takes the unit of work's session (see `_notify_store`). Elsewhere: the dispatcher's
+claims and outcomes in `_notify_claims`, alerts written by polls in `_notify_outbox`,
+pages of the outbox and the log in `_notify_reads`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, fields, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, cast
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._errors import NotFoundInWorkspace
+from ._monitor_models import Monitor
+from ._notify_models import (
+    Notification,
+    NotificationChannel,
+    NotificationDelivery,
+    NotificationRule,
+)
+from ._notify_records import (
+    ChannelRecord,
+    DeliveryRecord,
+    NewChannel,
+    NewRule,
+    NotificationRecord,
+    NotifyKind,
+    RuleFilters,
+    RuleRecord,
+)
+from ._rows import to_record
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+# -- rows to records ---------------------------------------------------------------------------
+
+
+def channel_record(row: NotificationChannel) -> ChannelRecord:
+    return to_record(ChannelRecord, row)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)  # exact, unlike a float
+    return list(value) if isinstance(value, tuple) else value
+
+
+def filters_to_json(filters: RuleFilters) -> dict[str, Any]:
+    return {name: _json_value(value) for name, value in asdict(filters).items()}
+
+
+def filters_from_json(data: dict[str, Any]) -> RuleFilters:
+    """Filters as stored; unknown keys (from a later version) are ignored."""
+    values: dict[str, Any] = {}
+    for f in fields(RuleFilters):
+        if f.name not in data or data[f.name] is None:
+            continue
+        value = data[f.name]
+        if f.name in ("price_min", "price_max"):
+            values[f.name] = Decimal(str(value))
+        elif isinstance(value, list):
+            values[f.name] = tuple(str(v) for v in value)
+        else:
+            values[f.name] = value
+    return RuleFilters(**values)
+
+
+def rule_record(row: NotificationRule) -> RuleRecord:
+    return RuleRecord(
+        id=row.id,
+        workspace_id=row.workspace_id,
+        monitor_id=row.monitor_id,
+        name=row.name,
+        kinds=tuple(cast(list[NotifyKind], row.kinds)),
+        filters=filters_from_json(row.filters),
+        deal_ratio=row.deal_ratio,
+        channel_ids=tuple(row.channel_ids),
+        mode=cast(Any, row.mode),
+        digest_hour=row.digest_hour,
+        quiet_start=row.quiet_start,
+        quiet_end=row.quiet_end,
+        timezone=row.timezone,
+        enabled=row.enabled,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def notification_record(row: Notification) -> NotificationRecord:
+    values = {f.name: getattr(row, f.name) for f in fields(NotificationRecord)}
+    values["payload"] = json.loads(row.payload)
+    return NotificationRecord(**values)
+
+
+def delivery_record(row: NotificationDelivery) -> DeliveryRecord:
+    values = {f.name: getattr(row, f.name) for f in fields(DeliveryRecord)}
+    values["notification_ids"] = tuple(row.notification_ids)
+    return DeliveryRecord(**values)
+
+
+# -- channels ----------------------------------------------------------------------------------
+
+
+async def add_channel(db: AsyncSession, new: NewChannel, now: datetime) -> ChannelRecord:
+    row = NotificationChannel(
+        id=new_id("chn"),
+        workspace_id=new.workspace_id,
+        kind=new.kind,
+        name=new.name,
+        hint=new.hint,
+        secret_box=new.secret_box,
+        enabled=True,
+        created_at=now,
+    )
+    db.add(row)
+    await db.flush()
+    return channel_record(row)
+
+
+async def _channel_row(
+    db: AsyncSession, workspace_id: str, channel_id: str
+) -> NotificationChannel | None:
+    row = await db.get(NotificationChannel, channel_id)
+    return row if row is not None and row.workspace_id == workspace_id else None
+
+
+async def list_channels(db: AsyncSession, workspace_id: str) -> list[ChannelRecord]:
+    rows = await db.scalars(
+        select(NotificationChannel)
+        .where(NotificationChannel.workspace_id == workspace_id)
+        .order_by(NotificationChannel.created_at, NotificationChannel.id)
+    )
+    return [channel_record(row) for row in rows]
+
+
+async def get_channel(db: AsyncSession, workspace_id: str, channel_id: str) -> ChannelRecord | None:
+    row = await _channel_row(db, workspace_id, channel_id)
+    return channel_record(row) if row is not None else None
+
+
+async def update_channel(
+    db: AsyncSession,
+    workspace_id: str,
+    channel_id: str,
+    *,
+    name: str | None,
+    enabled: bool | None,
+    secret_box: str | None,
+    hint: str | None,
+) -> ChannelRecord | None:
+    """Change what is given (None: unchanged); enabling clears the disabled reason and the
+    failing streak, so the channel starts afresh. None if not in the workspace."""
+    row = await _channel_row(db, workspace_id, channel_id)
+    if row is None:
+        return None
+    if name is not None:
+        row.name = name
+    if secret_box is not None:
+        row.secret_box = secret_box
+    if hint is not None:
+        row.hint = hint
+    if enabled is not None:
+        if enabled and not row.enabled:
+            row.disabled_reason, row.failing_since = None, None
+        row.enabled = enabled
+    await db.flush()
+    return channel_record(row)
+
+
+async def delete_channel(db: AsyncSession, workspace_id: str, channel_id: str) -> bool:
+    """Delete the channel, its outbox rows and its log, and take its id out of every rule.
+    A rule left with no channel is disabled rather than widened: an empty list means "every
+    channel", which the user never chose for it."""
+    row = await _channel_row(db, workspace_id, channel_id)
+    if row is None:
+        return False
+    for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
+        await db.execute(delete(table).where(table.channel_id == channel_id))
+    rules = await db.scalars(
+        select(NotificationRule).where(NotificationRule.workspace_id == workspace_id)
+    )
+    for rule in rules:
+        if channel_id in rule.channel_ids:
+            rule.channel_ids = [c for c in rule.channel_ids if c != channel_id]
+            if not rule.channel_ids:
+                rule.enabled = False
+    await db.delete(row)
+    await db.flush()
+    return True
+
+
+async def channel_secret(db: AsyncSession, channel_id: str) -> str | None:
+    return await db.scalar(
+        select(NotificationChannel.secret_box).where(NotificationChannel.id == channel_id)
+    )
+
+
+# -- rules -------------------------------------------------------------------------------------
+
+
+async def _check_owned(db: AsyncSession, workspace_id: str, rule: NewRule) -> None:
+    """`NotFoundInWorkspace` unless the rule's monitor and channels are the workspace's."""
+    if rule.monitor_id is not None:
+        owner = await db.scalar(select(Monitor.workspace_id).where(Monitor.id == rule.monitor_id))
+        if owner != workspace_id:
+            raise NotFoundInWorkspace("monitor", rule.monitor_id)
+    if rule.channel_ids:
+        owned = set(
+            await db.scalars(
+                select(NotificationChannel.id).where(
+                    NotificationChannel.workspace_id == workspace_id,
+                    NotificationChannel.id.in_(rule.channel_ids),
+                )
+            )
+        )
+        for channel_id in rule.channel_ids:
+            if channel_id not in owned:
+                raise NotFoundInWorkspace("channel", channel_id)
+
+
+def _rule_values(rule: NewRule) -> dict[str, Any]:
+    return {
+        "monitor_id": rule.monitor_id,
+        "name": rule.name,
+        "kinds": list(dict.fromkeys(rule.kinds)),
+        "deal_ratio": rule.deal_ratio,
+        "filters": filters_to_json(rule.filters),
+        "channel_ids": list(dict.fromkeys(rule.channel_ids)),
+        "mode": rule.mode,
+        "digest_hour": rule.digest_hour,
+        "quiet_start": rule.quiet_start,
+        "quiet_end": rule.quiet_end,
+        "timezone": rule.timezone,
+        "enabled": rule.enabled,
+    }
+
+
+async def add_rule(db: AsyncSession, workspace_id: str, rule: NewRule, now: datetime) -> RuleRecord:
+    """Create a rule; `NotFoundInWorkspace` if its monitor or a channel is not the
+    workspace's (nothing written)."""
+    await _check_owned(db, workspace_id, rule)
+    row = NotificationRule(
+        id=new_id("rul"),
+        workspace_id=workspace_id,
+        created_at=now,
+        updated_at=now,
+        **_rule_values(rule),
+    )
+    db.add(row)
+    await db.flush()
+    return rule_record(row)
+
+
+async def list_rules(
+    db: AsyncSession, workspace_id: str, *, monitor_id: str | None, defaults_only: bool
+) -> list[RuleRecord]:
+    query = select(NotificationRule).where(NotificationRule.workspace_id == workspace_id)
+    if monitor_id is not None:
+        query = query.where(NotificationRule.monitor_id == monitor_id)
+    elif defaults_only:
+        query = query.where(NotificationRule.monitor_id.is_(None))
+    rows = await db.scalars(query.order_by(NotificationRule.created_at, NotificationRule.id))
+    return [rule_record(row) for row in rows]
+
+
+async def _rule_row(db: AsyncSession, workspace_id: str, rule_id: str) -> NotificationRule | None:
+    row = await db.get(NotificationRule, rule_id)
+    return row if row is not None and row.workspace_id == workspace_id else None
+
+
+async def get_rule(db: AsyncSession, workspace_id: str, rule_id: str) -> RuleRecord | None:
+    row = await _rule_row(db, workspace_id, rule_id)
+    return rule_record(row) if row is not None else None
+
+
+async def replace_rule(
+    db: AsyncSession, workspace_id: str, rule_id: str, rule: NewRule, now: datetime
+) -> RuleRecord | None:
+    """Replace every field of the rule (its id and created_at stay); None if not in the
+    workspace; `NotFoundInWorkspace` as `add_rule`."""
+    row = await _rule_row(db, workspace_id, rule_id)
+    if row is None:
+        return None
+    await _check_owned(db, workspace_id, rule)
+    for name, value in _rule_values(rule).items():
+        setattr(row, name, value)
+    row.updated_at = now
+    await db.flush()
+    return rule_record(row)
+
+
+async def delete_rule(db: AsyncSession, workspace_id: str, rule_id: str) -> bool:
+    """Delete the rule; its alerts already in the outbox still go (they keep no rule)."""
+    row = await _rule_row(db, workspace_id, rule_id)
+    if row is None:
+        return False
+    await db.delete(row)
+    await db.flush()
+    return True
+
+
+async def set_monitor_rules(
+    db: AsyncSession, workspace_id: str, monitor_id: str, rules: Sequence[NewRule], now: datetime
+) -> list[RuleRecord]:
+    """Replace the monitor's own rules with `rules` (their `monitor_id` is set to this
+    monitor); `NotFoundInWorkspace` if the monitor or a channel is not the workspace's."""
+    owner = await db.scalar(select(Monitor.workspace_id).where(Monitor.id == monitor_id))
+    if owner != workspace_id:
+        raise NotFoundInWorkspace("monitor", monitor_id)
+    await db.execute(
+        delete(NotificationRule).where(
+            NotificationRule.workspace_id == workspace_id,
+            NotificationRule.monitor_id == monitor_id,
+        )
+    )
+    made = []
+    for position, rule in enumerate(rules):
+        own = replace(rule, monitor_id=monitor_id)
+        await _check_owned(db, workspace_id, own)
+        # A microsecond apart, so that listing them (by creation) keeps the order given.
+        at = now + timedelta(microseconds=position)
+        row = NotificationRule(
+            id=new_id("rul"),
+            workspace_id=workspace_id,
+            created_at=at,
+            updated_at=at,
+            **_rule_values(own),
+        )
+        db.add(row)
+        made.append(row)
+    await db.flush()
+    return [rule_record(row) for row in made]
+
+
+async def effective_rule_rows(
+    db: AsyncSession, workspace_id: str, monitor_id: str
+) -> list[NotificationRule]:
+    """The monitor's own enabled rules if it has any, else the workspace's enabled
+    defaults: one query."""
+    rows = list(
+        await db.scalars(
+            select(NotificationRule)
+            .where(
+                NotificationRule.workspace_id == workspace_id,
+                NotificationRule.enabled.is_(True),
+                (NotificationRule.monitor_id == monitor_id) | NotificationRule.monitor_id.is_(None),
+            )
+            .order_by(NotificationRule.created_at, NotificationRule.id)
+        )
+    )
+    own = [row for row in rows if row.monitor_id == monitor_id]
+    return own or rows
+
+
+async def effective_rules(db: AsyncSession, workspace_id: str, monitor_id: str) -> list[RuleRecord]:
+    return [rule_record(row) for row in await effective_rule_rows(db, workspace_id, monitor_id)]

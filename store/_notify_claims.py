@@ -1,0 +1,222 @@
+"""The dispatcher's side of the outbox: claiming channels with due notifications, recording
+what a delivery attempt did, and when anything is next due.
+
+Cluster safety: a channel is sent by one node at a time. `claim_due` marks each channel it
+returns with the node and a deadline (`claimed_by`, `claim_until`) in the transaction that
+found it; a claim is taken only by a conditional UPDATE that sees the channel unclaimed or
+its claim lapsed. On PostgreSQL the candidates are read `FOR NO KEY UPDATE SKIP LOCKED`, so
+two nodes claiming at once split the channels instead of queueing behind each other (the
+"no key" lock does not conflict with the key-share locks a poll's outbox inserts take on
+the channel rows, so polls never wait for a claim); on SQLite the transaction starts with a
+write, which serialises claimers (one writer at a time).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, and_, case, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._models import UtcDateTime
+from ._notify import channel_record, notification_record
+from ._notify_models import Notification, NotificationChannel, NotificationDelivery
+from ._notify_records import ChannelBatch, ChannelRecord, DeliveryOutcome
+
+_C, _N = NotificationChannel, Notification
+
+
+def _free(now: datetime) -> ColumnElement[bool]:
+    return or_(_C.claimed_by.is_(None), _C.claim_until.is_(None), _C.claim_until <= now)
+
+
+def _due(now: datetime) -> ColumnElement[bool]:
+    return and_(_N.status == "pending", _N.due_at <= now, _N.next_attempt_at <= now)
+
+
+async def claim_due(
+    db: AsyncSession,
+    node_id: str,
+    *,
+    now: datetime,
+    channels: int,
+    batch: int,
+    claim_seconds: float,
+) -> list[ChannelBatch]:
+    """Claim up to `channels` enabled, unclaimed (or lapsed), unpaced channels that have
+    due notifications, each with its `batch` oldest due ones. A channel another node claims
+    meanwhile is skipped, never returned twice."""
+    postgres = db.get_bind().dialect.name == "postgresql"
+    if not postgres:
+        # Take SQLite's write lock first, so the read below cannot be overtaken by another
+        # claimer's write (and lapsed claims are tidied while at it).
+        await db.execute(
+            update(_C).where(_C.claim_until <= now).values(claimed_by=None, claim_until=None)
+        )
+    oldest = (
+        select(func.min(_N.due_at))
+        .where(_N.channel_id == _C.id, _due(now))
+        .correlate(_C)
+        .scalar_subquery()
+    )
+    query = (
+        select(_C)
+        .where(
+            _C.enabled.is_(True),
+            _free(now),
+            or_(_C.next_send_at.is_(None), _C.next_send_at <= now),
+            oldest.is_not(None),
+        )
+        .order_by(oldest, _C.id)
+        .limit(channels)
+    )
+    if postgres:
+        query = query.with_for_update(skip_locked=True, of=_C, key_share=True)
+    until = now + timedelta(seconds=claim_seconds)
+    claimed: list[ChannelBatch] = []
+    for row in list(await db.scalars(query)):
+        taken = await db.execute(
+            update(_C)
+            .where(_C.id == row.id, _free(now))
+            .values(claimed_by=node_id, claim_until=until)
+            .execution_options(synchronize_session=False)
+        )
+        if not taken.rowcount:  # type: ignore[attr-defined]
+            continue
+        due = await db.scalars(
+            select(_N)
+            .where(_N.channel_id == row.id, _due(now))
+            .order_by(_N.created_at, _N.id)
+            .limit(batch)
+        )
+        notes = tuple(notification_record(n) for n in due)
+        if notes:
+            claimed.append(ChannelBatch(channel=channel_record(row), notifications=notes))
+    return claimed
+
+
+async def release(db: AsyncSession, channel_id: str, node_id: str) -> None:
+    """Give the claim back, if it is still this node's."""
+    await db.execute(
+        update(_C)
+        .where(_C.id == channel_id, _C.claimed_by == node_id)
+        .values(claimed_by=None, claim_until=None)
+    )
+
+
+async def record_outcome(
+    db: AsyncSession, outcome: DeliveryOutcome, *, node_id: str, now: datetime
+) -> ChannelRecord | None:
+    """Log one attempt at a batch and apply it: notifications delivered; or failed for good
+    (`permanent`); or retried at `retry_at` (now if None). The channel's health follows; a
+    channel failing for `disable_after` or longer is disabled with the reason in words; its
+    pending notifications are kept (claimed again once the channel is enabled).
+
+    Returns the channel only when this outcome disabled it (so the caller e-mails the owner
+    once); None otherwise, or when the channel is gone (nothing is logged then). The claim is
+    released only if this node still holds it."""
+    query = select(_C).where(_C.id == outcome.channel_id)
+    if db.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(key_share=True)
+    channel = await db.scalar(query.execution_options(populate_existing=True))
+    if channel is None:
+        return None
+    ids = list(outcome.notification_ids)
+    db.add(
+        NotificationDelivery(
+            workspace_id=channel.workspace_id,
+            channel_id=channel.id,
+            attempted_at=now,
+            notification_ids=ids,
+            ok=outcome.ok,
+            status_code=outcome.status_code,
+            latency_ms=outcome.latency_ms,
+            error=outcome.error,
+            test=False,
+        )
+    )
+    mine = and_(_N.channel_id == channel.id, _N.id.in_(ids), _N.status == "pending")
+    if outcome.ok:
+        values: dict[str, object] = {"status": "delivered", "delivered_at": now, "last_error": None}
+    elif outcome.permanent:
+        values = {"status": "failed", "last_error": outcome.error}
+    else:
+        values = {"next_attempt_at": outcome.retry_at or now, "last_error": outcome.error}
+    if ids:
+        await db.execute(
+            update(_N)
+            .where(mine)
+            .values(attempts=_N.attempts + 1, **values)
+            .execution_options(synchronize_session=False)
+        )
+    if outcome.next_send_at is not None:
+        channel.next_send_at = outcome.next_send_at
+    if channel.claimed_by == node_id:
+        channel.claimed_by, channel.claim_until = None, None
+    if outcome.ok:
+        channel.last_success_at, channel.failing_since, channel.last_error = now, None, None
+        return None
+    channel.last_failure_at, channel.last_error = now, outcome.error
+    channel.failing_since = channel.failing_since or now
+    if not channel.enabled or now - channel.failing_since < outcome.disable_after:
+        return None
+    hours = outcome.disable_after.total_seconds() / 3600
+    channel.enabled = False
+    channel.disabled_reason = (
+        f"Disabled after failing for {hours:g} hours in a row; "
+        f"the last error: {outcome.error or 'unknown'}."
+    )
+    await db.flush()
+    return channel_record(channel)
+
+
+async def next_due_at(db: AsyncSession) -> datetime | None:
+    """The earliest moment anything pending could be sent: per enabled channel, its oldest
+    notification's later of due and retry times, held back by the channel's pacing and by
+    another node's live claim."""
+    ready = case((_N.due_at > _N.next_attempt_at, _N.due_at), else_=_N.next_attempt_at)
+    rows = await db.execute(
+        select(
+            func.min(ready, type_=UtcDateTime()),
+            func.max(_C.next_send_at, type_=UtcDateTime()),
+            func.max(_C.claim_until, type_=UtcDateTime()),
+        )
+        .join(_C, _C.id == _N.channel_id)
+        .where(_N.status == "pending", _C.enabled.is_(True))
+        .group_by(_N.channel_id)
+    )
+    moments = [max(m for m in (when, paced, claim) if m is not None) for when, paced, claim in rows]
+    return min(moments, default=None)
+
+
+async def log_test(
+    db: AsyncSession,
+    workspace_id: str,
+    channel_id: str,
+    *,
+    ok: bool,
+    status_code: int | None,
+    latency_ms: int,
+    error: str | None,
+    now: datetime,
+) -> bool:
+    """Log a test the API sent; False (nothing logged) if the channel is not the
+    workspace's."""
+    owner = await db.scalar(select(_C.workspace_id).where(_C.id == channel_id))
+    if owner != workspace_id:
+        return False
+    db.add(
+        NotificationDelivery(
+            workspace_id=workspace_id,
+            channel_id=channel_id,
+            attempted_at=now,
+            notification_ids=[],
+            ok=ok,
+            status_code=status_code,
+            latency_ms=latency_ms,
+            error=error,
+            test=True,
+        )
+    )
+    await db.flush()
+    return True

@@ -1,0 +1,394 @@
+"""Writing alerts into the outbox, inside the transaction of what found them: a poll's new
+listings and price drops (`write_poll_alerts`, called by `record_poll`), a monitor going to
+`error` (`write_error_alerts`), the engine's niche alerts (`write_niche_alerts`).
+
+One row per (rule, channel, kind, subject), inserted ON CONFLICT DO NOTHING, so replays and
+concurrent writers never fail the poll's transaction and never alert twice. Alerts carry the
+service's clock (`at`), which is what the dispatcher compares `due_at` with.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ._monitor_models import Listing, Monitor
+from ._notify import effective_rule_rows, filters_from_json, new_id
+from ._notify_models import Notification, NotificationChannel, NotificationRule
+from ._notify_records import EVENT_TYPES, NotifyKind
+from ._notify_rules import admits, confidence, due_at, matches, matches_niche, niche_subject
+
+MAX_NICHES = 50  # niches whose figures one poll reads, at most
+MIN_DEAL_SALES = 3  # a median of fewer sales says too little to call anything a deal
+_CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement
+_SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
+_EXPLAIN = {
+    "suspected_block": "The marketplace answered with what looks like a block page.",
+    "filters_ignored": "The marketplace ignored the search's filters, so its answer was set aside.",
+    "profile_moved": "The marketplace changed how its pages are built; polls cannot read them.",
+    "blocked": "The marketplace is refusing our requests.",
+    "rate_limited": "The marketplace is limiting how often we may ask.",
+    "unavailable": "The marketplace is not answering.",
+    "invalid": "The marketplace refused the search address as invalid.",
+}
+
+NicheKey = tuple[int | None, str | None, str | None, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class NicheFigures:
+    label: str
+    median_sold_price: Decimal | None
+    sold: int
+    sell_through: float | None
+    median_days_to_sell: float | None
+
+    def as_payload(self) -> dict[str, Any]:
+        median = self.median_sold_price
+        return {
+            "label": self.label,
+            "median_sold_price": None if median is None else f"{median:.2f}",
+            "sold": self.sold,
+            "sell_through": None if self.sell_through is None else round(self.sell_through, 2),
+            "median_days_to_sell": self.median_days_to_sell,
+            "confidence": confidence(self.sold),
+        }
+
+
+def _key(row: Listing) -> NicheKey:
+    return (row.category_id, row.brand, row.size, row.condition)
+
+
+def _money(amount: Decimal | None, currency: str | None) -> str:
+    if amount is None:
+        return "no price"
+    symbol = _SYMBOLS.get(currency or "")
+    return f"{symbol}{amount:.2f}" if symbol else f"{amount:.2f} {currency or ''}".strip()
+
+
+async def niche_figures(db: AsyncSession, monitor_id: str, row: Listing) -> NicheFigures:
+    """The figures of `row`'s niche in the monitor. Sales are confirmed sales only: a likely
+    sale (sold by absence) is a guess, and a deal alert should not rest on one."""
+    where = [Listing.monitor_id == monitor_id]
+    for column, value in zip(
+        (Listing.category_id, Listing.brand, Listing.size, Listing.condition),
+        _key(row),
+        strict=True,
+    ):
+        where.append(column.is_(None) if value is None else column == value)
+    live = await db.scalar(
+        select(func.count()).where(*where, Listing.state.in_(("open", "reserved")))
+    )
+    sales = [
+        (price, (changed - (listed or seen)).total_seconds() / 86400)
+        for price, listed, seen, changed, evidence in await db.execute(
+            select(
+                Listing.price,
+                Listing.listed_at,
+                Listing.first_seen_at,
+                Listing.state_changed_at,
+                Listing.state_evidence,
+            ).where(*where, Listing.state == "sold")
+        )
+        if evidence != "absence"
+    ]
+    prices = [price for price, _ in sales if price is not None]
+    sold = len(sales)
+    parts = (row.category_name, row.brand, row.size, row.condition)
+    return NicheFigures(
+        label=" · ".join(p for p in parts if p) or "Unnamed niche",
+        median_sold_price=Decimal(statistics.median(prices)).quantize(Decimal("0.01"))
+        if prices
+        else None,
+        sold=sold,
+        sell_through=sold / (sold + (live or 0)) if sold + (live or 0) else None,
+        median_days_to_sell=round(statistics.median(d for _, d in sales), 1) if sales else None,
+    )
+
+
+class _Niches:
+    """Figures read once per niche per poll, for at most `MAX_NICHES` niches (a listing of
+    a niche past the cap gets no figures: no deal, no confidence, skipped if it needs one)."""
+
+    def __init__(self, db: AsyncSession, monitor_id: str) -> None:
+        self.db, self.monitor_id = db, monitor_id
+        self.read: dict[NicheKey, NicheFigures] = {}
+
+    async def of(self, row: Listing) -> NicheFigures | None:
+        key = _key(row)
+        if key not in self.read:
+            if len(self.read) >= MAX_NICHES:
+                return None
+            self.read[key] = await niche_figures(self.db, self.monitor_id, row)
+        return self.read[key]
+
+
+def _listing(row: Listing, previous: Decimal | None) -> dict[str, Any]:
+    return {
+        "item_id": row.item_id,
+        "title": row.title,
+        "brand": row.brand,
+        "size": row.size,
+        "condition": row.condition,
+        "category": row.category_name,
+        "price": None if row.price is None else f"{row.price:.2f}",
+        "previous_price": None if previous is None else f"{previous:.2f}",
+        "currency": row.currency,
+        "url": row.url,
+        "photo_url": row.photo_url,
+        "seller": row.seller_login,
+    }
+
+
+def _why(kind: str, row: Listing, previous: Decimal | None, niche: NicheFigures | None) -> str:
+    price = _money(row.price, row.currency)
+    if kind == "price_drop" and previous and row.price is not None:
+        cut = 1 - float(row.price / previous)
+        return f"price cut from {_money(previous, row.currency)} to {price} ({cut:.0%} less)"
+    if kind == "deal" and niche is not None and niche.median_sold_price and row.price is not None:
+        discount = 1 - float(row.price / niche.median_sold_price)
+        where = f"median {_money(niche.median_sold_price, row.currency)} over {niche.sold} sales"
+        if niche.sell_through is not None:
+            where += f"; {niche.sell_through:.0%} of its listings sold"
+        if niche.median_days_to_sell is not None:
+            where += f", in {niche.median_days_to_sell:g} days at the median"
+        return f"asks {price}, {discount:.0%} under what this niche sells for ({where})"
+    return f"new in this monitor at {price}"
+
+
+def _figures(row: Listing, previous: Decimal | None, niche: NicheFigures | None) -> dict[str, Any]:
+    price = None if row.price is None else float(row.price)
+    median = None if niche is None or niche.median_sold_price is None else niche.median_sold_price
+    figures: dict[str, Any] = {
+        "price": price,
+        "median_sold_price": None if median is None else float(median),
+        "discount": None
+        if median is None or price is None
+        else round(1 - price / float(median), 2),
+    }
+    if previous is not None:
+        figures["previous_price"] = float(previous)
+    return figures
+
+
+def is_deal(price: Decimal | None, niche: NicheFigures | None, ratio: float) -> bool:
+    median = None if niche is None else niche.median_sold_price
+    if price is None or median is None or niche is None or niche.sold < MIN_DEAL_SALES:
+        return False
+    return float(price) <= ratio * float(median)
+
+
+class _Batch:
+    """The rows one writer queues: one per channel of the rule, per alert."""
+
+    def __init__(self, monitor: Monitor, channels: list[str], at: datetime) -> None:
+        self.monitor, self.channels, self.at = monitor, channels, at
+        self.rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+
+    def add(self, rule: NotificationRule, kind: NotifyKind, subject: str, **body: Any) -> None:
+        # The rule's channels that are enabled; none listed means every enabled channel.
+        wanted = set(rule.channel_ids)
+        targets = [c for c in self.channels if c in wanted] if wanted else self.channels
+        monitor = self.monitor
+        when = due_at(
+            self.at,
+            mode=rule.mode,
+            digest_hour=rule.digest_hour,
+            quiet_start=rule.quiet_start,
+            quiet_end=rule.quiet_end,
+            timezone=rule.timezone,
+        )
+        for channel_id in targets:
+            notification_id = new_id("ntf")
+            payload = {
+                "type": EVENT_TYPES[kind],
+                "version": 1,
+                "id": notification_id,
+                "created_at": self.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "monitor": {"id": monitor.id, "label": monitor.label, "url": monitor.url},
+                "rule": {"id": rule.id, "name": rule.name},
+                **body,
+            }
+            self.rows.setdefault(
+                (rule.id, channel_id, kind, subject),
+                {
+                    "id": notification_id,
+                    "workspace_id": monitor.workspace_id,
+                    "monitor_id": monitor.id,
+                    "rule_id": rule.id,
+                    "channel_id": channel_id,
+                    "kind": kind,
+                    "subject": subject,
+                    "payload": json.dumps(payload, ensure_ascii=False),
+                    "created_at": self.at,
+                    "due_at": when,
+                    "status": "pending",
+                    "attempts": 0,
+                    "next_attempt_at": self.at,
+                },
+            )
+
+    async def write(self, db: AsyncSession) -> int:
+        """Insert the rows, skipping any whose key is already there; the number written."""
+        rows = list(self.rows.values())
+        insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
+        written = 0
+        for start in range(0, len(rows), _CHUNK):
+            result = await db.execute(
+                insert(Notification).values(rows[start : start + _CHUNK]).on_conflict_do_nothing()
+            )
+            written += max(0, result.rowcount or 0)  # type: ignore[attr-defined]
+        return written
+
+
+async def _targets(db: AsyncSession, monitor: Monitor) -> tuple[list[NotificationRule], list[str]]:
+    """The monitor's effective rules and its workspace's enabled channels (none of either:
+    nothing to write, and a poll pays two small reads for finding out)."""
+    rules = await effective_rule_rows(db, monitor.workspace_id, monitor.id)
+    if not rules:
+        return [], []
+    channels = list(
+        await db.scalars(
+            select(NotificationChannel.id)
+            .where(
+                NotificationChannel.workspace_id == monitor.workspace_id,
+                NotificationChannel.enabled.is_(True),
+            )
+            .order_by(NotificationChannel.created_at, NotificationChannel.id)
+        )
+    )
+    return rules, channels
+
+
+async def write_poll_alerts(
+    db: AsyncSession,
+    monitor: Monitor,
+    *,
+    new_rows: Sequence[Listing],
+    drops: Sequence[tuple[Listing, Decimal]],
+    bootstrap: bool,
+    at: datetime,
+) -> int:
+    """Queue the alerts of one poll: `new_listing` and `deal` for listings first seen (none
+    on the bootstrap poll, where everything is new), `price_drop` and `deal` for price drops
+    (`drops`: the row, already at its new price, and the old price). Returns rows written.
+    A database error propagates and fails the poll's transaction with it."""
+    candidates: list[tuple[Listing, Decimal | None]] = []
+    if not bootstrap:
+        candidates += [(row, None) for row in new_rows]
+    candidates += [(row, old) for row, old in drops]
+    if not candidates:
+        return 0
+    rules, channels = await _targets(db, monitor)
+    if not rules or not channels:
+        return 0
+    niches, batch = _Niches(db, monitor.id), _Batch(monitor, channels, at)
+    for rule in rules:
+        filters, kinds = filters_from_json(rule.filters), set(rule.kinds)
+        for row, previous in candidates:
+            found = {"price_drop", "deal"} if previous is not None else {"new_listing", "deal"}
+            wanted = sorted(kinds & found)
+            if not wanted or not matches(row, filters):
+                continue
+            niche = await niches.of(row)
+            if filters.min_confidence != "any" and (
+                niche is None or not admits(filters.min_confidence, niche.sold)
+            ):
+                continue
+            for kind in wanted:
+                if kind == "deal" and not is_deal(row.price, niche, rule.deal_ratio):
+                    continue
+                batch.add(
+                    rule,
+                    kind,  # type: ignore[arg-type]
+                    f"item:{row.item_id}",
+                    listing=_listing(row, previous),
+                    niche=None if niche is None else niche.as_payload(),
+                    reason=_why(kind, row, previous, niche),
+                    figures=_figures(row, previous, niche),
+                )
+    return await batch.write(db)
+
+
+async def write_error_alerts(
+    db: AsyncSession, monitor: Monitor, *, poll_id: str, at: datetime
+) -> int:
+    """One `monitor_error` per rule wanting it, for the poll that put the monitor in `error`."""
+    rules, channels = await _targets(db, monitor)
+    batch = _Batch(monitor, channels, at)
+    explanation = _EXPLAIN.get(monitor.last_error_kind or "") or (
+        f"Polls failed {monitor.consecutive_errors} times in a row."
+    )
+    for rule in rules:
+        if "monitor_error" in rule.kinds:
+            batch.add(
+                rule,
+                "monitor_error",
+                f"error:{poll_id}",
+                reason=f"the monitor stopped: {explanation}",
+            )
+    for row in batch.rows.values():  # the monitor part carries its state
+        payload = json.loads(row["payload"])
+        payload["monitor"] |= {
+            "status": monitor.status,
+            "last_error": monitor.last_error,
+            "explanation": explanation,
+        }
+        row["payload"] = json.dumps(payload, ensure_ascii=False)
+    return await batch.write(db)
+
+
+def _niche_of(alert: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """An alert's niche keys (top level, or inside `niche` as the analysis writes them) and
+    its sales, for `min_confidence`."""
+    niche = dict(alert.get("niche") or {})
+    key = {name: alert.get(name, niche.get(name)) for name in _NICHE_KEYS}
+    figures = alert.get("figures") or {}
+    sold = niche.get("sold", figures.get("sold_recent", 0))
+    return key, int(sold or 0)
+
+
+_NICHE_KEYS = ("category_id", "brand", "size", "condition")
+
+
+async def write_niche_alerts(
+    db: AsyncSession, workspace_id: str, monitor_id: str, alerts: list[dict[str, Any]], at: datetime
+) -> int:
+    """Queue the engine's niche alerts (an analysis `Alert.to_json()`): `kind`
+    ("sell_through_jump" or "new_hot_niche"; others are skipped), `niche` (the payload's niche
+    part, with `category_id`, `brand`, `size`, `condition`, which may also be given at the top
+    level: the subject), `reason` (words) and `figures`. Rules' brand/size/condition filters
+    apply, and `min_confidence` on the niche's `sold` (else `figures.sold_recent`). A monitor
+    not in the workspace writes nothing. Returns rows written."""
+    monitor = await db.get(Monitor, monitor_id)
+    if monitor is None or monitor.workspace_id != workspace_id:
+        return 0
+    rules, channels = await _targets(db, monitor)
+    batch = _Batch(monitor, channels, at)
+    for rule in rules:
+        filters = filters_from_json(rule.filters)
+        for alert in alerts:
+            kind = alert.get("kind")
+            if kind not in ("sell_through_jump", "new_hot_niche") or kind not in rule.kinds:
+                continue
+            key, sold = _niche_of(alert)
+            if not matches_niche(key, filters) or not admits(filters.min_confidence, sold):
+                continue
+            batch.add(
+                rule,
+                kind,
+                niche_subject(*(key[name] for name in _NICHE_KEYS)),
+                niche=dict(alert.get("niche") or {}),
+                reason=str(alert.get("reason") or ""),
+                figures=dict(alert.get("figures") or {}),
+            )
+    return await batch.write(db)
