@@ -48,7 +48,14 @@ async def _snapshot(svc: Services) -> dict[str, object]:
     actors.sort(key=lambda a: (a["node_id"], a["monitor_id"]))
     slots = svc.import_slots
     imports = {"running": len(slots.workspaces), "limit": int(slots.node.total_tokens)}
-    return {"node_id": node_id, "partial": partial, "actors": actors, "imports": imports}
+    dispatcher = svc.engine.dispatcher
+    return {
+        "node_id": node_id,
+        "partial": partial,
+        "actors": actors,
+        "imports": imports,
+        "notifications": dispatcher.status() if dispatcher is not None else None,
+    }
 
 
 async def _other_nodes_actors(svc: Services) -> list[dict[str, Any]]:
@@ -97,7 +104,9 @@ async def list_origins() -> dict[str, object]:
 async def list_actors() -> dict[str, object]:
     """Every actor of the cluster (of this node, in single-node mode): kind, state, monitor,
     workspace, node, lease expiry, last and next poll, consecutive errors, restarts, queue
-    depth; and this node's imports of monitor exports (running, and how many may run)."""
+    depth; this node's imports of monitor exports (running, and how many may run); and this
+    node's notification dispatcher (alerts delivered and failed sends since start, channels
+    being sent to now, restarts, last delivery, last error)."""
     return await _snapshot(services())
 
 

@@ -74,8 +74,8 @@ def _values(rule: RuleRecord | None) -> dict[str, Any]:
         "name": rule.name,
         "kinds": list(rule.kinds),
         "deal_pct": f"{rule.deal_ratio * 100:g}",
-        "price_min": "" if f.price_min is None else str(f.price_min),
-        "price_max": "" if f.price_max is None else str(f.price_max),
+        "price_min": "" if f.price_min is None else f"{float(f.price_min):g}",
+        "price_max": "" if f.price_max is None else f"{float(f.price_max):g}",
         "business": "" if f.business is None else ("business" if f.business else "private"),
         "min_confidence": f.min_confidence,
         "channel_ids": list(rule.channel_ids),
@@ -167,10 +167,11 @@ def _errors(err: ValidationError) -> dict[str, str]:
     for problem in err.errors(include_url=False):
         loc = [str(part) for part in problem["loc"]]
         field = loc[1] if loc[:1] == ["filters"] and len(loc) > 1 else (loc[0] if loc else "")
-        if not field and "quiet" in str(problem["msg"]):
-            field = "quiet_start"
-        if not field and "price" in str(problem["msg"]):
-            field = "price_max"
+        if field in ("", "filters"):  # a rule across fields: named by what it is about
+            message = str(problem["msg"])
+            field = (
+                "quiet_start" if "quiet" in message else "price_max" if "price" in message else ""
+            )
         errors.setdefault(field or "form", FIELD_WORDS.get(field, "Check this field."))
     return errors
 

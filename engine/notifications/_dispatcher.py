@@ -78,6 +78,19 @@ class DispatcherBoard:
         self.restarts += 1
         self.last_error = error
 
+    def snapshot(self, *, delivered: int, failed_sends: int, sending: int) -> dict[str, object]:
+        at = self.last_delivery_at
+        return {
+            "state": "failing" if self.failures_in_a_row else "running",
+            "delivered": delivered,
+            "failed_sends": failed_sends,
+            "sending": sending,
+            "restarts": self.restarts,
+            "last_delivery_at": at.isoformat() if at is not None else None,
+            "failures_in_a_row": self.failures_in_a_row,
+            "last_error": self.last_error,
+        }
+
 
 class NotificationDispatcher:
     def __init__(
@@ -97,6 +110,14 @@ class NotificationDispatcher:
         self.board = DispatcherBoard()
         self.delivered = 0  # alerts delivered by this actor (ops view, benchmarks)
         self.failed_sends = 0
+
+    def status(self) -> dict[str, object]:
+        """For the operators' status endpoint: counts since start, channels being sent to,
+        restarts, the last delivery and the last error."""
+        sending = self._settings.concurrency - math.floor(self._slots.available_tokens)
+        return self.board.snapshot(
+            delivered=self.delivered, failed_sends=self.failed_sends, sending=sending
+        )
 
     def wake(self) -> None:
         """Look for due alerts now rather than at the next sweep."""

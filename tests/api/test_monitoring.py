@@ -267,6 +267,9 @@ async def test_operators_see_actors_and_others_do_not(
         clustered = service.settings.database_url.startswith("postgresql")
         # PostgreSQL runs in cluster mode: the monitor is leased to this node.
         assert (actor["lease_expires_at"] is not None) == clustered
+        dispatcher = body["notifications"]  # this node's notification dispatcher runs
+        assert dispatcher["state"] == "running" and dispatcher["restarts"] == 0
+        assert dispatcher["delivered"] == 0 and dispatcher["sending"] == 0
 
         assert_envelope(await user.get("/api/ops/nodes"), 403, "forbidden")
         nodes = (await ops.get("/api/ops/nodes")).json()

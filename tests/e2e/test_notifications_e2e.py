@@ -151,11 +151,12 @@ async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> d
     return response.json()  # type: ignore[no-any-return]
 
 
-async def _outbox_quiet(store: Store, workspace_id: str) -> bool:
-    """Nothing being sent nor due within `QUIET_MARGIN`: every channel either has no due
-    pending alert or is paced beyond the margin (a send in flight always has due alerts and
-    a pace already past, so this excludes it)."""
+async def _outbox_quiet(store: Store, workspace_id: str) -> tuple[bool, str]:
+    """Whether nothing is being sent nor due within `QUIET_MARGIN`: every channel either has
+    no due pending alert or is paced beyond the margin (a send in flight always has due
+    alerts and a pace already past, so this excludes it); and the state, in words."""
     soon = datetime.now(UTC) + QUIET_MARGIN
+    quiet, state = True, []
     for channel in await store.notify.channels(workspace_id):
         rows, _ = await store.notify.notifications(
             workspace_id, channel_id=channel.id, status="pending", limit=500
@@ -164,24 +165,36 @@ async def _outbox_quiet(store: Store, workspace_id: str) -> bool:
             n for n in rows
             if n.due_at <= soon and (n.next_attempt_at is None or n.next_attempt_at <= soon)
         ]  # fmt: skip
-        if due and (channel.next_send_at is None or channel.next_send_at <= soon):
-            return False
-    return True
+        paced = channel.next_send_at is not None and channel.next_send_at > soon
+        quiet = quiet and (not due or paced)
+        state.append(f"{channel.kind}: {len(rows)} pending, {len(due)} due, next send "
+                     f"{channel.next_send_at}, health {channel.health}")  # fmt: skip
+    return quiet, "; ".join(state)
 
 
 async def _kill_mid_poll_quietly(run: Run, store: Store) -> None:
     """SIGKILL the service while one of its marketplace requests is unanswered (a poll half
-    done, nothing of it committed) and its outbox is quiet: the same request is unanswered
-    before and after the database said so, and only a poll's commit adds alerts."""
-    with trio.fail_after(ENOUGH):
-        while True:
-            log = run.app.log[-50:]
-            pending = [e for e in log if e["status"] is None and _is_market(e)]
-            quiet = bool(pending) and await _outbox_quiet(store, run.workspace_id)
-            if quiet and any(e["status"] is None for e in pending):
-                await run.service.kill()
-                return
-            await trio.sleep(0.01)
+    done, nothing of it committed) and its outbox is quiet (nothing being sent).
+
+    The marketplace holds its answers meanwhile (frozen, thawed after the kill): a request
+    of a poll lasts milliseconds, a look at the outbox longer, and a held poll cannot commit
+    new alerts while the dispatcher drains what is due (e-mail is paced 5 s)."""
+    state = ""
+    run.app.frozen = True
+    try:
+        with trio.move_on_after(ENOUGH):
+            while True:
+                log = run.app.log[-50:]
+                pending = [e for e in log if e["status"] is None and _is_market(e)]
+                if pending:
+                    quiet, state = await _outbox_quiet(store, run.workspace_id)
+                    if quiet and any(e["status"] is None for e in pending):
+                        await run.service.kill()
+                        return
+                await trio.sleep(0.05)
+        raise AssertionError(f"no quiet moment mid-poll in {ENOUGH} s; last seen: {state}")
+    finally:
+        run.app.frozen = False
 
 
 async def _wait(
@@ -398,11 +411,12 @@ async def _second_life(run: Run, store: Store) -> list[dict[str, Any]]:
             lambda: _health_is(client, hook_channel, "healthy"),
         )
 
+        # The end of polling: paused (whatever poll is in flight is held by the frozen
+        # market, then cut by the kill), so the last life only sends what is left.
         run.app.frozen = True
         paused = await client.post(f"/api/monitoring/{run.monitor_id}/pause")
         assert paused.status_code == 200, paused.text
         await _kill_mid_poll_quietly(run, store)
-        run.app.frozen = False
         return await _deliveries(client, hook_channel)
 
 
