@@ -8,14 +8,15 @@ import logging
 import os
 import secrets
 import time
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlencode
 
 import trio
 
-from engine import Engine
+from engine import Engine, SecretBox, check_destination
 from scrapers.simulator import CATEGORIES, Faults, SimOrigins, SimulatorConfig, serve_simulator
-from store import AlreadyExists, Store
+from store import AlreadyExists, NewChannel, NewRule, RuleFilters, Store
 
 from .billing.grants import grant_trial
 from .demo_sample import LIVE_LABEL, record_sample
@@ -146,5 +147,41 @@ async def fill_demo_account(
             "demo: sample month recorded (%d polls, %d listings), analysis run %s",
             sample.polls, sample.listings, sample.run_id,
         )  # fmt: skip
+        await add_demo_alerts(store, settings, workspace_id)
     except Exception:
         log.exception("demo: the sample data could not be recorded; the demo goes on without")
+
+
+async def add_demo_alerts(store: Store, settings: Settings, workspace_id: str) -> None:
+    """An e-mail channel to the demo address (the outbox folder, in development) and two
+    workspace rules: new listings under €20 (which the live monitor finds within a minute,
+    so a newcomer sees pushes arrive on the Alerts page), and deals, newly hot niches and
+    monitors in error (deals need sales the live monitor has seen, so they come later).
+    Added after the sample month was recorded: its history is not news."""
+    found = await check_destination("email", {"to": DEMO_EMAIL})
+    channel = await store.notify.add_channel(
+        NewChannel(
+            workspace_id=workspace_id,
+            kind="email",
+            name="My inbox",
+            hint=found.hint,
+            secret_box=SecretBox(settings.secret_key).seal(found.secrets),
+        )
+    )
+    await store.notify.add_rule(
+        workspace_id,
+        NewRule(
+            name="Bargains under €20",
+            kinds=("new_listing",),
+            filters=RuleFilters(price_max=Decimal(20)),
+            channel_ids=(channel.id,),
+        ),
+    )
+    await store.notify.add_rule(
+        workspace_id,
+        NewRule(
+            name="Deals and hot niches",
+            kinds=("deal", "new_hot_niche", "sell_through_jump", "monitor_error"),
+            channel_ids=(channel.id,),
+        ),
+    )

@@ -201,10 +201,17 @@ async def log_test(
     now: datetime,
 ) -> bool:
     """Log a test the API sent; False (nothing logged) if the channel is not the
-    workspace's."""
-    owner = await db.scalar(select(_C.workspace_id).where(_C.id == channel_id))
-    if owner != workspace_id:
+    workspace's. A test is evidence of the destination's health like any delivery: one that
+    arrived makes the channel healthy, one that failed makes it failing (a test never
+    disables a channel: only real deliveries failing for long do)."""
+    channel = await db.get(_C, channel_id)
+    if channel is None or channel.workspace_id != workspace_id:
         return False
+    if ok:
+        channel.last_success_at, channel.failing_since, channel.last_error = now, None, None
+    else:
+        channel.last_failure_at, channel.last_error = now, error
+        channel.failing_since = channel.failing_since or now
     db.add(
         NotificationDelivery(
             workspace_id=workspace_id,

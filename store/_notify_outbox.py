@@ -162,7 +162,14 @@ def _why(kind: str, row: Listing, previous: Decimal | None, niche: NicheFigures 
         if niche.median_days_to_sell is not None:
             where += f", in {niche.median_days_to_sell:g} days at the median"
         return f"asks {price}, {discount:.0%} under what this niche sells for ({where})"
-    return f"new in this monitor at {price}"
+    if kind == "new_listing" and niche is not None and niche.median_sold_price and niche.sold:
+        # What a reseller weighs first: the asking price against what such listings sell for.
+        median = _money(niche.median_sold_price, row.currency)
+        where = f"its niche sells for a median {median} over {niche.sold} sales"
+        if niche.sell_through is not None:
+            where += f", {niche.sell_through:.0%} of its listings sold"
+        return f"new at {price}; {where}"
+    return f"new in this monitor at {price} (its niche has no confirmed sale yet)"
 
 
 def _figures(row: Listing, previous: Decimal | None, niche: NicheFigures | None) -> dict[str, Any]:

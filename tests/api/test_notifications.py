@@ -71,6 +71,9 @@ async def test_channels_by_session_and_token_scoped_and_secret(
         (ping,) = receiver.requests
         assert json.loads(ping.body)["type"] == "test.ping"
         Webhook(secret).verify(ping.body, ping.headers)
+        # A test that arrived is evidence of health, as a delivery would be.
+        after_test = (await owner.get(f"{base}/{channel_id}")).json()
+        assert after_test["health"] == "healthy", after_test
         # Rotation: a new secret once; both signatures for a day.
         rotated = await owner.post(f"{base}/{channel_id}/rotate-secret")
         assert rotated.status_code == 200, rotated.text

@@ -172,27 +172,36 @@ async def _outbox_quiet(store: Store, workspace_id: str) -> tuple[bool, str]:
     return quiet, "; ".join(state)
 
 
-async def _kill_mid_poll_quietly(run: Run, store: Store) -> None:
-    """SIGKILL the service while one of its marketplace requests is unanswered (a poll half
-    done, nothing of it committed) and its outbox is quiet (nothing being sent).
-
-    The marketplace holds its answers meanwhile (frozen, thawed after the kill): a request
-    of a poll lasts milliseconds, a look at the outbox longer, and a held poll cannot commit
-    new alerts while the dispatcher drains what is due (e-mail is paced 5 s)."""
-    state = ""
+async def _hold_a_poll(run: Run) -> list[dict[str, Any]]:
+    """Freeze the marketplace (it holds its answers) until a request of a poll is waiting:
+    that poll is half done and cannot commit. The requests held (the simulator's log)."""
     run.app.frozen = True
+    with trio.fail_after(ENOUGH):
+        while True:
+            held = [e for e in run.app.log[-50:] if e["status"] is None and _is_market(e)]
+            if held:
+                return held
+            await trio.sleep(0.02)
+
+
+async def _kill_when_quiet(run: Run, store: Store, held: list[dict[str, Any]]) -> None:
+    """SIGKILL the service once its outbox is quiet (nothing being sent nor due) while the
+    poll `_hold_a_poll` holds is still half done, then thaw the marketplace.
+
+    Why hold the poll: its requests last milliseconds and a look at the outbox longer, and
+    a held poll adds no alert while the dispatcher drains what is due (e-mail is paced 5 s).
+    """
+    state = ""
     try:
         with trio.move_on_after(ENOUGH):
             while True:
-                log = run.app.log[-50:]
-                pending = [e for e in log if e["status"] is None and _is_market(e)]
-                if pending:
-                    quiet, state = await _outbox_quiet(store, run.workspace_id)
-                    if quiet and any(e["status"] is None for e in pending):
-                        await run.service.kill()
-                        return
+                quiet, state = await _outbox_quiet(store, run.workspace_id)
+                assert any(e["status"] is None for e in held), "the held poll went on"
+                if quiet:
+                    await run.service.kill()
+                    return
                 await trio.sleep(0.05)
-        raise AssertionError(f"no quiet moment mid-poll in {ENOUGH} s; last seen: {state}")
+        raise AssertionError(f"the outbox was not quiet within {ENOUGH} s: {state}")
     finally:
         run.app.frozen = False
 
@@ -234,6 +243,7 @@ class Run:
     monitor_id: str = ""
     workspace_id: str = ""
     polls_before_kill: int = 0
+    arrivals: str = ""  # what `_arrived` saw last
 
     def client(self) -> ServiceClient:
         """A client of the service's current life, with the token (5xx answers noted)."""
@@ -262,14 +272,18 @@ async def test_alerts_reach_every_channel_exactly_once_across_kill_9_and_an_outa
             await _configure(run, store, wants)
             await _first_life(run, store)
             await run.service.start()
-            hook_deliveries = await _second_life(run, store)
+            await _second_life(run, store)
             await run.service.start()
             async with run.client() as client:
                 await _wait("no alert pending", lambda: _none_pending(client))
-                await _wait("every delivered alert at its receiver", lambda: _arrived(run, store))
+                with trio.move_on_after(ENOUGH) as late:
+                    while not await _arrived(run, store):
+                        await trio.sleep(0.1)
+                assert not late.cancelled_caught, f"not every alert arrived: {run.arrivals}"
                 failed = await client.get(
                     "/api/notifications/notifications", params={"status": "failed"}
                 )
+                hook_deliveries = await _deliveries(client, run.channels["webhook"])
             await run.service.kill()
             recorded = await load_seen(store, run.monitor_id)
             outbox, _ = await store.notify.notifications(run.workspace_id, limit=5000)
@@ -381,14 +395,14 @@ async def _first_life(run: Run, store: Store) -> None:
     await _wait("a price drop alert", lambda: "price_drop" in _kinds(run.hook))
     async with run.client() as client:
         run.polls_before_kill = (await watch.polls(client))[run.monitor_id]
-    await _kill_mid_poll_quietly(run, store)
+    await _kill_when_quiet(run, store, await _hold_a_poll(run))
 
 
-async def _second_life(run: Run, store: Store) -> list[dict[str, Any]]:
+async def _second_life(run: Run, store: Store) -> None:
     """Polls resume; a listing first seen after the restart drops too (both kinds for it);
     the webhook receiver fails (500) until the channel shows `failing` with three attempts
     logged, then recovers; then the market freezes mid-poll, the monitor is paused and the
-    service is killed, quietly. The webhook channel's delivery log, as the API shows it."""
+    service is killed, quietly."""
     before = run.polls_before_kill
     hook_channel = run.channels["webhook"]
     async with run.client() as client:
@@ -411,13 +425,12 @@ async def _second_life(run: Run, store: Store) -> list[dict[str, Any]]:
             lambda: _health_is(client, hook_channel, "healthy"),
         )
 
-        # The end of polling: paused (whatever poll is in flight is held by the frozen
-        # market, then cut by the kill), so the last life only sends what is left.
-        run.app.frozen = True
+        # The end of polling: a poll held half done, the monitor paused, the service
+        # killed; the last life only sends what is left.
+        held = await _hold_a_poll(run)
         paused = await client.post(f"/api/monitoring/{run.monitor_id}/pause")
         assert paused.status_code == 200, paused.text
-        await _kill_mid_poll_quietly(run, store)
-        return await _deliveries(client, hook_channel)
+        await _kill_when_quiet(run, store, held)
 
 
 def _kinds(hook: WebhookReceiver) -> set[str]:
@@ -472,15 +485,17 @@ async def _none_pending(client: httpx.AsyncClient) -> bool:
 
 
 async def _arrived(run: Run, store: Store) -> bool:
-    """Each receiver holds at least as many alerts as the database says it was delivered."""
+    """Each receiver holds at least as many alerts as the database says it was delivered
+    (what was counted last is kept in `run.arrivals`, for the failure message)."""
     received = run.received()
+    counts = {}
     for kind, channel_id in run.channels.items():
         _, delivered = await store.notify.notifications(
             run.workspace_id, channel_id=channel_id, status="delivered", limit=1
         )
-        if len(received[kind]) < delivered:
-            return False
-    return True
+        counts[kind] = (len(received[kind]), delivered)
+    run.arrivals = f"(received, delivered) by channel: {counts}"
+    return all(got >= delivered for got, delivered in counts.values())
 
 
 def _assert_exactly_once(run: Run, recorded: Seen, wants: dict[str, Want]) -> None:

@@ -71,6 +71,8 @@ async def test_poll_writes_new_listing_deal_and_price_drop(store: Store) -> None
     assert deal.payload["niche"]["sold"] == 3 and deal.payload["niche"]["confidence"] == "low"
     assert deal.payload["figures"]["discount"] == 0.5
     assert "50% under" in deal.payload["reason"]
+    new = next(n for n in notes if n.kind == "new_listing" and n.subject == "item:11")
+    assert new.payload["reason"].startswith("new at €20.00; its niche sells for a median €24.00")
     drop = next(n for n in notes if n.kind == "price_drop")
     assert drop.payload["listing"]["previous_price"] == "30.00"
     assert drop.payload["listing"]["price"] == "25.00"
