@@ -154,7 +154,7 @@ async def fill_demo_account(
 
 async def add_demo_alerts(store: Store, settings: Settings, workspace_id: str) -> None:
     """An e-mail channel to the demo address (the outbox folder, in development) and two
-    workspace rules: new listings under €20 (which the live monitor finds within a minute,
+    workspace rules: new listings under €30 (which the live monitor finds within a minute,
     so a newcomer sees pushes arrive on the Alerts page), and deals, newly hot niches and
     monitors in error (deals need sales the live monitor has seen, so they come later).
     Added after the sample month was recorded: its history is not news."""
@@ -171,9 +171,9 @@ async def add_demo_alerts(store: Store, settings: Settings, workspace_id: str) -
     await store.notify.add_rule(
         workspace_id,
         NewRule(
-            name="Bargains under €20",
+            name="Bargains under €30",
             kinds=("new_listing",),
-            filters=RuleFilters(price_max=Decimal(20)),
+            filters=RuleFilters(price_max=Decimal(30)),
             channel_ids=(channel.id,),
         ),
     )

@@ -75,15 +75,16 @@ def _money(amount: Decimal | None, currency: str | None) -> str:
     return f"{symbol}{amount:.2f}" if symbol else f"{amount:.2f} {currency or ''}".strip()
 
 
-async def niche_figures(db: AsyncSession, monitor_id: str, row: Listing) -> NicheFigures:
-    """The figures of `row`'s niche in the monitor. Sales are confirmed sales only: a likely
-    sale (sold by absence) is a guess, and a deal alert should not rest on one."""
+async def niche_figures(
+    db: AsyncSession, monitor_id: str, row: Listing, *, exact: bool = True
+) -> NicheFigures:
+    """The figures of `row`'s niche in the monitor: category x brand x size x condition, or
+    with `exact=False` category x brand (every size and condition), as the analysis backs
+    off from a sparse niche. Sales are confirmed sales only: a likely sale (sold by absence)
+    is a guess, and a deal alert should not rest on one."""
     where = [Listing.monitor_id == monitor_id]
-    for column, value in zip(
-        (Listing.category_id, Listing.brand, Listing.size, Listing.condition),
-        _key(row),
-        strict=True,
-    ):
+    columns = (Listing.category_id, Listing.brand, Listing.size, Listing.condition)
+    for column, value in list(zip(columns, _key(row), strict=True))[: 4 if exact else 2]:
         where.append(column.is_(None) if value is None else column == value)
     live = await db.scalar(
         select(func.count()).where(*where, Listing.state.in_(("open", "reserved")))
@@ -103,9 +104,10 @@ async def niche_figures(db: AsyncSession, monitor_id: str, row: Listing) -> Nich
     ]
     prices = [price for price, _ in sales if price is not None]
     sold = len(sales)
-    parts = (row.category_name, row.brand, row.size, row.condition)
+    parts = (row.category_name, row.brand, row.size, row.condition)[: 4 if exact else 2]
+    label = " · ".join(p for p in parts if p) or "Unnamed niche"
     return NicheFigures(
-        label=" · ".join(p for p in parts if p) or "Unnamed niche",
+        label=label if exact else f"{label} · all sizes and conditions",
         median_sold_price=Decimal(statistics.median(prices)).quantize(Decimal("0.01"))
         if prices
         else None,
@@ -124,11 +126,18 @@ class _Niches:
         self.read: dict[NicheKey, NicheFigures] = {}
 
     async def of(self, row: Listing) -> NicheFigures | None:
+        """The exact niche's figures, or its brand's within the category when the exact
+        niche has too few sales to judge a price by (as the analysis backs off)."""
         key = _key(row)
         if key not in self.read:
             if len(self.read) >= MAX_NICHES:
                 return None
-            self.read[key] = await niche_figures(self.db, self.monitor_id, row)
+            figures = await niche_figures(self.db, self.monitor_id, row)
+            if figures.sold < MIN_DEAL_SALES:
+                wider = await niche_figures(self.db, self.monitor_id, row, exact=False)
+                if wider.sold >= MIN_DEAL_SALES:
+                    figures = wider
+            self.read[key] = figures
         return self.read[key]
 
 

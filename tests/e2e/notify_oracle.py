@@ -83,6 +83,12 @@ class Seen:
         boot = self.bootstrap.id
         return {e.item_id: e.price for e in self.events if e.kind == "new" and e.poll_id != boot}
 
+    def first_seen_in_polls_after(self, polls: int) -> set[int]:
+        """Listings first seen in a successful poll after the first `polls` successful ones."""
+        ok = sorted((p for p in self.polls if p.error is None), key=lambda p: p.started_at)
+        later = {p.id for p in ok[polls:]}
+        return {e.item_id for e in self.events if e.kind == "new" and e.poll_id in later}
+
     def price_drops(self) -> dict[int, Decimal]:
         """item_id -> the price after its first drop (a `price` event below the one before)."""
         last: dict[int, Decimal | None] = {}

@@ -182,7 +182,8 @@ def discord_alerts(message: Mapping[str, Any]) -> list[Alert]:
 def email_alerts(message: EmailMessage) -> list[Alert]:
     """The alerts of one e-mail: sections separated by a `----` line, each opening with the
     kind ("New listing — <monitor>") and holding the listing's link."""
-    body = str(message.get_content()).split("\n-- \n", 1)[0]  # type: ignore[attr-defined]
+    text = str(message.get_content()).replace("\r\n", "\n")  # type: ignore[attr-defined]
+    body = text.split("\n-- \n", 1)[0]
     alerts: list[Alert] = []
     for section in body.strip().split("\n\n----\n\n"):
         label = section.split("\n", 1)[0].split(" — ", 1)[0].strip()

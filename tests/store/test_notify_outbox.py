@@ -92,6 +92,22 @@ async def test_a_drop_into_deal_territory_is_a_deal(store: Store) -> None:
     assert kinds_and_subjects(await outbox(store, workspace_id)) == {("deal", "item:4")}
 
 
+async def test_a_sparse_niche_is_judged_by_its_brand_in_the_category(store: Store) -> None:
+    # Three W32 jeans sold at a median of 24; a W34 of the same brand has no sale of its
+    # own size, so its price is judged against the brand's sales in the category, and the
+    # alert says so. Another brand's W34 has nothing to be judged by: no deal.
+    monitor_id, workspace_id = await _bootstrapped(store)
+    await new_channel(store, workspace_id)
+    await new_rule(store, workspace_id, ("deal",))
+    seen = [listing(20, "12", size="W34"), listing(21, "5", size="W34", brand="Diesel")]
+    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=2), seen))
+    [deal] = await outbox(store, workspace_id)
+    assert deal.subject == "item:20"
+    assert deal.payload["niche"]["label"] == "Men › Jeans · Levi's · all sizes and conditions"
+    assert deal.payload["niche"]["median_sold_price"] == "24.00"
+    assert deal.payload["niche"]["sold"] == 3
+
+
 async def test_no_deal_without_three_sales(store: Store) -> None:
     monitor_id, workspace_id = await new_monitor(store)
     await store.monitors.record_poll(monitor_id, poll(T0, [listing(1, "30"), listing(2, "30")]))
