@@ -104,6 +104,15 @@ async def release(db: AsyncSession, channel_id: str, node_id: str) -> None:
     )
 
 
+async def release_all(db: AsyncSession, node_id: str) -> int:
+    """Give back every claim `node_id` holds: a node starting again under the same id was
+    cut short and sends nothing under its old claims. The number released."""
+    result = await db.execute(
+        update(_C).where(_C.claimed_by == node_id).values(claimed_by=None, claim_until=None)
+    )
+    return max(0, result.rowcount or 0)  # type: ignore[attr-defined]
+
+
 async def record_outcome(
     db: AsyncSession, outcome: DeliveryOutcome, *, node_id: str, now: datetime
 ) -> ChannelRecord | None:

@@ -159,6 +159,11 @@ class NotifyStore:
     async def release(self, channel_id: str, node_id: str) -> None:
         await self._store.unit(lambda db: claims.release(db, channel_id, node_id))
 
+    async def release_all(self, node_id: str) -> int:
+        """Give back every claim `node_id` holds (a dispatcher starting again under the same
+        node id: its earlier life was cut short); the number released."""
+        return await self._store.unit(lambda db: claims.release_all(db, node_id))
+
     async def next_due_at(self) -> datetime | None:
         """The earliest moment anything pending could be sent (None: nothing pending)."""
         return await self._store.unit(claims.next_due_at)

@@ -126,6 +126,10 @@ class NotificationDispatcher:
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Deliver until cancelled. Sends run in a nursery of their own, so a slow destination
         holds only its own slot while the loop goes on claiming for the others."""
+        # Claims this node id still holds are from a life cut short (a crash, `kill -9`, a
+        # restart of this actor): nothing is being sent under them, so they are given back
+        # now rather than after they lapse.
+        await self._store.notify.release_all(self._settings.node_id)
         async with trio.open_nursery() as sends:
             task_status.started()
             while True:
@@ -156,6 +160,14 @@ class NotificationDispatcher:
             started = trio.current_time()
             result = await self._courier(batch)
             latency_ms = int((trio.current_time() - started) * 1000)
+            everything = {n.id for n in batch.notifications}
+            if result.ok and result.delivered and set(result.delivered) < everything:
+                # One message held only part of the batch (Discord's ten embeds, Telegram's
+                # 4096 characters): what it carried is delivered; the rest stays due and goes
+                # in the next message, after the channel's pacing.
+                batch = replace(batch, notifications=tuple(
+                    n for n in batch.notifications if n.id in set(result.delivered)
+                ))  # fmt: skip
             partly = set(result.delivered) if not result.ok else set()
             if partly:
                 # A webhook batch that failed part-way: what arrived is delivered, only the

@@ -176,6 +176,18 @@ def _telegram_block(alert: _Alert) -> str:
     return "\n".join(lines)
 
 
+def telegram_fit(payloads: Sequence[Mapping[str, Any]], *, limit: int = TELEGRAM_LIMIT) -> int:
+    """How many of `payloads`, from the first, one message holds whole: the sender sends
+    those and leaves the rest for the next message, so no alert is only "… and N more".
+    At least one (an alert too long for a message on its own is clipped)."""
+    used = 0
+    for index, payload in enumerate(payloads):
+        used += len(_telegram_block(_alert(payload))) + (2 if index else 0)
+        if used > limit:
+            return max(1, index)
+    return len(payloads)
+
+
 def telegram_text(payloads: Sequence[Mapping[str, Any]], *, limit: int = TELEGRAM_LIMIT) -> str:
     """One `sendMessage` text (parse_mode HTML) listing the alerts, at most `limit` characters
     (counted before entity parsing, so it holds after too)."""

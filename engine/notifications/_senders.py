@@ -28,7 +28,14 @@ from ._destinations import (
     check_webhook_url_syntax,
     signing_secrets,
 )
-from ._messages import discord_message, email_text, telegram_text, webhook_body
+from ._messages import (
+    DISCORD_EMBEDS,
+    discord_message,
+    email_text,
+    telegram_fit,
+    telegram_text,
+    webhook_body,
+)
 from ._outbound import DEFAULT_TELEGRAM_API
 from ._signing import BadSigningSecret, webhook_headers
 
@@ -178,6 +185,7 @@ async def _telegram(
 ) -> SendResult:
     token = str(secrets["bot_token"])
     chat_id = secrets["chat_id"]
+    batch = batch[: telegram_fit([n.payload for n in batch])]  # the rest: the next message
     body = {
         "chat_id": chat_id,
         "text": telegram_text([n.payload for n in batch]),
@@ -241,6 +249,7 @@ async def _discord(
 ) -> SendResult:
     url = check_discord_url(str(secrets["url"]), allow)
     token = url.rsplit("/", 1)[-1]
+    batch = batch[:DISCORD_EMBEDS]  # one embed each; the rest go in the next message
     answer = await post(
         http,
         f"{url}?wait=true",  # 200 with the message rather than 204: the post is confirmed
@@ -293,7 +302,8 @@ async def _email(
 
 
 def _all_or_none(result: SendResult, batch: Sequence[NotificationLike]) -> SendResult:
-    """One message carried the whole batch: all delivered, or none."""
+    """One message carried `batch` (what of the claimed batch it could hold): all of those
+    delivered, or none."""
     if not result.ok:
         return result
     return SendResult(True, result.status_code, None, None, False, _ids(batch))

@@ -160,9 +160,10 @@ async def test_a_wrong_token_fails_at_once_and_a_long_failure_disables(store: St
         await store.notify.add_niche_alerts(workspace_id, monitor_id, _niche_alerts("Levi's"))
         # Failing for longer than `disable_after` (here at the first failure) disables the
         # channel and tells the workspace's owner, once.
-        async with dispatching(
-            store, telegram=telegram.url, disable_after=timedelta(0)
-        ) as (_, mails):
+        async with dispatching(store, telegram=telegram.url, disable_after=timedelta(0)) as (
+            _,
+            mails,
+        ):
             notes = await _settled(store, workspace_id, 1)
             with trio.fail_after(DEADLINE):
                 while not mails.sent:
@@ -176,3 +177,20 @@ async def test_a_wrong_token_fails_at_once_and_a_long_failure_disables(store: St
         owner = await store.notify.owner_email(workspace_id)
         to, subject, body = mails.sent[0]
         assert to == owner and "my telegram" in subject and "401" in body
+
+
+async def test_a_restarted_node_takes_its_own_claims_back_at_once(store: Store) -> None:
+    secret = new_signing_secret()
+    async with WebhookReceiver(secret) as receiver:
+        monitor_id, workspace_id = await new_monitor(store)
+        await _channel(store, workspace_id, "webhook", {"url": receiver.url}, secret, receiver.url)
+        await new_rule(store, workspace_id, ("new_hot_niche",))
+        await store.notify.add_niche_alerts(workspace_id, monitor_id, _niche_alerts("Levi's"))
+        # A life of this node claimed the channel and was killed before sending: its claim
+        # would hold for a minute; the node starting again gives it back and sends now.
+        [claimed] = await store.notify.claim_due("node-test", claim_seconds=600)
+        assert await store.notify.claim_due("node-test") == []
+        async with dispatching(store, receiver.url):
+            notes = await _settled(store, workspace_id, 1)
+        assert [n.status for n in notes] == ["delivered"]
+        assert [a.id for a in receiver.accepted] == [claimed.notifications[0].id]

@@ -191,6 +191,19 @@ async def test_telegram_gets_one_html_message_per_batch() -> None:
     assert "&lt;script&gt;x&lt;/script&gt; #1" in message["text"]
 
 
+async def test_telegram_sends_what_one_message_holds_and_leaves_the_rest() -> None:
+    async with FakeTelegram(TOKEN) as telegram, client(telegram=telegram.url) as http:
+        batch = [alert(n, title="A long title " * 8) for n in range(60)]
+        result = await deliver(Channel("c", "telegram"), {"bot_token": TOKEN, "chat_id": 7},
+                               batch, http, telegram_api_base=telegram.url)  # fmt: skip
+    [message] = telegram.messages
+    assert result.ok and 0 < len(result.delivered) < 60
+    assert result.delivered == tuple(n.id for n in batch[: len(result.delivered)])
+    text = str(message)
+    assert "more" not in text  # nothing is only counted: what is not shown goes next
+    assert f"#{len(result.delivered) - 1}" in text and f"#{len(result.delivered)}<" not in text
+
+
 async def test_telegram_429_retry_after_5xx_401_and_timeouts() -> None:
     async with FakeTelegram(TOKEN) as telegram, client(telegram=telegram.url) as http:
         channel, secrets = Channel("c", "telegram"), {"bot_token": TOKEN, "chat_id": 7}
@@ -234,14 +247,16 @@ async def test_an_unreachable_telegram_is_a_retryable_failure_in_words() -> None
 # -- Discord -----------------------------------------------------------------------------------
 
 
-async def test_discord_gets_ten_embeds_and_a_count_of_the_rest() -> None:
+async def test_discord_gets_the_ten_embeds_a_message_holds_and_says_so() -> None:
     async with FakeDiscord() as discord, client(discord.url) as http:
         secrets = {"url": discord.webhook_url}
         batch = [alert(n) for n in range(12)]
         result = await deliver(Channel("c", "discord"), secrets, batch, http, allow=[discord.url])
-    assert result.ok and result.status_code == 200 and len(result.delivered) == 12
+    # The two that did not fit are not delivered: they go in the next message.
+    assert result.ok and result.status_code == 200
+    assert result.delivered == tuple(n.id for n in batch[:10])
     [message] = discord.messages
-    assert len(discord.embeds) == 10 and message["content"] == "… and 2 more"
+    assert len(discord.embeds) == 10 and "content" not in message
     assert discord.embeds[0]["url"] == "https://market.example/items/0"
     assert discord.requests[0].query == {"wait": "true"}
 
