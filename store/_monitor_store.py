@@ -106,7 +106,7 @@ class MonitorStore:
     ) -> PollRecord:
         """Write one poll (see `_polls` for how states and evidence move); with
         `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
-        return await self._store.unit(
+        return await self._store.notify.unit(
             lambda db: polls.record_poll(db, monitor_id, outcome, lease_token)
         )
 
@@ -125,7 +125,7 @@ class MonitorStore:
         """Count a failed poll; `kind` (a `PollFailureKind`) says why, kept in
         `last_error_kind` until a poll succeeds."""
         finished_at = self._store.clock()
-        return await self._store.unit(
+        return await self._store.notify.unit(  # going to `error` may alert
             lambda db: polls.record_poll_error(
                 db,
                 monitor_id,

@@ -27,6 +27,7 @@ from ._notify_models import Notification, NotificationChannel, NotificationRule
 from ._notify_records import EVENT_TYPES, NotifyKind
 from ._notify_rules import admits, confidence, due_at, matches, matches_niche, niche_subject
 
+QUEUED = "nichescope.alerts_queued"  # `Session.info` key: alerts written in this unit
 MAX_NICHES = 50  # niches whose figures one poll reads, at most
 MIN_DEAL_SALES = 3  # a median of fewer sales says too little to call anything a deal
 _CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement
@@ -263,6 +264,7 @@ class _Batch:
                 insert(Notification).values(rows[start : start + _CHUNK]).on_conflict_do_nothing()
             )
             written += max(0, result.rowcount or 0)  # type: ignore[attr-defined]
+        db.info[QUEUED] = db.info.get(QUEUED, 0) + written
         return written
 
 
@@ -283,6 +285,25 @@ async def _targets(db: AsyncSession, monitor: Monitor) -> tuple[list[Notificatio
         )
     )
     return rules, channels
+
+
+async def _already_queued(
+    db: AsyncSession, rules: Sequence[NotificationRule], subjects: list[str]
+) -> set[tuple[str, str, str]]:
+    """(rule, kind, subject) already in the outbox among `subjects`: a listing that monitors
+    sharing a workspace rule all see is alerted by the first, and the others skip its niche
+    figures, the costly part, instead of computing them for an insert that would do nothing."""
+    found: set[tuple[str, str, str]] = set()
+    rule_ids = [rule.id for rule in rules]
+    for start in range(0, len(subjects), _CHUNK):
+        rows = await db.execute(
+            select(Notification.rule_id, Notification.kind, Notification.subject).where(
+                Notification.rule_id.in_(rule_ids),
+                Notification.subject.in_(subjects[start : start + _CHUNK]),
+            )
+        )
+        found.update((str(r), str(k), str(s)) for r, k, s in rows)
+    return found
 
 
 async def write_poll_alerts(
@@ -308,11 +329,13 @@ async def write_poll_alerts(
     if not rules or not channels:
         return 0
     niches, batch = _Niches(db, monitor.id), _Batch(monitor, channels, at)
+    done = await _already_queued(db, rules, [f"item:{row.item_id}" for row, _ in candidates])
     for rule in rules:
         filters, kinds = filters_from_json(rule.filters), set(rule.kinds)
         for row, previous in candidates:
             found = {"price_drop", "deal"} if previous is not None else {"new_listing", "deal"}
-            wanted = sorted(kinds & found)
+            subject = f"item:{row.item_id}"
+            wanted = sorted(k for k in kinds & found if (rule.id, k, subject) not in done)
             if not wanted or not matches(row, filters):
                 continue
             niche = await niches.of(row)
@@ -326,7 +349,7 @@ async def write_poll_alerts(
                 batch.add(
                     rule,
                     kind,  # type: ignore[arg-type]
-                    f"item:{row.item_id}",
+                    subject,
                     listing=_listing(row, previous),
                     niche=None if niche is None else niche.as_payload(),
                     reason=_why(kind, row, previous, niche),

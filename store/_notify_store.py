@@ -6,9 +6,11 @@ database outage raises `DatabaseUnavailable` (from `Store.unit`) and nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from . import _notify as repo
 from . import _notify_claims as claims
@@ -29,10 +31,38 @@ from ._notify_records import (
 if TYPE_CHECKING:
     from ._store import Store
 
+T = TypeVar("T")
+
 
 class NotifyStore:
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._listeners: list[Callable[[], None]] = []
+
+    # -- news of alerts queued in this process -------------------------------------------------
+
+    def on_queued(self, listener: Callable[[], None]) -> None:
+        """Call `listener()` (on the Trio thread) whenever a unit of work of this process has
+        committed alerts to the outbox, so the dispatcher sends them now rather than at its
+        next sweep. Other nodes' alerts are found by the sweep."""
+        self._listeners.append(listener)
+
+    async def unit(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """`store.unit(work)`, telling the listeners once it committed alerts (the outbox
+        writers count what they wrote in the session's `info`)."""
+        queued = 0
+
+        async def counting(db: AsyncSession) -> T:
+            nonlocal queued
+            result = await work(db)
+            queued = db.info.pop(outbox.QUEUED, 0)
+            return result
+
+        result = await self._store.unit(counting)
+        if queued:
+            for listener in self._listeners:
+                listener()
+        return result
 
     # -- channels ------------------------------------------------------------------------------
 
@@ -204,7 +234,7 @@ class NotifyStore:
         """Queue the engine's niche alerts (see `_notify_outbox.write_niche_alerts` for an
         alert's keys); idempotent per (rule, channel, kind, niche). Returns rows written."""
         at = now or self._store.clock()
-        return await self._store.unit(
+        return await self.unit(
             lambda db: outbox.write_niche_alerts(db, workspace_id, monitor_id, alerts, at)
         )
 

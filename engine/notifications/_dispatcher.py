@@ -107,6 +107,9 @@ class NotificationDispatcher:
         self._mail_owner = mail_owner
         self._slots = trio.CapacityLimiter(settings.concurrency)
         self._wake = trio.Event()
+        # Alerts a poll of this node commits wake the dispatcher at once (the store calls
+        # back on the Trio thread); others' are found by the sweep.
+        store.notify.on_queued(self.wake)
         self.board = DispatcherBoard()
         self.delivered = 0  # alerts delivered by this actor (ops view, benchmarks)
         self.failed_sends = 0

@@ -18,7 +18,7 @@ from engine.notifications import new_signing_secret, open_outbound
 from scrapers import normalise_origin
 from store import ChannelRecord, NewChannel, Store
 from tests.notify_fakes import FakeTelegram, WebhookReceiver
-from tests.store.notify_helpers import new_monitor, new_rule, outbox
+from tests.store.notify_helpers import listing, new_monitor, new_rule, outbox, poll
 
 KEY = "dispatcher-test-secret-key"
 TOKEN = "123456789:" + "A" * 35
@@ -194,3 +194,24 @@ async def test_a_restarted_node_takes_its_own_claims_back_at_once(store: Store) 
             notes = await _settled(store, workspace_id, 1)
         assert [n.status for n in notes] == ["delivered"]
         assert [a.id for a in receiver.accepted] == [claimed.notifications[0].id]
+
+
+async def test_a_poll_that_queues_alerts_wakes_the_dispatcher(store: Store) -> None:
+    secret = new_signing_secret()
+    async with WebhookReceiver(secret) as receiver:
+        monitor_id, workspace_id = await new_monitor(store)
+        await _channel(store, workspace_id, "webhook", {"url": receiver.url}, secret, receiver.url)
+        await new_rule(store, workspace_id, ("new_listing",))
+        at = store.clock() - timedelta(minutes=1)  # alerts are due at once
+        await store.monitors.record_poll(monitor_id, poll(at, [listing(1, "30")]))  # bootstrap
+        # The sweep would come in five minutes: only the poll's own news can bring the
+        # alert sooner.
+        async with dispatching(store, receiver.url, sweep_seconds=300):
+            await trio.sleep(0.2)  # the dispatcher's first look found nothing; it sleeps
+            started = trio.current_time()
+            await store.monitors.record_poll(
+                monitor_id, poll(at + timedelta(seconds=1), [listing(1, "30"), listing(2, "9")])
+            )
+            await receiver.wait_until(lambda: len(receiver.accepted) == 1, within=DEADLINE)
+            assert trio.current_time() - started < 30
+        assert receiver.accepted[0].payload["listing"]["item_id"] == 2
