@@ -1,5 +1,5 @@
 """`/notifications`: the workspace's channels (add, test, enable/disable, delete, rotate a
-webhook's secret) and the recent delivery log.
+webhook's secret), the recent alerts with their reasons, and the recent delivery log.
 
 Each form posts to a view that calls `api.notifications.actions`, like the JSON API. A
 webhook's signing secret is rendered in the answer that made it (never after a redirect, so
@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 from quart import Response, request
+
+from engine.notifications import LABELS
 
 from ..auth import Principal
 from ..errors import ApiError
@@ -49,11 +51,33 @@ FIELD_WORDS = {
     "chat_id": "Enter the chat id (a number) or the channel's @name.",
 }
 FORM_FIELDS = ("kind", "name", "url", "email", "bot_token", "chat_id")
+STATUS_WORDS = {"pending": "Waiting", "delivered": "Sent", "failed": "Not sent"}
+
+
+def _alert_line(payload: dict[str, Any]) -> dict[str, Any]:
+    """What an alert was about, in the words a reseller reads: what, which listing or niche
+    (and its link, only ever http(s)), its price, and why."""
+    item = payload.get("listing") or {}
+    niche = payload.get("niche") or {}
+    monitor = payload.get("monitor") or {}
+    url = item.get("url") if isinstance(item.get("url"), str) else None
+    return {
+        "label": LABELS.get(str(payload.get("type")), str(payload.get("type"))),
+        "title": (item.get("title") or f"Listing {item.get('item_id')}")
+        if item
+        else niche.get("label") or monitor.get("label") or "",
+        "url": url if url and url.startswith(("https://", "http://")) else None,
+        "price": item.get("price"),
+        "currency": item.get("currency"),
+        "reason": payload.get("reason") or "",
+        "monitor": monitor.get("label") or monitor.get("id") or "",
+    }
 
 
 async def _notifications_page(who: Principal, *, status: int = 200, **context: Any) -> Response:
     channels = await actions.list_channels(who.workspace_id)
     log = await actions.list_deliveries(who.workspace_id, None, 1)
+    alerts = await actions.list_notifications(who.workspace_id, None, None, 1)
     context.setdefault("form", {})
     context.setdefault("errors", {})
     return await page(
@@ -62,6 +86,12 @@ async def _notifications_page(who: Principal, *, status: int = 200, **context: A
         channels=channels,
         names={c.id: c.name for c in channels},
         deliveries=log.items[:25],
+        alerts=[
+            _alert_line(n.payload)
+            | {"status": n.status, "channel_id": n.channel_id, "created_at": n.created_at}
+            for n in alerts.items[:20]
+        ],
+        status_words=STATUS_WORDS,
         kinds=KIND_WORDS,
         health_words=HEALTH_WORDS,
         max_channels=actions.MAX_CHANNELS,

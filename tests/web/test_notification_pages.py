@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from tests.api.helpers import start_trial
 from tests.api.notify_receiver import start_receiver
 from tests.conftest import ServiceClient
@@ -168,3 +170,40 @@ async def test_forms_refuse_bad_tokens_and_other_workspaces(start_web: StartWeb)
         assert (await owner.get("/api/notifications/rules")).json()["rules"] == []
         alias = await owner.get("/app/notifications")
         assert alias.status_code == 303 and alias.headers["location"] == "/notifications"
+
+
+async def test_the_alerts_page_lists_what_was_sent_and_why(
+    start_web: StartWeb, nursery: Any, market: Any
+) -> None:
+    receiver = await start_receiver(nursery)
+    service = await start_web(
+        plan_quotas=TRIAL, outbound_allow=(receiver.origin,), min_poll_seconds=1
+    )
+    market.list(1, "40.00")
+    async with service.client() as client:
+        email = await sign_in(client)
+        await start_trial(client, email)
+        started = await client.post(
+            "/api/monitoring/start", json={"url": URL, "label": "Levi's", "interval_seconds": 1}
+        )
+        assert started.status_code == 202, started.text
+        monitor_id = started.json()["id"]
+        made = await client.post(
+            "/api/notifications/channels",
+            json={"kind": "webhook", "name": "Shop hook", "url": f"{receiver.origin}/hook"},
+        )
+        assert made.status_code == 201, made.text
+        rule = {"name": "Everything new", "kinds": ["new_listing"], "monitor_id": monitor_id}
+        assert (await client.post("/api/notifications/rules", json=rule)).status_code == 201
+        with trio.fail_after(60):  # the bootstrap poll: nothing is news yet
+            while (await client.get(f"/api/monitoring/{monitor_id}")).json()["status"] != "active":
+                await trio.sleep(0.1)
+        market.list(2, "12.50")
+        with trio.fail_after(60):
+            while not receiver.requests:
+                await trio.sleep(0.1)
+        html = (await client.get("/notifications")).text
+    section = html.split('id="alerts"', 1)[1].split("</section>", 1)[0]
+    assert "New listing" in section and "Listing 2" in section
+    assert "new in this monitor at 12.50 (its niche has no confirmed sale yet)" in section
+    assert "Shop hook" in section and "Sent" in section
