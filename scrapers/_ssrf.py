@@ -104,10 +104,39 @@ def refuse_non_global(url: str, address: str) -> None:
         raise UrlRefused(url, f"resolves to a non-public address ({ip})")
 
 
-def check_url_syntax(url: str, allowed_origins: Iterable[str] = ()) -> tuple[NormalisedUrl, bool]:
-    """The static half of the guard (no DNS): the normalised URL and whether its origin was
-    allowlisted explicitly. Raises `UrlRefused`."""
-    if not isinstance(url, str) or len(url) > 4096:
+@dataclass(frozen=True, slots=True)
+class SplitUrl:
+    """A URL past the checks every fetch makes, whatever its host: see `split_url`."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    path: str
+    query: str
+    fragment: str
+    origin: str  # scheme://host:port, the default port explicit
+    explicit: bool  # the origin was allowlisted exactly
+
+    def normalised(self) -> NormalisedUrl:
+        target = urlunsplit(("", "", self.path or "/", self.query, ""))
+        public_origin = self.origin
+        if (self.scheme, self.port) in (("http", 80), ("https", 443)):
+            public_origin = f"{self.scheme}://{_host_for_origin(self.host)}"
+        return NormalisedUrl(
+            url=public_origin + target,
+            origin=public_origin,
+            scheme=self.scheme,
+            host=self.host,
+            port=self.port,
+            target=target,
+        )
+
+
+def split_url(url: str, allowed_origins: Iterable[str] = (), *, max_length: int = 4096) -> SplitUrl:
+    """What every fetch checks (no DNS): a string of sensible length without control
+    characters, http(s), no userinfo, a host. Raises `UrlRefused`."""
+    if not isinstance(url, str) or len(url) > max_length:
         raise UrlRefused(str(url)[:200], "not a URL string of sensible length")
     if any(ch in url for ch in "\r\n\t\x00") or url != url.strip():
         raise UrlRefused(url, "control characters or surrounding whitespace")
@@ -125,35 +154,54 @@ def check_url_syntax(url: str, allowed_origins: Iterable[str] = ()) -> tuple[Nor
         raise UrlRefused(url, "no host")
     port = port_value or (443 if parts.scheme == "https" else 80)
     origin = f"{parts.scheme}://{_host_for_origin(host)}:{port}"
-    allowed = {normalise_origin(o) for o in allowed_origins}
-    explicit = origin in allowed
-    if not explicit:
-        literal: ipaddress.IPv4Address | ipaddress.IPv6Address | None
-        try:
-            literal = ipaddress.ip_address(host)
-        except ValueError:
-            literal = None
-        if literal is not None or ":" in host:
-            raise UrlRefused(url, "IP address hosts are only allowed as an allowlisted origin")
-        if _NUMERIC_HOST.match(host):
-            raise UrlRefused(url, "numeric host in a non-canonical form")
-        if host not in MARKET_HOSTS:
-            raise UrlRefused(url, f"host {host!r} is not a marketplace host or allowlisted origin")
-        if parts.scheme != "https" or port != 443:
-            raise UrlRefused(url, "marketplace hosts are fetched over https on port 443 only")
-    target = urlunsplit(("", "", parts.path or "/", parts.query, ""))
-    public_origin = origin
-    if (parts.scheme, port) in (("http", 80), ("https", 443)):
-        public_origin = f"{parts.scheme}://{_host_for_origin(host)}"
-    normalised = NormalisedUrl(
-        url=public_origin + target,
-        origin=public_origin,
-        scheme=parts.scheme,
-        host=host,
-        port=port,
-        target=target,
+    explicit = origin in {normalise_origin(o) for o in allowed_origins}
+    return SplitUrl(
+        url, parts.scheme, host, port, parts.path, parts.query, parts.fragment, origin, explicit
     )
-    return normalised, explicit
+
+
+def refuse_address_hosts(url: str, host: str) -> None:
+    """IP literals and numbers in disguise (2130706433, 0x7f.1, 0177.0.0.1) are refused: only
+    an exactly allowlisted origin may name an address."""
+    try:
+        ipaddress.ip_address(host)
+        literal = True
+    except ValueError:
+        literal = ":" in host
+    if literal:
+        raise UrlRefused(url, "IP address hosts are only allowed as an allowlisted origin")
+    if _NUMERIC_HOST.match(host):
+        raise UrlRefused(url, "numeric host in a non-canonical form")
+
+
+async def refuse_private_addresses(
+    url: str, host: str, port: int, resolver: Resolver | None
+) -> None:
+    """Every address `host` resolves to must be public; one that does not resolve is refused
+    too (it cannot be checked). Cancellation during resolution propagates unchanged."""
+    try:
+        addresses = await (resolver or system_resolver)(host, port)
+    except OSError as err:
+        raise UrlRefused(url, f"host does not resolve ({err})") from err
+    if not addresses:
+        raise UrlRefused(url, "host resolves to no address")
+    for address in addresses:
+        refuse_non_global(url, address)
+
+
+def check_url_syntax(url: str, allowed_origins: Iterable[str] = ()) -> tuple[NormalisedUrl, bool]:
+    """The static half of the guard (no DNS): the normalised URL and whether its origin was
+    allowlisted explicitly. Raises `UrlRefused`."""
+    split = split_url(url, allowed_origins)
+    if not split.explicit:
+        refuse_address_hosts(url, split.host)
+        if split.host not in MARKET_HOSTS:
+            raise UrlRefused(
+                url, f"host {split.host!r} is not a marketplace host or allowlisted origin"
+            )
+        if split.scheme != "https" or split.port != 443:
+            raise UrlRefused(url, "marketplace hosts are fetched over https on port 443 only")
+    return split.normalised(), split.explicit
 
 
 async def check_catalogue_url(
@@ -168,14 +216,6 @@ async def check_catalogue_url(
     during resolution propagates unchanged.
     """
     normalised, explicit = check_url_syntax(url, allowed_origins)
-    if explicit:
-        return normalised
-    try:
-        addresses = await (resolver or system_resolver)(normalised.host, normalised.port)
-    except OSError as err:
-        raise UrlRefused(url, f"host does not resolve ({err})") from err
-    if not addresses:
-        raise UrlRefused(url, "host resolves to no address")
-    for address in addresses:
-        refuse_non_global(url, address)
+    if not explicit:
+        await refuse_private_addresses(url, normalised.host, normalised.port, resolver)
     return normalised
