@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,6 +24,7 @@ NotifyKindName = Literal[
 Health = Literal["healthy", "failing", "disabled", "new"]
 
 MAX_NAME = 100
+VISIBLE = r"\S"  # a name of spaces only is no name
 MAX_LIST = 50
 MAX_ITEM = 200
 HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
@@ -44,12 +45,31 @@ def _named(value: str) -> str:
     return value.strip()
 
 
+def _kind_branches(schema: dict[str, Any]) -> None:
+    """State in the document what `_fields_of_kind` checks: each kind's own fields are
+    required, the others' must be absent or null."""
+    document_storable_text(schema)
+    fields = ("url", "email", "bot_token", "chat_id")
+    schema["oneOf"] = [
+        {
+            "properties": {
+                "kind": {"const": kind},
+                **{f: {"type": "null"} for f in fields if f not in needed},
+            },
+            "required": ["kind", *needed],
+        }
+        for kind, needed in NEEDS.items()
+    ]
+
+
 class CreateChannelRequest(Strict):
     """A destination: `email` needs `email`; `webhook` and `discord` need `url`; `telegram`
     needs `bot_token` and `chat_id`. Fields another kind needs are refused."""
 
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_kind_branches)
+
     kind: ChannelKindName
-    name: str = Field(min_length=1, max_length=MAX_NAME)
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=VISIBLE)
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     email: str | None = Field(default=None, min_length=3, max_length=320)
     bot_token: str | None = Field(default=None, min_length=1, max_length=200)
@@ -76,7 +96,9 @@ class CreateChannelRequest(Strict):
 
 
 class UpdateChannelRequest(Strict):
-    name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=document_storable_text)
+
+    name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=VISIBLE)
     enabled: bool | None = None
 
     @field_validator("name")
@@ -135,15 +157,20 @@ class TestResult(BaseModel):
     message: str = Field(description="The outcome in words.")
 
 
+Entry = Annotated[str, Field(max_length=MAX_ITEM)]
+
+
 class RuleFiltersIn(Strict):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=document_storable_text)
+
     price_min: float | None = Field(default=None, ge=0, le=1e9)
     price_max: float | None = Field(default=None, ge=0, le=1e9)
-    brands: list[str] = Field(default_factory=list, max_length=MAX_LIST)
-    sizes: list[str] = Field(default_factory=list, max_length=MAX_LIST)
-    conditions: list[str] = Field(default_factory=list, max_length=MAX_LIST)
-    include_keywords: list[str] = Field(default_factory=list, max_length=MAX_LIST)
-    exclude_keywords: list[str] = Field(default_factory=list, max_length=MAX_LIST)
-    exclude_sellers: list[str] = Field(default_factory=list, max_length=MAX_LIST)
+    brands: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    sizes: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    conditions: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    include_keywords: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    exclude_keywords: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    exclude_sellers: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
     business: bool | None = Field(
         default=None, description="null: any seller; false: private only; true: business only"
     )
@@ -171,13 +198,30 @@ class RuleFiltersIn(Strict):
         return self
 
 
+# Every time zone this machine knows, named in the document so that a client (or a fuzzer)
+# can tell a valid one from the schema alone.
+TIME_ZONES: list[Any] = sorted(available_timezones())
+
+
+def _quiet_pair_schema(schema: dict[str, Any]) -> None:
+    """State in the document what `_quiet_pair` checks: quiet hours both or neither."""
+    document_storable_text(schema)
+    schema["anyOf"] = [
+        {"properties": {"quiet_start": {"type": "null"}, "quiet_end": {"type": "null"}}},
+        {
+            "properties": {"quiet_start": {"type": "string"}, "quiet_end": {"type": "string"}},
+            "required": ["quiet_start", "quiet_end"],
+        },
+    ]
+
+
 class MonitorRule(Strict):
     """A rule: which alerts (`kinds`) about which listings (`filters`) go to which channels
     (`channel_ids`, empty for every channel), at once or as a daily digest."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=document_storable_text)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_quiet_pair_schema)
 
-    name: str = Field(min_length=1, max_length=MAX_NAME)
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=VISIBLE)
     kinds: list[NotifyKindName] = Field(min_length=1, max_length=6)
     deal_ratio: float = Field(
         default=0.7, gt=0, le=1,
@@ -190,7 +234,11 @@ class MonitorRule(Strict):
     quiet_start: str | None = Field(default=None, pattern=HHMM)
     quiet_end: str | None = Field(default=None, pattern=HHMM)
     timezone: str = Field(
-        default="UTC", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_+\-/]+$"
+        default="UTC",
+        min_length=1,
+        max_length=64,
+        description="An IANA time zone, such as Europe/Paris.",
+        json_schema_extra={"enum": TIME_ZONES},
     )
     enabled: bool = True
 
@@ -227,15 +275,13 @@ class MonitorRule(Strict):
     def _quiet_pair(self) -> MonitorRule:
         if (self.quiet_start is None) != (self.quiet_end is None):
             raise ValueError("give both quiet_start and quiet_end, or neither")
-        if self.quiet_start is not None and self.quiet_start == self.quiet_end:
-            raise ValueError("quiet_start and quiet_end must differ")
-        return self
+        return self  # the same time twice is an empty window: no quiet hours
 
 
 class RuleIn(MonitorRule):
     """A rule of the workspace: a monitor's own (`monitor_id`), or a workspace default."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=document_storable_text)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_quiet_pair_schema)
 
     monitor_id: str | None = Field(
         default=None, max_length=64, pattern=ID_PATTERN,

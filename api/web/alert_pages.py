@@ -190,7 +190,9 @@ async def save_alerts(monitor_id: str) -> Response:
         await actions.set_monitor_rules(who.workspace_id, monitor.id, [])
         return see_other(f"/monitors/{monitor.id}/alerts?notice=cleared")
     try:
-        rule = MonitorRule.model_validate(_rule_of(form, values, monitor.label or "this monitor"))
+        rule = MonitorRule.model_validate(  # form fields are text: numbers parsed from it
+            _rule_of(form, values, monitor.label or "this monitor"), strict=False
+        )
     except ValidationError as err:
         return await _alerts_page(who, monitor.id, status=422, form=values, errors=_errors(err))
     try:

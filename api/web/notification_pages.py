@@ -129,7 +129,7 @@ async def add_channel() -> Response:
     values = {k: form.get(k, "").strip() for k in FORM_FIELDS}
     given = {k: v for k, v in values.items() if v and k in ("kind", "name", *_fields(values))}
     try:
-        data = CreateChannelRequest.model_validate(given)
+        data = CreateChannelRequest.model_validate(given, strict=False)  # form text
     except ValidationError as err:
         return await _notifications_page(
             who, status=422, form=values, errors=_form_errors(err), open_kind=values["kind"]

@@ -107,6 +107,23 @@ checks.positive_data_acceptance.expected-statuses = [
 include-operation-id = "receiveStripeWebhook"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "429"]
 
+# A notification destination of the documented shape that the SSRF guard refuses (a host
+# that does not resolve, or resolves to a private address) or that cannot be reached (an
+# e-mail address of a special-use domain): 422 `destination_refused`, checked by DNS, not by
+# any schema.
+[[operations]]
+include-operation-id = "createNotificationChannel"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "3xx", "401", "403", "404", "409", "410", "422", "429",
+]
+
+# A rule whose price_min is above its price_max: 422 (one field against another).
+[[operations]]
+include-operation-id-regex = "^(createNotificationRule|replaceNotificationRule)$"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "3xx", "401", "403", "404", "409", "410", "422", "429",
+]
+
 # A catalogue URL of the documented shape whose price_from is above its price_to: 400
 # `url_refused` (one field against another). tests/api/test_catalogue_url_schema.py shows that
 # every other URL of the documented pattern is taken.
