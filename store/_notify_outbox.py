@@ -10,26 +10,23 @@ service's clock (`at`), which is what the dispatcher compares `due_at` with.
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ._monitor_models import Listing, Monitor
 from ._notify import effective_rule_rows, filters_from_json, new_id
 from ._notify_models import Notification, NotificationChannel, NotificationRule
+from ._notify_niches import MIN_DEAL_SALES, NicheFigures, Niches
 from ._notify_records import EVENT_TYPES, NotifyKind
-from ._notify_rules import admits, confidence, due_at, matches, matches_niche, niche_subject
+from ._notify_rules import admits, due_at, matches, matches_niche, niche_subject
 
 QUEUED = "nichescope.alerts_queued"  # `Session.info` key: alerts written in this unit
-MAX_NICHES = 50  # niches whose figures one poll reads, at most
-MIN_DEAL_SALES = 3  # a median of fewer sales says too little to call anything a deal
 _CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement
 _SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
 _EXPLAIN = {
@@ -42,104 +39,12 @@ _EXPLAIN = {
     "invalid": "The marketplace refused the search address as invalid.",
 }
 
-NicheKey = tuple[int | None, str | None, str | None, str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class NicheFigures:
-    label: str
-    median_sold_price: Decimal | None
-    sold: int
-    sell_through: float | None
-    median_days_to_sell: float | None
-
-    def as_payload(self) -> dict[str, Any]:
-        median = self.median_sold_price
-        return {
-            "label": self.label,
-            "median_sold_price": None if median is None else f"{median:.2f}",
-            "sold": self.sold,
-            "sell_through": None if self.sell_through is None else round(self.sell_through, 2),
-            "median_days_to_sell": self.median_days_to_sell,
-            "confidence": confidence(self.sold),
-        }
-
-
-def _key(row: Listing) -> NicheKey:
-    return (row.category_id, row.brand, row.size, row.condition)
-
 
 def _money(amount: Decimal | None, currency: str | None) -> str:
     if amount is None:
         return "no price"
     symbol = _SYMBOLS.get(currency or "")
     return f"{symbol}{amount:.2f}" if symbol else f"{amount:.2f} {currency or ''}".strip()
-
-
-async def niche_figures(
-    db: AsyncSession, monitor_id: str, row: Listing, *, exact: bool = True
-) -> NicheFigures:
-    """The figures of `row`'s niche in the monitor: category x brand x size x condition, or
-    with `exact=False` category x brand (every size and condition), as the analysis backs
-    off from a sparse niche. Sales are confirmed sales only: a likely sale (sold by absence)
-    is a guess, and a deal alert should not rest on one."""
-    where = [Listing.monitor_id == monitor_id]
-    columns = (Listing.category_id, Listing.brand, Listing.size, Listing.condition)
-    for column, value in list(zip(columns, _key(row), strict=True))[: 4 if exact else 2]:
-        where.append(column.is_(None) if value is None else column == value)
-    live = await db.scalar(
-        select(func.count()).where(*where, Listing.state.in_(("open", "reserved")))
-    )
-    sales = [
-        (price, (changed - (listed or seen)).total_seconds() / 86400)
-        for price, listed, seen, changed, evidence in await db.execute(
-            select(
-                Listing.price,
-                Listing.listed_at,
-                Listing.first_seen_at,
-                Listing.state_changed_at,
-                Listing.state_evidence,
-            ).where(*where, Listing.state == "sold")
-        )
-        if evidence != "absence"
-    ]
-    prices = [price for price, _ in sales if price is not None]
-    sold = len(sales)
-    parts = (row.category_name, row.brand, row.size, row.condition)[: 4 if exact else 2]
-    label = " · ".join(p for p in parts if p) or "Unnamed niche"
-    return NicheFigures(
-        label=label if exact else f"{label} · all sizes and conditions",
-        median_sold_price=Decimal(statistics.median(prices)).quantize(Decimal("0.01"))
-        if prices
-        else None,
-        sold=sold,
-        sell_through=sold / (sold + (live or 0)) if sold + (live or 0) else None,
-        median_days_to_sell=round(statistics.median(d for _, d in sales), 1) if sales else None,
-    )
-
-
-class _Niches:
-    """Figures read once per niche per poll, for at most `MAX_NICHES` niches (a listing of
-    a niche past the cap gets no figures: no deal, no confidence, skipped if it needs one)."""
-
-    def __init__(self, db: AsyncSession, monitor_id: str) -> None:
-        self.db, self.monitor_id = db, monitor_id
-        self.read: dict[NicheKey, NicheFigures] = {}
-
-    async def of(self, row: Listing) -> NicheFigures | None:
-        """The exact niche's figures, or its brand's within the category when the exact
-        niche has too few sales to judge a price by (as the analysis backs off)."""
-        key = _key(row)
-        if key not in self.read:
-            if len(self.read) >= MAX_NICHES:
-                return None
-            figures = await niche_figures(self.db, self.monitor_id, row)
-            if figures.sold < MIN_DEAL_SALES:
-                wider = await niche_figures(self.db, self.monitor_id, row, exact=False)
-                if wider.sold >= MIN_DEAL_SALES:
-                    figures = wider
-            self.read[key] = figures
-        return self.read[key]
 
 
 def _listing(row: Listing, previous: Decimal | None) -> dict[str, Any]:
@@ -328,7 +233,7 @@ async def write_poll_alerts(
     rules, channels = await _targets(db, monitor)
     if not rules or not channels:
         return 0
-    niches, batch = _Niches(db, monitor.id), _Batch(monitor, channels, at)
+    niches, batch = Niches(db, monitor.id), _Batch(monitor, channels, at)
     done = await _already_queued(db, rules, [f"item:{row.item_id}" for row, _ in candidates])
     for rule in rules:
         filters, kinds = filters_from_json(rule.filters), set(rule.kinds)
