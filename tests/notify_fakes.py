@@ -118,7 +118,10 @@ class _Fake:
             async with trio.open_nursery() as nursery:
                 binds = await nursery.start(
                     lambda task_status: serve(
-                        self, config, shutdown_trigger=stop.wait, task_status=task_status
+                        self,  # type: ignore[arg-type]  # an ASGI app typed with plain dicts
+                        config,
+                        shutdown_trigger=stop.wait,
+                        task_status=task_status,
                     )
                 )
                 self.url = binds[0]
