@@ -6,9 +6,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .schemas import MAX_PAGE, Strict, exactly_one_of
+from .storable import document_storable_text, storable_field
 
 MAX_CATEGORY_ID = 2**31 - 1
 
@@ -35,7 +36,10 @@ class ListingsQuery(BaseModel):
     links of an analysis' niches use them). A parameter not listed here is refused (422):
     a misspelt filter must not silently return every listing."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Text filters are bound as query parameters: one holding NUL, which PostgreSQL cannot
+    # take, is refused here (422) and the document says so.
+    model_config = ConfigDict(extra="forbid", json_schema_extra=document_storable_text)
+    _storable = field_validator("*", mode="after")(storable_field)
 
     state: str = Field(default="open", pattern=r"^(open|sold|reserved|deleted|all)$")
     page: int = Field(default=1, ge=1, le=MAX_PAGE)

@@ -127,8 +127,11 @@ NICHE_ARGS = ("category", "brand", "size", "condition")
 
 
 def niche_query() -> dict[str, str]:
-    """The niche an analysis' link asks for (`?category=&brand=&size=&condition=`), as given."""
-    return {k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip())}
+    """The niche an analysis' link asks for (`?category=&brand=&size=&condition=`), as given;
+    a value no listing can hold (NUL, which PostgreSQL refuses to bind) is ignored."""
+    return {
+        k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip()) and "\x00" not in v
+    }
 
 
 def niche_filter(states: tuple[str, ...], query: dict[str, str]) -> ListingFilter:

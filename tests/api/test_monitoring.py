@@ -99,10 +99,15 @@ async def test_listings_paging_and_state_filter(
             {"page_size": 0},
             {"page_size": 201},
             {"page": "x"},
+            {"condition": "good\x00"},  # PostgreSQL cannot bind it: refused, never a 500
+            {"brand": "\x00"},
         ):
             bad = await client.get(base, params=params)
             assert bad.status_code == 422, (params, bad.text)
             assert bad.json()["detail"][0]["loc"][0] == "query"
+        # The monitor's page ignores a niche link's value no listing can hold.
+        page = await client.get(f"/monitors/{monitor_id}", params={"brand": "\x00"})
+        assert page.status_code == 200
 
 
 async def test_listings_of_a_niche_filtered_and_sorted(

@@ -172,6 +172,12 @@ async def test_trial_pages_follow_the_work_in_a_browser(
         row = page.get_by_role("row").filter(has_text="Trial jeans")
         assert row.locator("[data-count=open]").inner_text() == str(HELD)
         screenshot(page, "trial-monitors")
+        # Pause and resume from the monitor's page: its buttons carry the form's token.
+        row.get_by_role("link", name="Trial jeans").click()
+        page.get_by_role("button", name="Pause").click()
+        page.wait_for_url(re.compile(r"notice=paused"))
+        page.get_by_role("button", name="Resume").click()
+        page.wait_for_url(re.compile(r"notice=resumed"))
         page.goto(f"{base}/analyses")
         assert page.get_by_role("link", name="Trial jeans").is_visible()
         assert page.get_by_role("link", name=URL).is_visible()
