@@ -17,6 +17,7 @@ from .sessions import SessionCache
 from .settings import Settings
 
 NODE_IMPORTS = 2
+TESTS_PER_MINUTE = 10
 
 
 @dataclass
@@ -43,6 +44,11 @@ class Services:
     register_ip_limiter: SlidingWindowLimiter  # registrations per client address
     # One "someone tried to register with your e-mail" notice per owner per window.
     owner_notice_limiter: SlidingWindowLimiter
+    # "Send a test" makes the service send a request to a user-named destination: a few a
+    # minute per workspace is plenty for a person checking a channel.
+    test_limiter: SlidingWindowLimiter = field(
+        default_factory=lambda: SlidingWindowLimiter(TESTS_PER_MINUTE, 60.0)
+    )
     started_at: float = field(default_factory=trio.current_time)
     import_slots: ImportSlots = field(default_factory=ImportSlots)
 

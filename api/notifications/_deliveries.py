@@ -16,6 +16,7 @@ import trio
 from engine.notifications import deliver, open_outbound, ping_notification
 from store import DeliveryRecord, NotificationRecord
 
+from ..errors import TooManyRequests
 from ..services import services
 from ._channels import open_secrets, owned_channel
 from ._rules import owned_monitor_id
@@ -41,10 +42,14 @@ class TestOutcome:
 
 async def send_test(workspace_id: str, channel_id: str) -> TestOutcome:
     """Deliver a `test.ping` to the channel now and log it (test=True). A failed delivery is
-    an outcome, not an error; it does not change the channel's health. Bounded by
-    `TEST_TIMEOUT_SECONDS` (then it failed, in words); cancellation propagates unlogged."""
+    an outcome, not an error; like any delivery it tells the channel's health (a test never
+    disables a channel). Bounded by `TEST_TIMEOUT_SECONDS` (then it failed, in words) and by
+    `TESTS_PER_MINUTE` per workspace (`TooManyRequests`); cancellation propagates unlogged."""
     svc = services()
     channel = await owned_channel(workspace_id, channel_id)
+    wait = svc.test_limiter.hit(workspace_id)
+    if wait:
+        raise TooManyRequests(wait, "Too many test messages; try again in a minute")
     secrets = open_secrets(channel)
     ping = ping_notification(svc.store.clock())
     started = trio.current_time()

@@ -193,3 +193,24 @@ async def test_at_most_twenty_channels(service: RunningService) -> None:
         full = await client.post("/api/notifications/channels", json=body)
         assert_envelope(full, 409, "limit_reached")
         assert "20" in full.json()["error"]["message"]
+
+
+async def test_tests_are_limited_per_workspace(settings: Settings, nursery: trio.Nursery) -> None:
+    # Each test makes the service send to a destination its user named: ten a minute.
+    service, receiver, stop = await _service(settings, nursery)
+    async with service.client() as owner, service.client() as other:
+        await signed_in(owner)
+        await signed_in(other)
+        base = "/api/notifications/channels"
+        body = {"kind": "webhook", "name": "Hook", "url": f"{receiver.origin}/hook"}
+        mine = (await owner.post(base, json=body)).json()["id"]
+        theirs = (await other.post(base, json=body)).json()["id"]
+        for _ in range(10):
+            assert (await owner.post(f"{base}/{mine}/test")).status_code == 200
+        limited = await owner.post(f"{base}/{mine}/test")
+        assert_envelope(limited, 429, "rate_limited")
+        assert int(limited.headers["retry-after"]) >= 1
+        assert len(receiver.requests) == 10
+        # Another workspace is not held back by it.
+        assert (await other.post(f"{base}/{theirs}/test")).status_code == 200
+    stop.set()
