@@ -24,7 +24,7 @@ import trio
 from store import MonitorRecord, Store
 
 from ..runs._analyser import analyse_evidence
-from ..runs._task import Evidence
+from ..runs._task import Evidence, monitor_evidence
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class NicheWatch:
             if not any(NICHE_KINDS.intersection(rule.kinds) for rule in rules):
                 return 0
             async with self._limiter:
-                evidence = await self._history(monitor)
+                evidence = await monitor_evidence(self._store, monitor.id)
                 document = await trio.to_thread.run_sync(
                     self._analyse, evidence, abandon_on_cancel=True
                 )
@@ -77,10 +77,3 @@ class NicheWatch:
         except Exception as err:
             log.warning("niche alerts of monitor %s not computed: %r", monitor.id, err)
             return 0
-
-    async def _history(self, monitor: MonitorRecord) -> Evidence:
-        monitors = self._store.monitors
-        listings = [listing async for listing in monitors.iter_listings(monitor.id)]
-        events = [event async for event in monitors.iter_events(monitor.id)]
-        polls = [poll async for poll in monitors.iter_polls(monitor.id)]
-        return Evidence(listings=listings, events=events, source="monitor", polls=polls)

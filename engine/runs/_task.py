@@ -48,21 +48,28 @@ class Evidence:
 Analyser = Callable[[Evidence], dict[str, Any]]
 
 
+async def monitor_evidence(
+    store: Store, monitor_id: str, *, include_likely_sales: bool = False
+) -> Evidence:
+    """A monitor's whole history (listings, events, polls) as evidence for the analysis."""
+    listings = [listing async for listing in store.monitors.iter_listings(monitor_id)]
+    events = [event async for event in store.monitors.iter_events(monitor_id)]
+    polls = [poll async for poll in store.monitors.iter_polls(monitor_id)]
+    return Evidence(
+        listings=listings,
+        events=events,
+        source="monitor",
+        include_likely_sales=include_likely_sales,
+        polls=polls,
+    )
+
+
 async def gather_monitor_history(store: Store, run: RunRecord) -> Evidence:
     assert run.monitor_id is not None
     monitor = await store.monitors.get(run.monitor_id, run.workspace_id)
     if monitor is None:
         raise RunFailed("the monitor of this run no longer exists")
-    listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
-    events = [event async for event in store.monitors.iter_events(monitor.id)]
-    polls = [poll async for poll in store.monitors.iter_polls(monitor.id)]
-    return Evidence(
-        listings=listings,
-        events=events,
-        source="monitor",
-        include_likely_sales=run.include_likely_sales,
-        polls=polls,
-    )
+    return await monitor_evidence(store, monitor.id, include_likely_sales=run.include_likely_sales)
 
 
 async def gather_scrape(store: Store, market: Marketplace, run: RunRecord) -> Evidence:
