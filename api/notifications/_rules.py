@@ -10,12 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from store import ChannelRecord, NewRule, NotFoundInWorkspace, RuleFilters, RuleRecord
+from store import (
+    ChannelRecord,
+    NewRule,
+    NotFoundInWorkspace,
+    RuleFilters,
+    RuleRecord,
+    record_fields,
+)
 
 from ..errors import NotFound
 from ..services import services
 from ._channels import LimitReached
-from .schemas import MonitorRule, RuleFiltersOut, RuleIn, RuleOut
+from .schemas import MonitorRule, RuleIn, RuleOut
 
 MAX_RULES = 50
 
@@ -56,35 +63,7 @@ def new_rule(data: MonitorRule, monitor_id: str | None) -> NewRule:
 
 
 def rule_out(rule: RuleRecord) -> RuleOut:
-    f = rule.filters
-    return RuleOut(
-        id=rule.id,
-        name=rule.name,
-        kinds=list(rule.kinds),
-        monitor_id=rule.monitor_id,
-        deal_ratio=rule.deal_ratio,
-        filters=RuleFiltersOut(
-            price_min=None if f.price_min is None else float(f.price_min),
-            price_max=None if f.price_max is None else float(f.price_max),
-            brands=list(f.brands),
-            sizes=list(f.sizes),
-            conditions=list(f.conditions),
-            include_keywords=list(f.include_keywords),
-            exclude_keywords=list(f.exclude_keywords),
-            exclude_sellers=list(f.exclude_sellers),
-            business=f.business,
-            min_confidence=f.min_confidence,
-        ),
-        channel_ids=list(rule.channel_ids),
-        mode=rule.mode,
-        digest_hour=rule.digest_hour,
-        quiet_start=rule.quiet_start,
-        quiet_end=rule.quiet_end,
-        timezone=rule.timezone,
-        enabled=rule.enabled,
-        created_at=rule.created_at,
-        updated_at=rule.updated_at,
-    )
+    return RuleOut.model_validate({**record_fields(rule), "filters": record_fields(rule.filters)})
 
 
 async def owned_monitor_id(workspace_id: str, monitor_id: str) -> str:

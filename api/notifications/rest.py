@@ -11,6 +11,8 @@ from __future__ import annotations
 from quart import Blueprint, Response
 from quart_schema import validate_querystring, validate_request, validate_response
 
+from store import record_fields
+
 from ..auth import current_principal
 from ..openapi import operation
 from . import actions
@@ -181,20 +183,7 @@ async def list_deliveries(query_args: DeliveriesQuery) -> DeliveryPage:
     q = query_args
     found = await actions.list_deliveries(_workspace(), q.channel_id, q.page)
     return DeliveryPage(
-        deliveries=[
-            DeliveryOut(
-                id=d.id,
-                channel_id=d.channel_id,
-                attempted_at=d.attempted_at,
-                notification_ids=list(d.notification_ids),
-                ok=d.ok,
-                status_code=d.status_code,
-                latency_ms=d.latency_ms,
-                error=d.error,
-                test=d.test,
-            )
-            for d in found.items
-        ],
+        deliveries=[DeliveryOut.model_validate(record_fields(d)) for d in found.items],
         page=found.page,
         total=found.total,
         pages=found.pages,
