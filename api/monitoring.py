@@ -19,7 +19,14 @@ from quart_schema import (
 
 from engine import CatalogueUrlRefused, EngineBusy
 from scrapers import InvalidCatalogueUrl, newest_first
-from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord, record_fields
+from store import (
+    FAILURE_EXPLAINED,
+    LISTING_STATES,
+    ListingFilter,
+    ListingRecord,
+    MonitorRecord,
+    record_fields,
+)
 
 from .auth import current_principal
 from .billing.quotas import plan_limits, require_poll_interval, require_quota
@@ -43,24 +50,6 @@ blueprint = Blueprint("monitoring", __name__, url_prefix="/api/monitoring")
 
 class Busy(ApiError):
     status, code = 429, "busy"
-
-
-# What each `PollFailureKind` means to a user, shown with the monitor's last error.
-FAILURE_EXPLAINED: dict[str, str] = {
-    "suspected_block": "The marketplace answered with an empty or shrunken feed, which usually "
-    "means it is blocking us; no listing was marked sold and the monitor is backing off.",
-    "filters_ignored": "The marketplace ignored the catalogue's filters, so the answer was "
-    "discarded; no listing was marked sold.",
-    "profile_moved": "The marketplace moved its API; the service is probing for the new one.",
-    "blocked": "The marketplace refused our requests (bot protection); the monitor is backing "
-    "off and will try again later.",
-    "rate_limited": "The marketplace asked us to slow down; the monitor waits as long as it "
-    "asked before checking again.",
-    "unavailable": "The marketplace did not answer, or answered with a server error; the "
-    "monitor will try again.",
-    "invalid": "The marketplace's answer could not be read (malformed or cut short), so it "
-    "was discarded.",
-}
 
 
 def monitor_out(

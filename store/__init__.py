@@ -27,6 +27,7 @@ from ._market_store import MarketStore
 from ._migrate import alembic_config
 from ._monitor_records import (
     EVIDENCE_KINDS,
+    FAILURE_EXPLAINED,
     LISTING_STATES,
     ConfirmedState,
     Evidence,
@@ -82,6 +83,7 @@ __all__ = [
     "CHANNEL_KINDS",
     "EVENT_TYPES",
     "EVIDENCE_KINDS",
+    "FAILURE_EXPLAINED",
     "FINISHED_RUN_STATES",
     "LISTING_SORTS",
     "LISTING_STATES",

@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ._monitor_models import Listing, Monitor
+from ._monitor_records import FAILURE_EXPLAINED
 from ._notify import effective_rule_rows, filters_from_json, new_id
 from ._notify_models import Notification, NotificationChannel, NotificationRule
 from ._notify_niches import MIN_DEAL_SALES, NicheFigures, Niches
@@ -29,15 +30,6 @@ from ._notify_rules import admits, due_at, matches, matches_niche, niche_subject
 QUEUED = "nichescope.alerts_queued"  # `Session.info` key: alerts written in this unit
 _CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement
 _SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
-_EXPLAIN = {
-    "suspected_block": "The marketplace answered with what looks like a block page.",
-    "filters_ignored": "The marketplace ignored the search's filters, so its answer was set aside.",
-    "profile_moved": "The marketplace changed how its pages are built; polls cannot read them.",
-    "blocked": "The marketplace is refusing our requests.",
-    "rate_limited": "The marketplace is limiting how often we may ask.",
-    "unavailable": "The marketplace is not answering.",
-    "invalid": "The marketplace refused the search address as invalid.",
-}
 
 
 def _money(amount: Decimal | None, currency: str | None) -> str:
@@ -269,7 +261,7 @@ async def write_error_alerts(
     """One `monitor_error` per rule wanting it, for the poll that put the monitor in `error`."""
     rules, channels = await _targets(db, monitor)
     batch = _Batch(monitor, channels, at)
-    explanation = _EXPLAIN.get(monitor.last_error_kind or "") or (
+    explanation = FAILURE_EXPLAINED.get(monitor.last_error_kind or "") or (
         f"Polls failed {monitor.consecutive_errors} times in a row."
     )
     for rule in rules:

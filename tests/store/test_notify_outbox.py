@@ -191,7 +191,7 @@ async def test_monitor_error_once_per_error_episode(store: Store) -> None:
     body = notes[0].payload
     assert body["type"] == "monitor.error" and body["monitor"]["status"] == "error"
     assert body["monitor"]["last_error"] == "HTTP 503"
-    assert "not answering" in body["monitor"]["explanation"]
+    assert "did not answer" in body["monitor"]["explanation"]  # the monitor page's words
     # Back to active, then a second episode: a second alert.
     await store.monitors.record_poll(monitor_id, poll(T0, [listing(1, "5")]))
     await fail("p4")
