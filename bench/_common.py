@@ -169,13 +169,13 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
     kept as `record_poll` would; returns the seconds spent loading the listings."""
     now = store.clock()
 
-    async def monitor(db: Any) -> None:
-        await db.execute(insert(Monitor), [dict(
+    def monitor(db: Any) -> None:
+        db.execute(insert(Monitor), [dict(
             id=monitor_id, workspace_id=workspace_id, url="https://x.invalid/catalog",
             status="paused", interval_seconds=3600, page_cap=5, created_at=now,
             bootstrapped_at=now, last_poll_at=now, next_poll_at=None, consecutive_errors=0,
             total_errors=0, polls=100)])  # fmt: skip
-        await db.execute(insert(Poll), [dict(
+        db.execute(insert(Poll), [dict(
             id=f"poll_{uuid.uuid4().hex}", monitor_id=monitor_id,
             started_at=now - timedelta(hours=i), finished_at=now - timedelta(hours=i),
             pages=5, items=480, new=10, changed=3, confirmed=2, duration_ms=900, error=None)
@@ -197,8 +197,8 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
             last_seen_at=now, state=states[i % 6], state_changed_at=now, in_feed=i % 6 < 3)
             for i in range(start, min(base, start + SEED_BATCH))]  # fmt: skip
 
-        async def load(db: Any, rows: list[dict[str, Any]] = rows) -> None:
-            await db.execute(insert(Listing), rows)
+        def load(db: Any, rows: list[dict[str, Any]] = rows) -> None:
+            db.execute(insert(Listing), rows)
 
         await store.unit(load)
     # Doubled inside the database: rows copied with shifted item ids (`url` keeps the
@@ -210,19 +210,19 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
     copied = base
     while copied < n:
 
-        async def double(db: Any, shift: int = copied) -> None:
-            await db.execute(doubling, {"shift": shift, "m": monitor_id})
+        def double(db: Any, shift: int = copied) -> None:
+            db.execute(doubling, {"shift": shift, "m": monitor_id})
 
         await store.unit(double)
         copied *= 2
 
-    async def count(db: Any) -> None:  # what `record_poll` would have kept
+    def count(db: Any) -> None:  # what `record_poll` would have kept
         for state in ("open", "reserved", "sold", "deleted"):
             recount = text(
                 f"UPDATE monitors SET {state}_count = (SELECT count(*) FROM listings "
                 "WHERE monitor_id = :m AND state = :s) WHERE id = :m"
             )
-            await db.execute(recount, {"m": monitor_id, "s": state})
+            db.execute(recount, {"m": monitor_id, "s": state})
 
     await store.unit(count)
     return time.monotonic() - started

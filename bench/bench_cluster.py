@@ -107,15 +107,15 @@ async def _seed(store: Store, origin: str) -> None:
         bootstrapped_at=now, next_poll_at=now, consecutive_errors=0, total_errors=0, polls=0)
         for i in range(MONITORS)]  # fmt: skip
 
-    async def load(db: Any) -> None:
-        await db.execute(insert(Monitor), rows)
+    def load(db: Any) -> None:
+        db.execute(insert(Monitor), rows)
 
     await store.unit(load)
 
 
 async def _sql(store: Store, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    async def run(db: Any) -> list[tuple[Any, ...]]:
-        result = await db.execute(text(sql), params)
+    def run(db: Any) -> list[tuple[Any, ...]]:
+        result = db.execute(text(sql), params)
         return [tuple(row) for row in result] if result.returns_rows else []
 
     return await store.unit(run)

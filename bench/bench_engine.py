@@ -92,9 +92,9 @@ async def _run_monitors(
         )  # fmt: skip
         first[monitor.id] = now + timedelta(seconds=lead + i * interval / n)
 
-    async def spread(db: object) -> None:
+    def spread(db: object) -> None:
         for monitor_id, at in first.items():
-            await db.execute(  # type: ignore[attr-defined]
+            db.execute(  # type: ignore[attr-defined]
                 update(Monitor).where(Monitor.id == monitor_id).values(next_poll_at=at)
             )
 
@@ -113,8 +113,8 @@ async def _run_monitors(
         stop_seconds = time.monotonic() - stopping
         del engine
 
-    async def polls(db: object) -> list[tuple[str, datetime, datetime, str | None, int, int]]:
-        rows = await db.execute(  # type: ignore[attr-defined]
+    def polls(db: object) -> list[tuple[str, datetime, datetime, str | None, int, int]]:
+        rows = db.execute(  # type: ignore[attr-defined]
             select(
                 Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error, Poll.confirmed,
                 Poll.duration_ms,
@@ -197,8 +197,8 @@ async def _idle(quick: bool) -> None:
                 for i in range(n)
             ]  # fmt: skip
 
-            async def load(db: object) -> None:
-                await db.execute(insert(Monitor), rows)  # type: ignore[attr-defined]
+            def load(db: object) -> None:
+                db.execute(insert(Monitor), rows)  # type: ignore[attr-defined]
 
             await store.unit(load)  # type: ignore[arg-type]
             records = await store.monitors.in_workspace(workspace)

@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -58,7 +58,7 @@ import httpx
 import trio
 import trio_asyncio
 from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from api.node import open_node
 from api.settings import Settings
@@ -138,10 +138,10 @@ async def _seed(
     now = store.clock()
     first = {f"mon_{i:05d}": now + timedelta(seconds=LEAD + i * INTERVAL / N) for i in range(N)}
 
-    async def spread(db: AsyncSession) -> None:
+    def spread(db: Session) -> None:
         for monitor_id, at in first.items():
             moved = update(Monitor).where(Monitor.id == monitor_id).values(next_poll_at=at)
-            await db.execute(moved)
+            db.execute(moved)
 
     await store.unit(spread)
     return first, workspace, rule
@@ -230,11 +230,11 @@ async def _drain(store: Store, cutoff: datetime) -> float:
     most DRAIN_SECONDS."""
     began = trio.current_time()
 
-    async def pending(db: AsyncSession) -> int:
+    def pending(db: Session) -> int:
         count = select(func.count()).where(
             Notification.status == "pending", Notification.created_at <= cutoff
         )
-        return int(await db.scalar(count) or 0)
+        return int(db.scalar(count) or 0)
 
     # Polled: the outbox lives in the database, and nothing here is told when it empties.
     while trio.current_time() - began < DRAIN_SECONDS and await store.unit(pending) > 0:  # noqa: ASYNC110
@@ -242,23 +242,23 @@ async def _drain(store: Store, cutoff: datetime) -> float:
     return trio.current_time() - began
 
 
-async def _read(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+async def _read(url: str, work: Callable[[Session], T]) -> T:
     async with open_store(url, run_migrations=False) as store:
         return await store.unit(work)
 
 
 async def _rows(url: str, cutoff: datetime) -> tuple[list[Any], list[Any], list[Any]]:
-    async def work(db: AsyncSession) -> tuple[list[Any], list[Any], list[Any]]:
-        notes = await db.execute(
+    def work(db: Session) -> tuple[list[Any], list[Any], list[Any]]:
+        notes = db.execute(
             select(Notification.id, Notification.monitor_id, Notification.created_at,
                    Notification.status, Notification.attempts)
             .where(Notification.created_at <= cutoff)
         )  # fmt: skip
-        polls = await db.execute(
+        polls = db.execute(
             select(Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error)
             .order_by(Poll.monitor_id, Poll.started_at)
         )  # fmt: skip
-        deliveries = await db.execute(
+        deliveries = db.execute(
             select(NotificationDelivery.ok, NotificationDelivery.notification_ids)
         )
         return list(notes), list(polls), list(deliveries)

@@ -1,6 +1,6 @@
 """Account repository: users, workspaces, sessions, password resets, access tokens.
 
-Every function takes an open `AsyncSession`; the unit of work (and so the transaction)
+Every function takes an open `Session`; the unit of work (and so the transaction)
 belongs to the caller, `Store`.
 """
 
@@ -10,7 +10,7 @@ from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as Db
 
 from ._errors import AlreadyExists
 from ._models import AccessToken, PasswordReset, Session, User, Workspace
@@ -42,8 +42,8 @@ def _token_record(token: AccessToken) -> AccessTokenRecord:
     )
 
 
-async def create_user(
-    db: AsyncSession,
+def create_user(
+    db: Db,
     *,
     user_id: str,
     workspace_id: str,
@@ -55,7 +55,7 @@ async def create_user(
     """Create a user and the personal workspace it owns; `AlreadyExists` if the e-mail is taken."""
     db.add(Workspace(id=workspace_id, name=name or email, created_at=now))
     # Flushed first: without ORM relationships the unit of work does not order the inserts.
-    await db.flush()
+    db.flush()
     user = User(
         id=user_id,
         email=email,
@@ -66,46 +66,46 @@ async def create_user(
     )
     db.add(user)
     try:
-        await db.flush()
+        db.flush()
     except IntegrityError as err:
         raise AlreadyExists("user", email) from err
     return _user_record(user)
 
 
-async def get_credentials(db: AsyncSession, email: str) -> Credentials | None:
-    user = await db.scalar(select(User).where(User.email == email))
+def get_credentials(db: Db, email: str) -> Credentials | None:
+    user = db.scalar(select(User).where(User.email == email))
     if user is None:
         return None
     return Credentials(user=_user_record(user), password_hash=user.password_hash)
 
 
-async def get_user(db: AsyncSession, user_id: str) -> UserRecord | None:
-    user = await db.get(User, user_id)
+def get_user(db: Db, user_id: str) -> UserRecord | None:
+    user = db.get(User, user_id)
     return None if user is None else _user_record(user)
 
 
-async def set_name(db: AsyncSession, user_id: str, name: str | None) -> UserRecord | None:
-    user = await db.get(User, user_id)
+def set_name(db: Db, user_id: str, name: str | None) -> UserRecord | None:
+    user = db.get(User, user_id)
     if user is None:
         return None
     user.name = name
-    await db.flush()
+    db.flush()
     return _user_record(user)
 
 
-async def set_password(db: AsyncSession, user_id: str, password_hash: str) -> None:
-    await db.execute(update(User).where(User.id == user_id).values(password_hash=password_hash))
+def set_password(db: Db, user_id: str, password_hash: str) -> None:
+    db.execute(update(User).where(User.id == user_id).values(password_hash=password_hash))
 
 
-async def add_session(
-    db: AsyncSession, *, token_hash: str, user_id: str, now: datetime, expires_at: datetime
+def add_session(
+    db: Db, *, token_hash: str, user_id: str, now: datetime, expires_at: datetime
 ) -> None:
     db.add(Session(token_hash=token_hash, user_id=user_id, created_at=now, expires_at=expires_at))
 
 
-async def find_session(db: AsyncSession, token_hash: str, now: datetime) -> SessionOwner | None:
+def find_session(db: Db, token_hash: str, now: datetime) -> SessionOwner | None:
     row = (
-        await db.execute(
+        db.execute(
             select(Session, User)
             .join(User, User.id == Session.user_id)
             .where(Session.token_hash == token_hash, Session.expires_at > now)
@@ -117,53 +117,53 @@ async def find_session(db: AsyncSession, token_hash: str, now: datetime) -> Sess
     return SessionOwner(user=_user_record(user), expires_at=session.expires_at)
 
 
-async def delete_session(db: AsyncSession, token_hash: str) -> int:
-    result = await db.execute(delete(Session).where(Session.token_hash == token_hash))
+def delete_session(db: Db, token_hash: str) -> int:
+    result = db.execute(delete(Session).where(Session.token_hash == token_hash))
     deleted = int(result.rowcount or 0)  # type: ignore[attr-defined]
     if deleted:
-        await announce_sessions_ended(db, [token_hash])
+        announce_sessions_ended(db, [token_hash])
     return deleted
 
 
-async def delete_user_sessions(db: AsyncSession, user_id: str) -> list[str]:
+def delete_user_sessions(db: Db, user_id: str) -> list[str]:
     """Delete every session of a user; returns the deleted hashes so caches can drop them."""
-    hashes = list(await db.scalars(select(Session.token_hash).where(Session.user_id == user_id)))
-    await db.execute(delete(Session).where(Session.user_id == user_id))
-    await announce_sessions_ended(db, hashes)
+    hashes = list(db.scalars(select(Session.token_hash).where(Session.user_id == user_id)))
+    db.execute(delete(Session).where(Session.user_id == user_id))
+    announce_sessions_ended(db, hashes)
     return hashes
 
 
-async def announce_sessions_ended(db: AsyncSession, token_hashes: list[str]) -> None:
+def announce_sessions_ended(db: Db, token_hashes: list[str]) -> None:
     """On PostgreSQL, tell every node's session cache (`Store.listen_for_session_ends`). The
     NOTIFY goes out when this transaction commits, and not at all if it rolls back."""
     if db.get_bind().dialect.name != "postgresql":
         return  # SQLite is single-node: this node's cache is dropped by its caller
     for token_hash in token_hashes:
-        await db.execute(select(func.pg_notify(SESSIONS_ENDED_CHANNEL, token_hash)))
+        db.execute(select(func.pg_notify(SESSIONS_ENDED_CHANNEL, token_hash)))
 
 
-async def delete_expired_sessions(db: AsyncSession, now: datetime) -> int:
-    result = await db.execute(delete(Session).where(Session.expires_at <= now))
+def delete_expired_sessions(db: Db, now: datetime) -> int:
+    result = db.execute(delete(Session).where(Session.expires_at <= now))
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def add_password_reset(
-    db: AsyncSession, *, token_hash: str, user_id: str, now: datetime, expires_at: datetime
+def add_password_reset(
+    db: Db, *, token_hash: str, user_id: str, now: datetime, expires_at: datetime
 ) -> None:
     db.add(
         PasswordReset(token_hash=token_hash, user_id=user_id, created_at=now, expires_at=expires_at)
     )
 
 
-async def consume_password_reset(db: AsyncSession, token_hash: str, now: datetime) -> str | None:
+def consume_password_reset(db: Db, token_hash: str, now: datetime) -> str | None:
     """Mark a live reset token used and return its user id; None if unknown, used or expired.
 
     The conditional UPDATE makes two concurrent uses of one token yield exactly one success.
     """
-    user_id = await live_password_reset_user(db, token_hash, now)
+    user_id = live_password_reset_user(db, token_hash, now)
     if user_id is None:
         return None
-    result = await db.execute(
+    result = db.execute(
         update(PasswordReset)
         .where(PasswordReset.token_hash == token_hash, PasswordReset.used_at.is_(None))
         .values(used_at=now)
@@ -173,9 +173,9 @@ async def consume_password_reset(db: AsyncSession, token_hash: str, now: datetim
     return user_id
 
 
-async def live_password_reset_user(db: AsyncSession, token_hash: str, now: datetime) -> str | None:
+def live_password_reset_user(db: Db, token_hash: str, now: datetime) -> str | None:
     """The user a live (unused, unexpired) reset token belongs to, without using it."""
-    user_id = await db.scalar(
+    user_id = db.scalar(
         select(PasswordReset.user_id).where(
             PasswordReset.token_hash == token_hash,
             PasswordReset.used_at.is_(None),
@@ -185,9 +185,9 @@ async def live_password_reset_user(db: AsyncSession, token_hash: str, now: datet
     return None if user_id is None else str(user_id)
 
 
-async def revoke_user_tokens(db: AsyncSession, user_id: str, now: datetime) -> int:
+def revoke_user_tokens(db: Db, user_id: str, now: datetime) -> int:
     """Revoke every live access token of the user; how many were live."""
-    result = await db.execute(
+    result = db.execute(
         update(AccessToken)
         .where(AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None))
         .values(revoked_at=now)
@@ -195,8 +195,8 @@ async def revoke_user_tokens(db: AsyncSession, user_id: str, now: datetime) -> i
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def add_access_token(
-    db: AsyncSession,
+def add_access_token(
+    db: Db,
     *,
     token_id: str,
     user_id: str,
@@ -216,12 +216,12 @@ async def add_access_token(
         created_at=now,
     )
     db.add(token)
-    await db.flush()
+    db.flush()
     return _token_record(token)
 
 
-async def list_access_tokens(db: AsyncSession, user_id: str) -> list[AccessTokenRecord]:
-    rows = await db.scalars(
+def list_access_tokens(db: Db, user_id: str) -> list[AccessTokenRecord]:
+    rows = db.scalars(
         select(AccessToken)
         .where(AccessToken.user_id == user_id)
         .order_by(AccessToken.created_at.desc(), AccessToken.id)
@@ -229,25 +229,25 @@ async def list_access_tokens(db: AsyncSession, user_id: str) -> list[AccessToken
     return [_token_record(token) for token in rows]
 
 
-async def revoke_access_token(
-    db: AsyncSession, *, user_id: str, token_id: str, now: datetime
+def revoke_access_token(
+    db: Db, *, user_id: str, token_id: str, now: datetime
 ) -> AccessTokenRecord | None:
     """Revoke a token of this user (idempotent); None if the user has no such token."""
-    token = await db.scalar(
+    token = db.scalar(
         select(AccessToken).where(AccessToken.id == token_id, AccessToken.user_id == user_id)
     )
     if token is None:
         return None
     if token.revoked_at is None:
         token.revoked_at = now
-        await db.flush()
+        db.flush()
     return _token_record(token)
 
 
-async def use_access_token(db: AsyncSession, token_hash: str, now: datetime) -> TokenOwner | None:
+def use_access_token(db: Db, token_hash: str, now: datetime) -> TokenOwner | None:
     """Find a live token by hash and stamp `last_used_at`; None if unknown or revoked."""
     row = (
-        await db.execute(
+        db.execute(
             select(AccessToken, User)
             .join(User, User.id == AccessToken.user_id)
             .where(AccessToken.token_hash == token_hash, AccessToken.revoked_at.is_(None))
@@ -257,5 +257,5 @@ async def use_access_token(db: AsyncSession, token_hash: str, now: datetime) -> 
         return None
     token, user = row
     token.last_used_at = now
-    await db.flush()
+    db.flush()
     return TokenOwner(token=_token_record(token), user=_user_record(user))

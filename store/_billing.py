@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._billing_models import (
     BillingAccount,
@@ -39,11 +39,13 @@ from ._billing_records import (
 _ENTITLEMENT_FIELDS = tuple(f.name for f in fields(Entitlement))
 
 
-async def _insert_ignore(db: AsyncSession, model: type[Any], values: dict[str, Any]) -> bool:
+def _insert_ignore(db: Session, model: type[Any], values: dict[str, Any]) -> bool:
     """INSERT, doing nothing on a key conflict; True if a row went in."""
     dialect = db.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    result = await db.execute(insert(model).values(**values).on_conflict_do_nothing())
+    # psycopg reports an INSERT's row count only when asked to keep it.
+    ignoring = insert(model).values(**values).on_conflict_do_nothing()
+    result = db.execute(ignoring.execution_options(preserve_rowcount=True))
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
@@ -66,38 +68,38 @@ def _session(row: CheckoutSession) -> CheckoutSessionRecord:
 # -- plans -------------------------------------------------------------------------------------
 
 
-async def seed_plans(db: AsyncSession, plans: list[PlanRecord], now: datetime) -> None:
+def seed_plans(db: Session, plans: list[PlanRecord], now: datetime) -> None:
     """Insert or update every configured plan (by name); safe when several nodes seed at
     once. Plans no longer configured stay (workspaces on them keep resolving) but can no
     longer be bought."""
     for plan in plans:
         values = asdict(plan) | {"updated_at": now}
-        if not await _insert_ignore(db, Plan, values):
-            await db.execute(update(Plan).where(Plan.name == plan.name).values(**values))
+        if not _insert_ignore(db, Plan, values):
+            db.execute(update(Plan).where(Plan.name == plan.name).values(**values))
     names = [plan.name for plan in plans]
-    await db.execute(update(Plan).where(Plan.name.not_in(names)).values(purchasable=False))
+    db.execute(update(Plan).where(Plan.name.not_in(names)).values(purchasable=False))
 
 
-async def list_plans(db: AsyncSession) -> list[PlanRecord]:
-    rows = await db.scalars(select(Plan).order_by(Plan.position, Plan.name))
+def list_plans(db: Session) -> list[PlanRecord]:
+    rows = db.scalars(select(Plan).order_by(Plan.position, Plan.name))
     return [_plan(row) for row in rows]
 
 
-async def get_plan(db: AsyncSession, name: str) -> PlanRecord | None:
-    row = await db.get(Plan, name)
+def get_plan(db: Session, name: str) -> PlanRecord | None:
+    row = db.get(Plan, name)
     return _plan(row) if row is not None else None
 
 
 # -- accounts ----------------------------------------------------------------------------------
 
 
-async def get_account(db: AsyncSession, workspace_id: str) -> BillingAccountRecord | None:
-    row = await db.get(BillingAccount, workspace_id)
+def get_account(db: Session, workspace_id: str) -> BillingAccountRecord | None:
+    row = db.get(BillingAccount, workspace_id)
     return _account(row) if row is not None else None
 
 
-async def _locked_account(db: AsyncSession, workspace_id: str, now: datetime) -> BillingAccount:
-    await _insert_ignore(
+def _locked_account(db: Session, workspace_id: str, now: datetime) -> BillingAccount:
+    _insert_ignore(
         db,
         BillingAccount,
         {
@@ -107,7 +109,7 @@ async def _locked_account(db: AsyncSession, workspace_id: str, now: datetime) ->
             "updated_at": now,
         },
     )
-    row = await db.scalar(
+    row = db.scalar(
         select(BillingAccount)
         .where(BillingAccount.workspace_id == workspace_id)
         .with_for_update()
@@ -117,23 +119,23 @@ async def _locked_account(db: AsyncSession, workspace_id: str, now: datetime) ->
     return row
 
 
-async def set_customer(db: AsyncSession, workspace_id: str, customer_id: str, now: datetime) -> str:
+def set_customer(db: Session, workspace_id: str, customer_id: str, now: datetime) -> str:
     """Record the workspace's customer unless it has one already; returns the one kept."""
-    row = await _locked_account(db, workspace_id, now)
+    row = _locked_account(db, workspace_id, now)
     if row.stripe_customer_id is None:
         row.stripe_customer_id = customer_id
         row.updated_at = now
     return row.stripe_customer_id
 
 
-async def workspace_of_customer(db: AsyncSession, customer_id: str) -> str | None:
-    return await db.scalar(
+def workspace_of_customer(db: Session, customer_id: str) -> str | None:
+    return db.scalar(
         select(BillingAccount.workspace_id).where(BillingAccount.stripe_customer_id == customer_id)
     )
 
 
-async def apply(
-    db: AsyncSession,
+def apply(
+    db: Session,
     workspace_id: str,
     entitlement: Entitlement,
     *,
@@ -148,13 +150,13 @@ async def apply(
     changes nothing ("duplicate"). With `session_id`, that checkout session is marked
     fulfilled (once). A change is written to the ledger only when something differs.
     """
-    if event is not None and not await _insert_ignore(
+    if event is not None and not _insert_ignore(
         db, StripeEvent, {"id": event.id, "type": event.type, "received_at": now}
     ):
         return "duplicate"
-    row = await _locked_account(db, workspace_id, now)
+    row = _locked_account(db, workspace_id, now)
     if session_id is not None:
-        await db.execute(
+        db.execute(
             update(CheckoutSession)
             .where(CheckoutSession.id == session_id, CheckoutSession.fulfilled_at.is_(None))
             .values(fulfilled_at=now)
@@ -178,15 +180,15 @@ async def apply(
     return "applied"
 
 
-async def record_event(db: AsyncSession, event: StripeEventKey, now: datetime) -> bool:
+def record_event(db: Session, event: StripeEventKey, now: datetime) -> bool:
     """Record an event that has no effect on any account; False if it was seen before."""
-    return await _insert_ignore(
+    return _insert_ignore(
         db, StripeEvent, {"id": event.id, "type": event.type, "received_at": now}
     )
 
 
-async def changes(db: AsyncSession, workspace_id: str) -> list[BillingChangeRecord]:
-    rows = await db.scalars(
+def changes(db: Session, workspace_id: str) -> list[BillingChangeRecord]:
+    rows = db.scalars(
         select(BillingChange)
         .where(BillingChange.workspace_id == workspace_id)
         .order_by(BillingChange.id)
@@ -207,8 +209,8 @@ async def changes(db: AsyncSession, workspace_id: str) -> list[BillingChangeReco
 # -- checkout sessions -------------------------------------------------------------------------
 
 
-async def add_checkout_session(
-    db: AsyncSession,
+def add_checkout_session(
+    db: Session,
     *,
     session_id: str,
     workspace_id: str,
@@ -223,15 +225,15 @@ async def add_checkout_session(
     )
 
 
-async def get_checkout_session(db: AsyncSession, session_id: str) -> CheckoutSessionRecord | None:
-    row = await db.get(CheckoutSession, session_id)
+def get_checkout_session(db: Session, session_id: str) -> CheckoutSessionRecord | None:
+    row = db.get(CheckoutSession, session_id)
     return _session(row) if row is not None else None
 
 
-async def latest_checkout_session(
-    db: AsyncSession, workspace_id: str, user_id: str
+def latest_checkout_session(
+    db: Session, workspace_id: str, user_id: str
 ) -> CheckoutSessionRecord | None:
-    row = await db.scalar(
+    row = db.scalar(
         select(CheckoutSession)
         .where(CheckoutSession.workspace_id == workspace_id, CheckoutSession.user_id == user_id)
         .order_by(CheckoutSession.created_at.desc())
@@ -243,8 +245,8 @@ async def latest_checkout_session(
 # -- trial -------------------------------------------------------------------------------------
 
 
-async def trial_taken(db: AsyncSession, workspace_id: str, email: str) -> bool:
-    row = await db.scalar(
+def trial_taken(db: Session, workspace_id: str, email: str) -> bool:
+    row = db.scalar(
         select(TrialClaim.email).where(
             (TrialClaim.workspace_id == workspace_id) | (TrialClaim.email == email)
         )
@@ -252,8 +254,8 @@ async def trial_taken(db: AsyncSession, workspace_id: str, email: str) -> bool:
     return row is not None
 
 
-async def add_trial_token(
-    db: AsyncSession,
+def add_trial_token(
+    db: Session,
     *,
     token_hash: str,
     workspace_id: str,
@@ -274,15 +276,15 @@ async def add_trial_token(
     )
 
 
-async def confirm_trial(
-    db: AsyncSession, token_hash: str, now: datetime, trial_end: datetime, plan: str
+def confirm_trial(
+    db: Session, token_hash: str, now: datetime, trial_end: datetime, plan: str
 ) -> tuple[TrialOutcome, str | None]:
     """Use a trial token and start the trial; (outcome, workspace id).
 
     The token is spent by a conditional UPDATE (so two clicks cannot both pass); the claim's
     unique keys make the trial once per e-mail and once per workspace.
     """
-    spent = await db.execute(
+    spent = db.execute(
         update(TrialToken)
         .where(
             TrialToken.token_hash == token_hash,
@@ -291,20 +293,20 @@ async def confirm_trial(
         )
         .values(used_at=now)
     )
-    token = await db.get(TrialToken, token_hash)
+    token = db.get(TrialToken, token_hash)
     if token is None:
         return "unknown_token", None
     if not spent.rowcount:  # type: ignore[attr-defined]
         return ("used_token" if token.used_at is not None else "expired_token"), None
     workspace_id = token.workspace_id
-    account = await _locked_account(db, workspace_id, now)
+    account = _locked_account(db, workspace_id, now)
     if account.source == "stripe" and account.status in {"active", "trialing", "past_due"}:
         return "subscribed", workspace_id
-    if not await _insert_ignore(
+    if not _insert_ignore(
         db, TrialClaim, {"email": token.email, "workspace_id": workspace_id, "claimed_at": now}
     ):
         return "trial_used", workspace_id
-    await apply(
+    apply(
         db,
         workspace_id,
         Entitlement(

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any, cast
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._cluster_models import ClusterCommand, Node
 from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
@@ -56,8 +56,8 @@ def _lease_values(model: Leased, node_id: str, lease_seconds: float) -> dict[str
     }
 
 
-async def _claim(
-    db: AsyncSession,
+def _claim(
+    db: Session,
     model: Leased,
     wanted: Any,
     order: tuple[Any, ...],
@@ -72,7 +72,7 @@ async def _claim(
     if limit <= 0:
         return []
     ids = list(
-        await db.scalars(
+        db.scalars(
             select(model.id)
             .where(wanted, _free(model, node_id, held))
             .order_by(*order)
@@ -82,7 +82,7 @@ async def _claim(
     )
     if not ids:
         return []
-    rows = await db.scalars(
+    rows = db.scalars(
         update(model)
         .where(model.id.in_(ids))
         .values(_lease_values(model, node_id, lease_seconds))
@@ -91,36 +91,36 @@ async def _claim(
     return list(rows)
 
 
-async def claim_monitors(
-    db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+def claim_monitors(
+    db: Session, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
 ) -> list[tuple[MonitorRecord, int]]:
     """Up to `limit` monitors that want an actor and have no live owner, leased to `node_id`."""
     order = (Monitor.lease_expires_at.nulls_first(), Monitor.created_at)
-    rows = await _claim(
+    rows = _claim(
         db, Monitor, MONITOR_WANTS_ACTOR, order, node_id,
         limit=limit, held=held, lease_seconds=lease_seconds,
     )  # fmt: skip
     return [(monitor_record(row), row.lease_token) for row in rows]
 
 
-async def claim_runs(
-    db: AsyncSession, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
+def claim_runs(
+    db: Session, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
 ) -> list[tuple[RunRecord, int]]:
     """Up to `limit` unfinished runs with no live owner, leased to `node_id`."""
-    rows = await _claim(
+    rows = _claim(
         db, Run, RUN_UNFINISHED, (Run.created_at,), node_id,
         limit=limit, held=held, lease_seconds=lease_seconds,
     )  # fmt: skip
     return [(run_record(row), row.lease_token) for row in rows]
 
 
-async def claim_one(
-    db: AsyncSession, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float
+def claim_one(
+    db: Session, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float
 ) -> int | None:
     """Lease one monitor or run to `node_id` unless another node holds a live lease on it;
     the new fencing token, or None (held elsewhere, or gone)."""
     model = _model(kind)
-    locked = await db.scalar(
+    locked = db.scalar(
         select(model.id)
         .where(
             model.id == target_id,
@@ -134,7 +134,7 @@ async def claim_one(
     )
     if locked is None:
         return None
-    token = await db.scalar(
+    token = db.scalar(
         update(model)
         .where(model.id == target_id)
         .values(_lease_values(model, node_id, lease_seconds))
@@ -143,21 +143,21 @@ async def claim_one(
     return None if token is None else int(token)
 
 
-async def live_owner(db: AsyncSession, kind: TargetKind, target_id: str) -> str | None:
+def live_owner(db: Session, kind: TargetKind, target_id: str) -> str | None:
     """The node holding a live lease on the monitor or run, if any."""
     model = _model(kind)
-    return await db.scalar(
+    return db.scalar(
         select(model.lease_owner).where(model.id == target_id, model.lease_expires_at >= func.now())
     )
 
 
-async def renew(
-    db: AsyncSession, kind: TargetKind, node_id: str, lease_seconds: float
+def renew(
+    db: Session, kind: TargetKind, node_id: str, lease_seconds: float
 ) -> dict[str, int]:
     """Extend every lease `node_id` holds; returns id -> fencing token of what it still holds
     (a row another node claimed meanwhile, or a deleted one, is simply absent)."""
     model = _model(kind)
-    rows = await db.execute(
+    rows = db.execute(
         update(model)
         .where(model.lease_owner == node_id)
         .values(lease_expires_at=func.now() + timedelta(seconds=lease_seconds))
@@ -166,35 +166,35 @@ async def renew(
     return {row[0]: int(row[1]) for row in rows}
 
 
-async def release(
-    db: AsyncSession, kind: TargetKind, node_id: str, ids: Collection[str] | None
+def release(
+    db: Session, kind: TargetKind, node_id: str, ids: Collection[str] | None
 ) -> int:
     """Give leases back (all of them when `ids` is None) so other nodes may claim at once."""
     model = _model(kind)
     query = update(model).where(model.lease_owner == node_id)
     if ids is not None:
         query = query.where(model.id.in_(list(ids)))
-    result = await db.execute(query.values(lease_owner=None, lease_expires_at=None))
+    result = db.execute(query.values(lease_owner=None, lease_expires_at=None))
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def wanted_work(db: AsyncSession) -> tuple[int, int]:
+def wanted_work(db: Session) -> tuple[int, int]:
     """The work to share out, cluster-wide: monitors that want an actor or hold a live lease
     (a paused monitor keeps its actor, and its node's share must count it), and unfinished
     runs."""
     leased = and_(Monitor.lease_owner.is_not(None), Monitor.lease_expires_at >= func.now())
-    monitors = await db.scalar(
+    monitors = db.scalar(
         select(func.count()).select_from(Monitor).where(or_(MONITOR_WANTS_ACTOR, leased))
     )
-    runs = await db.scalar(select(func.count()).select_from(Run).where(RUN_UNFINISHED))
+    runs = db.scalar(select(func.count()).select_from(Run).where(RUN_UNFINISHED))
     return int(monitors or 0), int(runs or 0)
 
 
 # -- nodes ----------------------------------------------------------------------------------
 
 
-async def heartbeat(
-    db: AsyncSession,
+def heartbeat(
+    db: Session,
     node: NodeInfo,
     *,
     monitors: int,
@@ -209,9 +209,9 @@ async def heartbeat(
         "runs": runs,
         "actors": actors_json,
     }
-    result = await db.execute(update(Node).where(Node.id == node.node_id).values(**values))
+    result = db.execute(update(Node).where(Node.id == node.node_id).values(**values))
     if result.rowcount == 0:  # type: ignore[attr-defined]
-        await db.execute(
+        db.execute(
             insert(Node).values(
                 id=node.node_id,
                 host=node.host,
@@ -222,8 +222,8 @@ async def heartbeat(
                 **values,
             )
         )
-    await db.execute(delete(Node).where(Node.heartbeat_at < func.now() - FORGET_NODES_AFTER))
-    live = await db.scalar(
+    db.execute(delete(Node).where(Node.heartbeat_at < func.now() - FORGET_NODES_AFTER))
+    live = db.scalar(
         select(func.count())
         .select_from(Node)
         .where(Node.heartbeat_at >= func.now() - timedelta(seconds=alive_within))
@@ -231,13 +231,13 @@ async def heartbeat(
     return max(1, int(live or 0))
 
 
-async def forget_node(db: AsyncSession, node_id: str) -> None:
-    await db.execute(delete(Node).where(Node.id == node_id))
+def forget_node(db: Session, node_id: str) -> None:
+    db.execute(delete(Node).where(Node.id == node_id))
 
 
-async def list_nodes(db: AsyncSession, alive_within: float) -> list[NodeRecord]:
-    now = (await db.execute(select(func.now()))).scalar_one()
-    rows = await db.scalars(select(Node).order_by(Node.started_at, Node.id))
+def list_nodes(db: Session, alive_within: float) -> list[NodeRecord]:
+    now = (db.execute(select(func.now()))).scalar_one()
+    rows = db.scalars(select(Node).order_by(Node.started_at, Node.id))
     return [
         NodeRecord(
             node_id=row.id,
@@ -256,10 +256,10 @@ async def list_nodes(db: AsyncSession, alive_within: float) -> list[NodeRecord]:
     ]
 
 
-async def leases(db: AsyncSession, kind: TargetKind, ids: Collection[str]) -> dict[str, Any]:
+def leases(db: Session, kind: TargetKind, ids: Collection[str]) -> dict[str, Any]:
     """id -> (owner, expiry) of the given monitors or runs, for the ops view."""
     model = _model(kind)
-    rows = await db.execute(
+    rows = db.execute(
         select(model.id, model.lease_owner, model.lease_expires_at).where(model.id.in_(list(ids)))
     )
     return {row[0]: (row[1], row[2]) for row in rows}
@@ -268,23 +268,23 @@ async def leases(db: AsyncSession, kind: TargetKind, ids: Collection[str]) -> di
 # -- commands -------------------------------------------------------------------------------
 
 
-async def send_command(db: AsyncSession, kind: TargetKind, target_id: str, command: str) -> None:
+def send_command(db: Session, kind: TargetKind, target_id: str, command: str) -> None:
     """Queue a command for whichever node owns the target, and wake the nodes (the NOTIFY is
     delivered when this transaction commits, and not at all if it rolls back)."""
-    await db.execute(
+    db.execute(
         insert(ClusterCommand).values(
             target_kind=kind, target_id=target_id, command=command, created_at=func.now()
         )
     )
-    await db.execute(select(func.pg_notify(NOTIFY_CHANNEL, f"{kind}:{target_id}")))
+    db.execute(select(func.pg_notify(NOTIFY_CHANNEL, f"{kind}:{target_id}")))
 
 
-async def take_commands(db: AsyncSession, node_id: str) -> list[CommandRecord]:
+def take_commands(db: Session, node_id: str) -> list[CommandRecord]:
     """Remove and return the commands for work `node_id` owns, oldest first; commands nobody
     picked up for ten minutes (their target has no owner) are dropped."""
     owned_monitors = select(Monitor.id).where(Monitor.lease_owner == node_id)
     owned_runs = select(Run.id).where(Run.lease_owner == node_id)
-    rows = await db.execute(
+    rows = db.execute(
         delete(ClusterCommand)
         .where(
             or_(
@@ -312,7 +312,7 @@ async def take_commands(db: AsyncSession, node_id: str) -> list[CommandRecord]:
         ),
         key=lambda c: c.id,
     )
-    await db.execute(
+    db.execute(
         delete(ClusterCommand).where(ClusterCommand.created_at < func.now() - FORGET_COMMANDS_AFTER)
     )
     return taken

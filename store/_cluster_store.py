@@ -61,9 +61,9 @@ class ClusterStore:
     ) -> tuple[dict[str, int], dict[str, int]]:
         """Renew every lease of `node_id` in one transaction: (monitors, runs) still held."""
 
-        async def work(db: Any) -> tuple[dict[str, int], dict[str, int]]:
-            monitors = await repo.renew(db, "monitor", node_id, lease_seconds)
-            runs = await repo.renew(db, "run", node_id, lease_seconds)
+        def work(db: Any) -> tuple[dict[str, int], dict[str, int]]:
+            monitors = repo.renew(db, "monitor", node_id, lease_seconds)
+            runs = repo.renew(db, "run", node_id, lease_seconds)
             return monitors, runs
 
         return await self._store.unit(work)

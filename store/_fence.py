@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._cluster_records import TargetKind
 from ._errors import LeaseLost
@@ -17,12 +17,12 @@ def leased_model(kind: TargetKind) -> Leased:
     return Monitor if kind == "monitor" else Run
 
 
-async def fence(db: AsyncSession, kind: TargetKind, target_id: str, token: int) -> None:
+def fence(db: Session, kind: TargetKind, target_id: str, token: int) -> None:
     """Lock the row and check its fencing token: `LeaseLost` if another node claimed it since
     (or it is gone). Call first in a transaction whose writes must not outlive the lease; the
     row lock keeps a claim from slipping in before the transaction commits."""
     model = leased_model(kind)
-    current = await db.scalar(
+    current = db.scalar(
         select(model.lease_token).where(model.id == target_id).with_for_update()
     )
     if current is None or int(current) != token:

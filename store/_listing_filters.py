@@ -10,7 +10,7 @@ pages stay within the API's page limit, so the OFFSET walk stays bounded.
 from __future__ import annotations
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 from sqlalchemy.sql import ColumnElement
 
 from ._monitor_models import Listing, Monitor
@@ -44,8 +44,8 @@ def _conditions(monitor_id: str, f: ListingFilter) -> list[ColumnElement[bool]]:
     return where
 
 
-async def filtered_listing_page(
-    db: AsyncSession,
+def filtered_listing_page(
+    db: Session,
     monitor_id: str,
     workspace_id: str | None,
     f: ListingFilter,
@@ -57,13 +57,13 @@ async def filtered_listing_page(
     owner = select(Monitor.id).where(Monitor.id == monitor_id)
     if workspace_id is not None:
         owner = owner.where(Monitor.workspace_id == workspace_id)
-    if await db.scalar(owner) is None:
+    if db.scalar(owner) is None:
         return None
     where = _conditions(monitor_id, f)
-    total = int(await db.scalar(select(func.count()).select_from(Listing).where(*where)) or 0)
+    total = int(db.scalar(select(func.count()).select_from(Listing).where(*where)) or 0)
     if offset >= total:
         return ListingPage(listings=[], total=total)
-    rows = await db.scalars(
+    rows = db.scalars(
         select(Listing).where(*where).order_by(*_ORDER[f.sort]).offset(offset).limit(limit)
     )
     return ListingPage(listings=[to_record(ListingRecord, r) for r in rows], total=total)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import trio
 from sqlalchemy import select, text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._monitor_models import Listing, Monitor
 from ._monitor_records import LISTING_STATES, ListingPage, ListingRecord
@@ -93,8 +93,8 @@ def _filter(states: tuple[str, ...]) -> tuple[str, dict[str, object]]:
     return clause, dict(zip(names, states, strict=True))
 
 
-async def _version_and_total(
-    db: AsyncSession, monitor_id: str, workspace_id: str | None, states: tuple[str, ...]
+def _version_and_total(
+    db: Session, monitor_id: str, workspace_id: str | None, states: tuple[str, ...]
 ) -> tuple[int, int] | None:
     """The monitor's poll counter and the filter's total, or None if it is not there (or,
     with `workspace_id`, not in that workspace)."""
@@ -104,14 +104,14 @@ async def _version_and_total(
     )
     if workspace_id is not None:
         query = query.where(Monitor.workspace_id == workspace_id)
-    head = (await db.execute(query)).first()
+    head = (db.execute(query)).first()
     if head is None:
         return None
     return int(head[0]), sum(int(n) for n in head[1:])
 
 
-async def listing_page(
-    db: AsyncSession,
+def listing_page(
+    db: Session,
     key: PageKey,
     workspace_id: str | None,
     offset: int,
@@ -125,7 +125,7 @@ async def listing_page(
     Two statements in all: the monitor's counters, then the page. This is the hottest read
     of the API, so rows come back as Core rows, not ORM entities."""
     monitor_id, states = key
-    head = await _version_and_total(db, monitor_id, workspace_id, states)
+    head = _version_and_total(db, monitor_id, workspace_id, states)
     if head is None:
         return None
     version, total = head
@@ -149,16 +149,16 @@ async def listing_page(
         f"SELECT item_id FROM listings WHERE monitor_id = :monitor{clause}{seek} "
         "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id"
     ).columns(*Listing.__table__.columns)
-    rows = await db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
+    rows = db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
     return ListingPage(listings=[to_record(ListingRecord, r) for r in rows], total=total)
 
 
-async def take_bookmarks(db: AsyncSession, key: PageKey) -> Bookmarks:
+def take_bookmarks(db: Session, key: PageKey) -> Bookmarks:
     """Every `BOOKMARK_EVERY`-th item id of the filter, in one statement: each step of the
     recursion seeks by key from the previous bookmark and skips `BOOKMARK_EVERY` index
     entries, so the whole walk stays inside the database."""
     monitor_id, states = key
-    head = await _version_and_total(db, monitor_id, None, states)
+    head = _version_and_total(db, monitor_id, None, states)
     version = head[0] if head is not None else -1
     clause, params = _filter(states)
     walk = f"""
@@ -172,5 +172,5 @@ async def take_bookmarks(db: AsyncSession, key: PageKey) -> Bookmarks:
         )
         SELECT item_id FROM marks WHERE item_id IS NOT NULL
     """
-    found = await db.scalars(text(walk), {"monitor": monitor_id, "every": BOOKMARK_EVERY, **params})
+    found = db.scalars(text(walk), {"monitor": monitor_id, "every": BOOKMARK_EVERY, **params})
     return Bookmarks(version=version, item_ids=tuple(int(i) for i in found))

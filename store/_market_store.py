@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._market_models import MarketProfile
 
@@ -20,19 +20,19 @@ if TYPE_CHECKING:
     from ._store import Store
 
 
-async def recall_profile(db: AsyncSession, origin: str) -> str | None:
-    profile: str | None = await db.scalar(
+def recall_profile(db: Session, origin: str) -> str | None:
+    profile: str | None = db.scalar(
         select(MarketProfile.profile).where(MarketProfile.origin == origin)
     )
     return profile
 
 
-async def remember_profile(db: AsyncSession, origin: str, profile: str, at: datetime) -> None:
+def remember_profile(db: Session, origin: str, profile: str, at: datetime) -> None:
     """Upsert in one statement: two nodes remembering the same origin at once both succeed
     (the later write wins) instead of one failing on the primary key."""
     dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
     insert = dialect.insert(MarketProfile).values(origin=origin, profile=profile, updated_at=at)
-    await db.execute(
+    db.execute(
         insert.on_conflict_do_update(
             index_elements=[MarketProfile.origin],
             set_={"profile": insert.excluded.profile, "updated_at": insert.excluded.updated_at},

@@ -1,4 +1,4 @@
-"""Monitor repository. Every function takes an open `AsyncSession` (the caller's transaction).
+"""Monitor repository. Every function takes an open `Session` (the caller's transaction).
 
 Workspace scoping: every function a request can reach takes `workspace_id` and filters on it,
 so another workspace's monitor is simply not found.
@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
@@ -37,26 +37,26 @@ def event_record(row: ListingEvent) -> ListingEventRecord:
     return to_record(ListingEventRecord, row)
 
 
-async def create_monitor(db: AsyncSession, **fields: Any) -> MonitorRecord:
+def create_monitor(db: Session, **fields: Any) -> MonitorRecord:
     monitor = Monitor(consecutive_errors=0, total_errors=0, polls=0, **fields)
     db.add(monitor)
-    await db.flush()
+    db.flush()
     return monitor_record(monitor)
 
 
-async def get_monitor(
-    db: AsyncSession, monitor_id: str, workspace_id: str | None
+def get_monitor(
+    db: Session, monitor_id: str, workspace_id: str | None
 ) -> MonitorRecord | None:
     """The monitor, or None; with `workspace_id`, only if it belongs to that workspace."""
     query = select(Monitor).where(Monitor.id == monitor_id)
     if workspace_id is not None:
         query = query.where(Monitor.workspace_id == workspace_id)
-    monitor = await db.scalar(query)
+    monitor = db.scalar(query)
     return None if monitor is None else monitor_record(monitor)
 
 
-async def list_monitors(db: AsyncSession, workspace_id: str) -> list[MonitorRecord]:
-    rows = await db.scalars(
+def list_monitors(db: Session, workspace_id: str) -> list[MonitorRecord]:
+    rows = db.scalars(
         select(Monitor)
         .where(Monitor.workspace_id == workspace_id)
         .order_by(Monitor.created_at.desc(), Monitor.id)
@@ -64,11 +64,11 @@ async def list_monitors(db: AsyncSession, workspace_id: str) -> list[MonitorReco
     return [monitor_record(m) for m in rows]
 
 
-async def count_active(db: AsyncSession, workspace_id: str) -> int:
+def count_active(db: Session, workspace_id: str) -> int:
     """Monitors that poll (the plan's quota): active ones, those in error (they keep
     retrying) and those still bootstrapping."""
     return int(
-        await db.scalar(
+        db.scalar(
             select(func.count())
             .select_from(Monitor)
             .where(
@@ -81,11 +81,11 @@ async def count_active(db: AsyncSession, workspace_id: str) -> int:
     )
 
 
-async def monitors_to_resume(db: AsyncSession) -> list[MonitorRecord]:
+def monitors_to_resume(db: Session) -> list[MonitorRecord]:
     """Monitors a restarted process must run again: active ones, those in error (they keep
     retrying), and paused ones whose bootstrap never finished (a pause by the user after
     bootstrap stays paused)."""
-    rows = await db.scalars(
+    rows = db.scalars(
         select(Monitor)
         .where(
             Monitor.status.in_(("active", "error"))
@@ -96,20 +96,20 @@ async def monitors_to_resume(db: AsyncSession) -> list[MonitorRecord]:
     return [monitor_record(m) for m in rows]
 
 
-async def set_status(
-    db: AsyncSession, monitor_id: str, status: MonitorStatus, *, reset_errors: bool = False
+def set_status(
+    db: Session, monitor_id: str, status: MonitorStatus, *, reset_errors: bool = False
 ) -> None:
     values: dict[str, Any] = {"status": status}
     if reset_errors:
         values.update(consecutive_errors=0, last_error=None, last_error_kind=None)
-    await db.execute(update(Monitor).where(Monitor.id == monitor_id).values(**values))
+    db.execute(update(Monitor).where(Monitor.id == monitor_id).values(**values))
 
 
-async def delete_monitor(db: AsyncSession, monitor_id: str, workspace_id: str) -> bool:
+def delete_monitor(db: Session, monitor_id: str, workspace_id: str) -> bool:
     # Children first: SQLite only cascades when foreign keys are on, and we do not rely on it.
     # Locked first: a poll being written meanwhile (cluster mode: on another node) either
     # commits before this delete or finds the row gone at its fence.
-    owned = await db.scalar(
+    owned = db.scalar(
         select(Monitor.id)
         .where(Monitor.id == monitor_id, Monitor.workspace_id == workspace_id)
         .with_for_update()
@@ -117,14 +117,14 @@ async def delete_monitor(db: AsyncSession, monitor_id: str, workspace_id: str) -
     if owned is None:
         return False
     for table in (ListingEvent, Listing, Poll):
-        await db.execute(delete(table).where(table.monitor_id == monitor_id))
-    await db.execute(delete(Monitor).where(Monitor.id == monitor_id))
+        db.execute(delete(table).where(table.monitor_id == monitor_id))
+    db.execute(delete(Monitor).where(Monitor.id == monitor_id))
     return True
 
 
-async def known_live_listings(db: AsyncSession, monitor_id: str) -> set[int]:
+def known_live_listings(db: Session, monitor_id: str) -> set[int]:
     """Ids of listings last known open or reserved: the ones a poll must account for."""
-    rows = await db.scalars(
+    rows = db.scalars(
         select(Listing.item_id).where(
             Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved"))
         )
@@ -132,9 +132,9 @@ async def known_live_listings(db: AsyncSession, monitor_id: str) -> set[int]:
     return set(rows)
 
 
-async def live_listings_last_seen(db: AsyncSession, monitor_id: str) -> dict[int, datetime]:
+def live_listings_last_seen(db: Session, monitor_id: str) -> dict[int, datetime]:
     """Listings last known open or reserved, each with when the feed last showed it."""
-    rows = await db.execute(
+    rows = db.execute(
         select(Listing.item_id, Listing.last_seen_at).where(
             Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved"))
         )
@@ -142,9 +142,9 @@ async def live_listings_last_seen(db: AsyncSession, monitor_id: str) -> dict[int
     return {int(item_id): last_seen for item_id, last_seen in rows}
 
 
-async def last_good_poll(db: AsyncSession, monitor_id: str) -> PollRecord | None:
+def last_good_poll(db: Session, monitor_id: str) -> PollRecord | None:
     """The latest successful poll; None before any."""
-    row = await db.scalar(
+    row = db.scalar(
         select(Poll)
         .where(Poll.monitor_id == monitor_id, Poll.error.is_(None))
         .order_by(Poll.started_at.desc(), Poll.id.desc())
@@ -153,18 +153,18 @@ async def last_good_poll(db: AsyncSession, monitor_id: str) -> PollRecord | None
     return None if row is None else poll_record(row)
 
 
-async def state_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
+def state_counts(db: Session, monitor_id: str) -> dict[str, int]:
     """Listings per state, as `record_poll` keeps them on the monitor row."""
-    monitor = await db.get(Monitor, monitor_id)
+    monitor = db.get(Monitor, monitor_id)
     if monitor is None:
         return {state: 0 for state in LISTING_STATES}
     return {state: int(getattr(monitor, f"{state}_count")) for state in LISTING_STATES}
 
 
-async def listing_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
+def listing_counts(db: Session, monitor_id: str) -> dict[str, int]:
     """`state_counts` plus `likely_sold`: of the sold, those sold by absence (likely sales,
     not confirmed by any source). The four states still add up to every listing."""
-    monitor = await db.get(Monitor, monitor_id)
+    monitor = db.get(Monitor, monitor_id)
     counts = {state: 0 for state in LISTING_STATES} | {"likely_sold": 0}
     if monitor is not None:
         for state in LISTING_STATES:
@@ -173,29 +173,29 @@ async def listing_counts(db: AsyncSession, monitor_id: str) -> dict[str, int]:
     return counts
 
 
-async def listings_after(
-    db: AsyncSession, monitor_id: str, after_item_id: int | None, limit: int
+def listings_after(
+    db: Session, monitor_id: str, after_item_id: int | None, limit: int
 ) -> list[ListingRecord]:
     """Keyset page of listings (for streaming exports: constant cost per page)."""
     query = select(Listing).where(Listing.monitor_id == monitor_id)
     if after_item_id is not None:
         query = query.where(Listing.item_id > after_item_id)
-    rows = await db.scalars(query.order_by(Listing.item_id).limit(limit))
+    rows = db.scalars(query.order_by(Listing.item_id).limit(limit))
     return [listing_record(r) for r in rows]
 
 
-async def events_after(
-    db: AsyncSession, monitor_id: str, after_id: int | None, limit: int
+def events_after(
+    db: Session, monitor_id: str, after_id: int | None, limit: int
 ) -> list[ListingEventRecord]:
     query = select(ListingEvent).where(ListingEvent.monitor_id == monitor_id)
     if after_id is not None:
         query = query.where(ListingEvent.id > after_id)
-    rows = await db.scalars(query.order_by(ListingEvent.id).limit(limit))
+    rows = db.scalars(query.order_by(ListingEvent.id).limit(limit))
     return [event_record(r) for r in rows]
 
 
-async def polls_after(
-    db: AsyncSession, monitor_id: str, after: tuple[datetime, str] | None, limit: int
+def polls_after(
+    db: Session, monitor_id: str, after: tuple[datetime, str] | None, limit: int
 ) -> list[PollRecord]:
     query = select(Poll).where(Poll.monitor_id == monitor_id)
     if after is not None:
@@ -203,5 +203,5 @@ async def polls_after(
         query = query.where(
             (Poll.started_at > started) | ((Poll.started_at == started) & (Poll.id > poll_id))
         )
-    rows = await db.scalars(query.order_by(Poll.started_at, Poll.id).limit(limit))
+    rows = db.scalars(query.order_by(Poll.started_at, Poll.id).limit(limit))
     return [poll_record(r) for r in rows]

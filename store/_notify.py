@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any, cast
 
 from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._errors import NotFoundInWorkspace
 from ._monitor_models import Monitor
@@ -110,7 +110,7 @@ def delivery_record(row: NotificationDelivery) -> DeliveryRecord:
 # -- channels ----------------------------------------------------------------------------------
 
 
-async def add_channel(db: AsyncSession, new: NewChannel, now: datetime) -> ChannelRecord:
+def add_channel(db: Session, new: NewChannel, now: datetime) -> ChannelRecord:
     row = NotificationChannel(
         id=new_id("chn"),
         workspace_id=new.workspace_id,
@@ -122,19 +122,19 @@ async def add_channel(db: AsyncSession, new: NewChannel, now: datetime) -> Chann
         created_at=now,
     )
     db.add(row)
-    await db.flush()
+    db.flush()
     return channel_record(row)
 
 
-async def _channel_row(
-    db: AsyncSession, workspace_id: str, channel_id: str
+def _channel_row(
+    db: Session, workspace_id: str, channel_id: str
 ) -> NotificationChannel | None:
-    row = await db.get(NotificationChannel, channel_id)
+    row = db.get(NotificationChannel, channel_id)
     return row if row is not None and row.workspace_id == workspace_id else None
 
 
-async def list_channels(db: AsyncSession, workspace_id: str) -> list[ChannelRecord]:
-    rows = await db.scalars(
+def list_channels(db: Session, workspace_id: str) -> list[ChannelRecord]:
+    rows = db.scalars(
         select(NotificationChannel)
         .where(NotificationChannel.workspace_id == workspace_id)
         .order_by(NotificationChannel.created_at, NotificationChannel.id)
@@ -142,13 +142,13 @@ async def list_channels(db: AsyncSession, workspace_id: str) -> list[ChannelReco
     return [channel_record(row) for row in rows]
 
 
-async def get_channel(db: AsyncSession, workspace_id: str, channel_id: str) -> ChannelRecord | None:
-    row = await _channel_row(db, workspace_id, channel_id)
+def get_channel(db: Session, workspace_id: str, channel_id: str) -> ChannelRecord | None:
+    row = _channel_row(db, workspace_id, channel_id)
     return channel_record(row) if row is not None else None
 
 
-async def update_channel(
-    db: AsyncSession,
+def update_channel(
+    db: Session,
     workspace_id: str,
     channel_id: str,
     *,
@@ -159,7 +159,7 @@ async def update_channel(
 ) -> ChannelRecord | None:
     """Change what is given (None: unchanged); enabling clears the disabled reason and the
     failing streak, so the channel starts afresh. None if not in the workspace."""
-    row = await _channel_row(db, workspace_id, channel_id)
+    row = _channel_row(db, workspace_id, channel_id)
     if row is None:
         return None
     if name is not None:
@@ -172,20 +172,20 @@ async def update_channel(
         if enabled and not row.enabled:
             row.disabled_reason, row.failing_since = None, None
         row.enabled = enabled
-    await db.flush()
+    db.flush()
     return channel_record(row)
 
 
-async def delete_channel(db: AsyncSession, workspace_id: str, channel_id: str) -> bool:
+def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     """Delete the channel, its outbox rows and its log, and take its id out of every rule.
     A rule left with no channel is disabled rather than widened: an empty list means "every
     channel", which the user never chose for it."""
-    row = await _channel_row(db, workspace_id, channel_id)
+    row = _channel_row(db, workspace_id, channel_id)
     if row is None:
         return False
     for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
-        await db.execute(delete(table).where(table.channel_id == channel_id))
-    rules = await db.scalars(
+        db.execute(delete(table).where(table.channel_id == channel_id))
+    rules = db.scalars(
         select(NotificationRule).where(NotificationRule.workspace_id == workspace_id)
     )
     for rule in rules:
@@ -193,13 +193,13 @@ async def delete_channel(db: AsyncSession, workspace_id: str, channel_id: str) -
             rule.channel_ids = [c for c in rule.channel_ids if c != channel_id]
             if not rule.channel_ids:
                 rule.enabled = False
-    await db.delete(row)
-    await db.flush()
+    db.delete(row)
+    db.flush()
     return True
 
 
-async def channel_secret(db: AsyncSession, channel_id: str) -> str | None:
-    return await db.scalar(
+def channel_secret(db: Session, channel_id: str) -> str | None:
+    return db.scalar(
         select(NotificationChannel.secret_box).where(NotificationChannel.id == channel_id)
     )
 
@@ -207,15 +207,15 @@ async def channel_secret(db: AsyncSession, channel_id: str) -> str | None:
 # -- rules -------------------------------------------------------------------------------------
 
 
-async def _check_owned(db: AsyncSession, workspace_id: str, rule: NewRule) -> None:
+def _check_owned(db: Session, workspace_id: str, rule: NewRule) -> None:
     """`NotFoundInWorkspace` unless the rule's monitor and channels are the workspace's."""
     if rule.monitor_id is not None:
-        owner = await db.scalar(select(Monitor.workspace_id).where(Monitor.id == rule.monitor_id))
+        owner = db.scalar(select(Monitor.workspace_id).where(Monitor.id == rule.monitor_id))
         if owner != workspace_id:
             raise NotFoundInWorkspace("monitor", rule.monitor_id)
     if rule.channel_ids:
         owned = set(
-            await db.scalars(
+            db.scalars(
                 select(NotificationChannel.id).where(
                     NotificationChannel.workspace_id == workspace_id,
                     NotificationChannel.id.in_(rule.channel_ids),
@@ -244,10 +244,10 @@ def _rule_values(rule: NewRule) -> dict[str, Any]:
     }
 
 
-async def add_rule(db: AsyncSession, workspace_id: str, rule: NewRule, now: datetime) -> RuleRecord:
+def add_rule(db: Session, workspace_id: str, rule: NewRule, now: datetime) -> RuleRecord:
     """Create a rule; `NotFoundInWorkspace` if its monitor or a channel is not the
     workspace's (nothing written)."""
-    await _check_owned(db, workspace_id, rule)
+    _check_owned(db, workspace_id, rule)
     row = NotificationRule(
         id=new_id("rul"),
         workspace_id=workspace_id,
@@ -256,67 +256,67 @@ async def add_rule(db: AsyncSession, workspace_id: str, rule: NewRule, now: date
         **_rule_values(rule),
     )
     db.add(row)
-    await db.flush()
+    db.flush()
     return rule_record(row)
 
 
-async def list_rules(
-    db: AsyncSession, workspace_id: str, *, monitor_id: str | None, defaults_only: bool
+def list_rules(
+    db: Session, workspace_id: str, *, monitor_id: str | None, defaults_only: bool
 ) -> list[RuleRecord]:
     query = select(NotificationRule).where(NotificationRule.workspace_id == workspace_id)
     if monitor_id is not None:
         query = query.where(NotificationRule.monitor_id == monitor_id)
     elif defaults_only:
         query = query.where(NotificationRule.monitor_id.is_(None))
-    rows = await db.scalars(query.order_by(NotificationRule.created_at, NotificationRule.id))
+    rows = db.scalars(query.order_by(NotificationRule.created_at, NotificationRule.id))
     return [rule_record(row) for row in rows]
 
 
-async def _rule_row(db: AsyncSession, workspace_id: str, rule_id: str) -> NotificationRule | None:
-    row = await db.get(NotificationRule, rule_id)
+def _rule_row(db: Session, workspace_id: str, rule_id: str) -> NotificationRule | None:
+    row = db.get(NotificationRule, rule_id)
     return row if row is not None and row.workspace_id == workspace_id else None
 
 
-async def get_rule(db: AsyncSession, workspace_id: str, rule_id: str) -> RuleRecord | None:
-    row = await _rule_row(db, workspace_id, rule_id)
+def get_rule(db: Session, workspace_id: str, rule_id: str) -> RuleRecord | None:
+    row = _rule_row(db, workspace_id, rule_id)
     return rule_record(row) if row is not None else None
 
 
-async def replace_rule(
-    db: AsyncSession, workspace_id: str, rule_id: str, rule: NewRule, now: datetime
+def replace_rule(
+    db: Session, workspace_id: str, rule_id: str, rule: NewRule, now: datetime
 ) -> RuleRecord | None:
     """Replace every field of the rule (its id and created_at stay); None if not in the
     workspace; `NotFoundInWorkspace` as `add_rule`."""
-    row = await _rule_row(db, workspace_id, rule_id)
+    row = _rule_row(db, workspace_id, rule_id)
     if row is None:
         return None
-    await _check_owned(db, workspace_id, rule)
+    _check_owned(db, workspace_id, rule)
     for name, value in _rule_values(rule).items():
         setattr(row, name, value)
     row.updated_at = now
-    await db.flush()
+    db.flush()
     return rule_record(row)
 
 
-async def delete_rule(db: AsyncSession, workspace_id: str, rule_id: str) -> bool:
+def delete_rule(db: Session, workspace_id: str, rule_id: str) -> bool:
     """Delete the rule; its alerts already in the outbox still go (they keep no rule)."""
-    row = await _rule_row(db, workspace_id, rule_id)
+    row = _rule_row(db, workspace_id, rule_id)
     if row is None:
         return False
-    await db.delete(row)
-    await db.flush()
+    db.delete(row)
+    db.flush()
     return True
 
 
-async def set_monitor_rules(
-    db: AsyncSession, workspace_id: str, monitor_id: str, rules: Sequence[NewRule], now: datetime
+def set_monitor_rules(
+    db: Session, workspace_id: str, monitor_id: str, rules: Sequence[NewRule], now: datetime
 ) -> list[RuleRecord]:
     """Replace the monitor's own rules with `rules` (their `monitor_id` is set to this
     monitor); `NotFoundInWorkspace` if the monitor or a channel is not the workspace's."""
-    owner = await db.scalar(select(Monitor.workspace_id).where(Monitor.id == monitor_id))
+    owner = db.scalar(select(Monitor.workspace_id).where(Monitor.id == monitor_id))
     if owner != workspace_id:
         raise NotFoundInWorkspace("monitor", monitor_id)
-    await db.execute(
+    db.execute(
         delete(NotificationRule).where(
             NotificationRule.workspace_id == workspace_id,
             NotificationRule.monitor_id == monitor_id,
@@ -325,7 +325,7 @@ async def set_monitor_rules(
     made = []
     for position, rule in enumerate(rules):
         own = replace(rule, monitor_id=monitor_id)
-        await _check_owned(db, workspace_id, own)
+        _check_owned(db, workspace_id, own)
         # A microsecond apart, so that listing them (by creation) keeps the order given.
         at = now + timedelta(microseconds=position)
         row = NotificationRule(
@@ -337,17 +337,17 @@ async def set_monitor_rules(
         )
         db.add(row)
         made.append(row)
-    await db.flush()
+    db.flush()
     return [rule_record(row) for row in made]
 
 
-async def effective_rule_rows(
-    db: AsyncSession, workspace_id: str, monitor_id: str
+def effective_rule_rows(
+    db: Session, workspace_id: str, monitor_id: str
 ) -> list[NotificationRule]:
     """The monitor's own enabled rules if it has any, else the workspace's enabled
     defaults: one query."""
     rows = list(
-        await db.scalars(
+        db.scalars(
             select(NotificationRule)
             .where(
                 NotificationRule.workspace_id == workspace_id,
@@ -361,5 +361,5 @@ async def effective_rule_rows(
     return own or rows
 
 
-async def effective_rules(db: AsyncSession, workspace_id: str, monitor_id: str) -> list[RuleRecord]:
-    return [rule_record(row) for row in await effective_rule_rows(db, workspace_id, monitor_id)]
+def effective_rules(db: Session, workspace_id: str, monitor_id: str) -> list[RuleRecord]:
+    return [rule_record(row) for row in effective_rule_rows(db, workspace_id, monitor_id)]

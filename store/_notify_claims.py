@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, case, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._models import UtcDateTime
 from ._notify import channel_record, notification_record
@@ -34,8 +34,8 @@ def _due(now: datetime) -> ColumnElement[bool]:
     return and_(_N.status == "pending", _N.due_at <= now, _N.next_attempt_at <= now)
 
 
-async def claim_due(
-    db: AsyncSession,
+def claim_due(
+    db: Session,
     node_id: str,
     *,
     now: datetime,
@@ -50,7 +50,7 @@ async def claim_due(
     if not postgres:
         # Take SQLite's write lock first, so the read below cannot be overtaken by another
         # claimer's write (and lapsed claims are tidied while at it).
-        await db.execute(
+        db.execute(
             update(_C).where(_C.claim_until <= now).values(claimed_by=None, claim_until=None)
         )
     oldest = (
@@ -74,8 +74,8 @@ async def claim_due(
         query = query.with_for_update(skip_locked=True, of=_C, key_share=True)
     until = now + timedelta(seconds=claim_seconds)
     claimed: list[ChannelBatch] = []
-    for row in list(await db.scalars(query)):
-        taken = await db.execute(
+    for row in list(db.scalars(query)):
+        taken = db.execute(
             update(_C)
             .where(_C.id == row.id, _free(now))
             .values(claimed_by=node_id, claim_until=until)
@@ -83,7 +83,7 @@ async def claim_due(
         )
         if not taken.rowcount:  # type: ignore[attr-defined]
             continue
-        due = await db.scalars(
+        due = db.scalars(
             select(_N)
             .where(_N.channel_id == row.id, _due(now))
             .order_by(_N.created_at, _N.id)
@@ -95,26 +95,26 @@ async def claim_due(
     return claimed
 
 
-async def release(db: AsyncSession, channel_id: str, node_id: str) -> None:
+def release(db: Session, channel_id: str, node_id: str) -> None:
     """Give the claim back, if it is still this node's."""
-    await db.execute(
+    db.execute(
         update(_C)
         .where(_C.id == channel_id, _C.claimed_by == node_id)
         .values(claimed_by=None, claim_until=None)
     )
 
 
-async def release_all(db: AsyncSession, node_id: str) -> int:
+def release_all(db: Session, node_id: str) -> int:
     """Give back every claim `node_id` holds: a node starting again under the same id was
     cut short and sends nothing under its old claims. The number released."""
-    result = await db.execute(
+    result = db.execute(
         update(_C).where(_C.claimed_by == node_id).values(claimed_by=None, claim_until=None)
     )
     return max(0, result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def record_outcome(
-    db: AsyncSession, outcome: DeliveryOutcome, *, node_id: str, now: datetime
+def record_outcome(
+    db: Session, outcome: DeliveryOutcome, *, node_id: str, now: datetime
 ) -> ChannelRecord | None:
     """Log one attempt at a batch and apply it: notifications delivered; or failed for good
     (`permanent`); or retried at `retry_at` (now if None). The channel's health follows; a
@@ -127,7 +127,7 @@ async def record_outcome(
     query = select(_C).where(_C.id == outcome.channel_id)
     if db.get_bind().dialect.name == "postgresql":
         query = query.with_for_update(key_share=True)
-    channel = await db.scalar(query.execution_options(populate_existing=True))
+    channel = db.scalar(query.execution_options(populate_existing=True))
     if channel is None:
         return None
     ids = list(outcome.notification_ids)
@@ -152,7 +152,7 @@ async def record_outcome(
     else:
         values = {"next_attempt_at": outcome.retry_at or now, "last_error": outcome.error}
     if ids:
-        await db.execute(
+        db.execute(
             update(_N)
             .where(mine)
             .values(attempts=_N.attempts + 1, **values)
@@ -175,16 +175,16 @@ async def record_outcome(
         f"Disabled after failing for {hours:g} hours in a row; "
         f"the last error: {outcome.error or 'unknown'}."
     )
-    await db.flush()
+    db.flush()
     return channel_record(channel)
 
 
-async def next_due_at(db: AsyncSession) -> datetime | None:
+def next_due_at(db: Session) -> datetime | None:
     """The earliest moment anything pending could be sent: per enabled channel, its oldest
     notification's later of due and retry times, held back by the channel's pacing and by
     another node's live claim."""
     ready = case((_N.due_at > _N.next_attempt_at, _N.due_at), else_=_N.next_attempt_at)
-    rows = await db.execute(
+    rows = db.execute(
         select(
             func.min(ready, type_=UtcDateTime()),
             func.max(_C.next_send_at, type_=UtcDateTime()),
@@ -198,8 +198,8 @@ async def next_due_at(db: AsyncSession) -> datetime | None:
     return min(moments, default=None)
 
 
-async def log_test(
-    db: AsyncSession,
+def log_test(
+    db: Session,
     workspace_id: str,
     channel_id: str,
     *,
@@ -213,7 +213,7 @@ async def log_test(
     workspace's. A test is evidence of the destination's health like any delivery: one that
     arrived makes the channel healthy, one that failed makes it failing (a test never
     disables a channel: only real deliveries failing for long do)."""
-    channel = await db.get(_C, channel_id)
+    channel = db.get(_C, channel_id)
     if channel is None or channel.workspace_id != workspace_id:
         return False
     if ok:
@@ -234,5 +234,5 @@ async def log_test(
             test=True,
         )
     )
-    await db.flush()
+    db.flush()
     return True

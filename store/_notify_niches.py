@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._monitor_models import Listing
 from ._notify_rules import confidence
@@ -48,8 +48,8 @@ def _key(row: Listing) -> NicheKey:
     return (row.category_id, row.brand, row.size, row.condition)
 
 
-async def niche_figures(
-    db: AsyncSession, monitor_id: str, row: Listing, *, exact: bool = True
+def niche_figures(
+    db: Session, monitor_id: str, row: Listing, *, exact: bool = True
 ) -> NicheFigures:
     """The figures of `row`'s niche in the monitor: category x brand x size x condition, or
     with `exact=False` category x brand (every size and condition), as the analysis backs
@@ -59,12 +59,12 @@ async def niche_figures(
     columns = (Listing.category_id, Listing.brand, Listing.size, Listing.condition)
     for column, value in list(zip(columns, _key(row), strict=True))[: 4 if exact else 2]:
         where.append(column.is_(None) if value is None else column == value)
-    live = await db.scalar(
+    live = db.scalar(
         select(func.count()).where(*where, Listing.state.in_(("open", "reserved")))
     )
     sales = [
         (price, (changed - (listed or seen)).total_seconds() / 86400)
-        for price, listed, seen, changed, evidence in await db.execute(
+        for price, listed, seen, changed, evidence in db.execute(
             select(
                 Listing.price,
                 Listing.listed_at,
@@ -94,20 +94,20 @@ class Niches:
     """Figures read once per niche per poll, for at most `MAX_NICHES` niches (a listing of
     a niche past the cap gets no figures: no deal, no confidence, skipped if it needs one)."""
 
-    def __init__(self, db: AsyncSession, monitor_id: str) -> None:
+    def __init__(self, db: Session, monitor_id: str) -> None:
         self.db, self.monitor_id = db, monitor_id
         self.read: dict[NicheKey, NicheFigures] = {}
 
-    async def of(self, row: Listing) -> NicheFigures | None:
+    def of(self, row: Listing) -> NicheFigures | None:
         """The exact niche's figures, or its brand's within the category when the exact
         niche has too few sales to judge a price by (as the analysis backs off)."""
         key = _key(row)
         if key not in self.read:
             if len(self.read) >= MAX_NICHES:
                 return None
-            figures = await niche_figures(self.db, self.monitor_id, row)
+            figures = niche_figures(self.db, self.monitor_id, row)
             if figures.sold < MIN_DEAL_SALES:
-                wider = await niche_figures(self.db, self.monitor_id, row, exact=False)
+                wider = niche_figures(self.db, self.monitor_id, row, exact=False)
                 if wider.sold >= MIN_DEAL_SALES:
                     figures = wider
             self.read[key] = figures

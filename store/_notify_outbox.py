@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._monitor_models import Listing, Monitor
 from ._monitor_records import FAILURE_EXPLAINED
@@ -151,28 +151,30 @@ class _Batch:
                 },
             )
 
-    async def write(self, db: AsyncSession) -> int:
+    def write(self, db: Session) -> int:
         """Insert the rows, skipping any whose key is already there; the number written."""
         rows = list(self.rows.values())
         insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
         written = 0
         for start in range(0, len(rows), _CHUNK):
-            result = await db.execute(
-                insert(Notification).values(rows[start : start + _CHUNK]).on_conflict_do_nothing()
+            chunk = insert(Notification).values(rows[start : start + _CHUNK])
+            # psycopg reports an INSERT's row count only when asked to keep it.
+            result = db.execute(
+                chunk.on_conflict_do_nothing().execution_options(preserve_rowcount=True)
             )
             written += max(0, result.rowcount or 0)  # type: ignore[attr-defined]
         db.info[QUEUED] = db.info.get(QUEUED, 0) + written
         return written
 
 
-async def _targets(db: AsyncSession, monitor: Monitor) -> tuple[list[NotificationRule], list[str]]:
+def _targets(db: Session, monitor: Monitor) -> tuple[list[NotificationRule], list[str]]:
     """The monitor's effective rules and its workspace's enabled channels (none of either:
     nothing to write, and a poll pays two small reads for finding out)."""
-    rules = await effective_rule_rows(db, monitor.workspace_id, monitor.id)
+    rules = effective_rule_rows(db, monitor.workspace_id, monitor.id)
     if not rules:
         return [], []
     channels = list(
-        await db.scalars(
+        db.scalars(
             select(NotificationChannel.id)
             .where(
                 NotificationChannel.workspace_id == monitor.workspace_id,
@@ -184,8 +186,8 @@ async def _targets(db: AsyncSession, monitor: Monitor) -> tuple[list[Notificatio
     return rules, channels
 
 
-async def _already_queued(
-    db: AsyncSession, rules: Sequence[NotificationRule], subjects: list[str]
+def _already_queued(
+    db: Session, rules: Sequence[NotificationRule], subjects: list[str]
 ) -> set[tuple[str, str, str]]:
     """(rule, kind, subject) already in the outbox among `subjects`: a listing that monitors
     sharing a workspace rule all see is alerted by the first, and the others skip its niche
@@ -193,7 +195,7 @@ async def _already_queued(
     found: set[tuple[str, str, str]] = set()
     rule_ids = [rule.id for rule in rules]
     for start in range(0, len(subjects), _CHUNK):
-        rows = await db.execute(
+        rows = db.execute(
             select(Notification.rule_id, Notification.kind, Notification.subject).where(
                 Notification.rule_id.in_(rule_ids),
                 Notification.subject.in_(subjects[start : start + _CHUNK]),
@@ -203,8 +205,8 @@ async def _already_queued(
     return found
 
 
-async def write_poll_alerts(
-    db: AsyncSession,
+def write_poll_alerts(
+    db: Session,
     monitor: Monitor,
     *,
     new_rows: Sequence[Listing],
@@ -222,11 +224,11 @@ async def write_poll_alerts(
     candidates += [(row, old) for row, old in drops]
     if not candidates:
         return 0
-    rules, channels = await _targets(db, monitor)
+    rules, channels = _targets(db, monitor)
     if not rules or not channels:
         return 0
     niches, batch = Niches(db, monitor.id), _Batch(monitor, channels, at)
-    done = await _already_queued(db, rules, [f"item:{row.item_id}" for row, _ in candidates])
+    done = _already_queued(db, rules, [f"item:{row.item_id}" for row, _ in candidates])
     for rule in rules:
         filters, kinds = filters_from_json(rule.filters), set(rule.kinds)
         for row, previous in candidates:
@@ -235,7 +237,7 @@ async def write_poll_alerts(
             wanted = sorted(k for k in kinds & found if (rule.id, k, subject) not in done)
             if not wanted or not matches(row, filters):
                 continue
-            niche = await niches.of(row)
+            niche = niches.of(row)
             if filters.min_confidence != "any" and (
                 niche is None or not admits(filters.min_confidence, niche.sold)
             ):
@@ -252,14 +254,14 @@ async def write_poll_alerts(
                     reason=_why(kind, row, previous, niche),
                     figures=_figures(row, previous, niche),
                 )
-    return await batch.write(db)
+    return batch.write(db)
 
 
-async def write_error_alerts(
-    db: AsyncSession, monitor: Monitor, *, poll_id: str, at: datetime
+def write_error_alerts(
+    db: Session, monitor: Monitor, *, poll_id: str, at: datetime
 ) -> int:
     """One `monitor_error` per rule wanting it, for the poll that put the monitor in `error`."""
-    rules, channels = await _targets(db, monitor)
+    rules, channels = _targets(db, monitor)
     batch = _Batch(monitor, channels, at)
     explanation = FAILURE_EXPLAINED.get(monitor.last_error_kind or "") or (
         f"Polls failed {monitor.consecutive_errors} times in a row."
@@ -280,7 +282,7 @@ async def write_error_alerts(
             "explanation": explanation,
         }
         row["payload"] = json.dumps(payload, ensure_ascii=False)
-    return await batch.write(db)
+    return batch.write(db)
 
 
 def _niche_of(alert: dict[str, Any]) -> tuple[dict[str, Any], int]:
@@ -296,8 +298,8 @@ def _niche_of(alert: dict[str, Any]) -> tuple[dict[str, Any], int]:
 _NICHE_KEYS = ("category_id", "brand", "size", "condition")
 
 
-async def write_niche_alerts(
-    db: AsyncSession, workspace_id: str, monitor_id: str, alerts: list[dict[str, Any]], at: datetime
+def write_niche_alerts(
+    db: Session, workspace_id: str, monitor_id: str, alerts: list[dict[str, Any]], at: datetime
 ) -> int:
     """Queue the engine's niche alerts (an analysis `Alert.to_json()`): `kind`
     ("sell_through_jump" or "new_hot_niche"; others are skipped), `niche` (the payload's niche
@@ -305,10 +307,10 @@ async def write_niche_alerts(
     level: the subject), `reason` (words) and `figures`. Rules' brand/size/condition filters
     apply, and `min_confidence` on the niche's `sold` (else `figures.sold_recent`). A monitor
     not in the workspace writes nothing. Returns rows written."""
-    monitor = await db.get(Monitor, monitor_id)
+    monitor = db.get(Monitor, monitor_id)
     if monitor is None or monitor.workspace_id != workspace_id:
         return 0
-    rules, channels = await _targets(db, monitor)
+    rules, channels = _targets(db, monitor)
     batch = _Batch(monitor, channels, at)
     for rule in rules:
         filters = filters_from_json(rule.filters)
@@ -327,4 +329,4 @@ async def write_niche_alerts(
                 reason=str(alert.get("reason") or ""),
                 figures=dict(alert.get("figures") or {}),
             )
-    return await batch.write(db)
+    return batch.write(db)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Select, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._models import User
 from ._notify import delivery_record, notification_record
@@ -14,28 +14,28 @@ from ._notify_models import Notification, NotificationDelivery
 from ._notify_records import DeliveryRecord, NotificationRecord
 
 
-async def _page(db: AsyncSession, query: Select[Any], offset: int, limit: int) -> list[Any]:
-    return list(await db.scalars(query.offset(max(0, offset)).limit(max(0, limit))))
+def _page(db: Session, query: Select[Any], offset: int, limit: int) -> list[Any]:
+    return list(db.scalars(query.offset(max(0, offset)).limit(max(0, limit))))
 
 
-async def _count(db: AsyncSession, query: Select[Any]) -> int:
-    return int(await db.scalar(select(func.count()).select_from(query.subquery())) or 0)
+def _count(db: Session, query: Select[Any]) -> int:
+    return int(db.scalar(select(func.count()).select_from(query.subquery())) or 0)
 
 
-async def deliveries(
-    db: AsyncSession, workspace_id: str, *, channel_id: str | None, offset: int, limit: int
+def deliveries(
+    db: Session, workspace_id: str, *, channel_id: str | None, offset: int, limit: int
 ) -> tuple[list[DeliveryRecord], int]:
     """A page of the delivery log, newest first, and the total."""
     query = select(NotificationDelivery).where(NotificationDelivery.workspace_id == workspace_id)
     if channel_id is not None:
         query = query.where(NotificationDelivery.channel_id == channel_id)
-    total = await _count(db, query)
-    rows = await _page(db, query.order_by(NotificationDelivery.id.desc()), offset, limit)
+    total = _count(db, query)
+    rows = _page(db, query.order_by(NotificationDelivery.id.desc()), offset, limit)
     return [delivery_record(row) for row in rows], total
 
 
-async def notifications(
-    db: AsyncSession,
+def notifications(
+    db: Session,
     workspace_id: str,
     *,
     monitor_id: str | None,
@@ -52,14 +52,14 @@ async def notifications(
         query = query.where(Notification.channel_id == channel_id)
     if status is not None:
         query = query.where(Notification.status == status)
-    total = await _count(db, query)
+    total = _count(db, query)
     ordered = query.order_by(Notification.created_at.desc(), Notification.id.desc())
-    return [notification_record(row) for row in await _page(db, ordered, offset, limit)], total
+    return [notification_record(row) for row in _page(db, ordered, offset, limit)], total
 
 
-async def owner_email(db: AsyncSession, workspace_id: str) -> str | None:
+def owner_email(db: Session, workspace_id: str) -> str | None:
     """The address of the workspace's first user (who created it)."""
-    return await db.scalar(
+    return db.scalar(
         select(User.email)
         .where(User.workspace_id == workspace_id)
         .order_by(User.created_at, User.id)

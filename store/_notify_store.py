@@ -6,11 +6,11 @@ database outage raises `DatabaseUnavailable` (from `Store.unit`) and nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from . import _notify as repo
 from . import _notify_claims as claims
@@ -47,14 +47,14 @@ class NotifyStore:
         next sweep. Other nodes' alerts are found by the sweep."""
         self._listeners.append(listener)
 
-    async def unit(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    async def unit(self, work: Callable[[Session], T]) -> T:
         """`store.unit(work)`, telling the listeners once it committed alerts (the outbox
         writers count what they wrote in the session's `info`)."""
         queued = 0
 
-        async def counting(db: AsyncSession) -> T:
+        def counting(db: Session) -> T:
             nonlocal queued
-            result = await work(db)
+            result = work(db)
             queued = db.info.pop(outbox.QUEUED, 0)
             return result
 

@@ -33,7 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._fence import fence
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
@@ -60,11 +60,11 @@ def _likely(row: Listing) -> bool:
     return row.state == "sold" and row.state_evidence == "absence"
 
 
-async def _existing(db: AsyncSession, monitor_id: str, ids: Sequence[int]) -> dict[int, Listing]:
+def _existing(db: Session, monitor_id: str, ids: Sequence[int]) -> dict[int, Listing]:
     found: dict[int, Listing] = {}
     for start in range(0, len(ids), _IN_CHUNK):
         chunk = ids[start : start + _IN_CHUNK]
-        rows = await db.scalars(
+        rows = db.scalars(
             select(Listing).where(Listing.monitor_id == monitor_id, Listing.item_id.in_(chunk))
         )
         found.update((row.item_id, row) for row in rows)
@@ -74,7 +74,7 @@ async def _existing(db: AsyncSession, monitor_id: str, ids: Sequence[int]) -> di
 class _Changes:
     """What one poll does to the listings: rows and events added, counters moved."""
 
-    def __init__(self, db: AsyncSession, monitor_id: str, poll_id: str, at: datetime) -> None:
+    def __init__(self, db: Session, monitor_id: str, poll_id: str, at: datetime) -> None:
         self.db, self.monitor_id, self.poll_id, self.at = db, monitor_id, poll_id, at
         self.new = self.changed = 0
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
@@ -207,7 +207,7 @@ class _Changes:
             self.changed += 1
 
 
-async def _upgrade_sale_events(db: AsyncSession, monitor_id: str, upgraded: dict[int, str]) -> None:
+def _upgrade_sale_events(db: Session, monitor_id: str, upgraded: dict[int, str]) -> None:
     """Give the state event that recorded each likely sale (the listing's latest state event)
     the evidence that now confirms it. Rare (a likely sale a source confirms later), so the
     scan of the monitor's events this costs is acceptable."""
@@ -225,7 +225,7 @@ async def _upgrade_sale_events(db: AsyncSession, monitor_id: str, upgraded: dict
                 )
                 .group_by(ListingEvent.item_id)
             )
-            await db.execute(
+            db.execute(
                 update(ListingEvent)
                 .where(ListingEvent.id.in_(latest), ListingEvent.evidence == "absence")
                 .values(evidence=evidence)
@@ -233,8 +233,8 @@ async def _upgrade_sale_events(db: AsyncSession, monitor_id: str, upgraded: dict
             )
 
 
-async def record_poll(
-    db: AsyncSession, monitor_id: str, outcome: PollOutcome, lease_token: int | None = None
+def record_poll(
+    db: Session, monitor_id: str, outcome: PollOutcome, lease_token: int | None = None
 ) -> PollRecord:
     """Apply one poll's observations against the stored state, all or nothing.
 
@@ -247,8 +247,8 @@ async def record_poll(
     `LeaseLost` otherwise.
     """
     if lease_token is not None:
-        await fence(db, "monitor", monitor_id, lease_token)
-    already = await db.get(Poll, outcome.poll_id)
+        fence(db, "monitor", monitor_id, lease_token)
+    already = db.get(Poll, outcome.poll_id)
     if already is not None:
         return poll_record(already)
     # Listings and their events are stamped when the market says it looked; the poll and the
@@ -256,7 +256,7 @@ async def record_poll(
     at = outcome.observed_at or outcome.finished_at
     accounted = {s.item_id for s in outcome.seen} | {c.item_id for c in outcome.confirmed}
     absent = [i for i in dict.fromkeys(outcome.absent) if i not in accounted]
-    existing = await _existing(db, monitor_id, sorted(accounted.union(absent)))
+    existing = _existing(db, monitor_id, sorted(accounted.union(absent)))
     changes = _Changes(db, monitor_id, outcome.poll_id, at)
     for seen in outcome.seen:
         changes.seen(existing, seen)
@@ -269,7 +269,7 @@ async def record_poll(
         if row is not None:
             changes.absent(row, max(1, outcome.likely_after))
     if changes.upgraded:
-        await _upgrade_sale_events(db, monitor_id, changes.upgraded)
+        _upgrade_sale_events(db, monitor_id, changes.upgraded)
     poll = Poll(
         id=outcome.poll_id,
         monitor_id=monitor_id,
@@ -286,7 +286,7 @@ async def record_poll(
         clock=outcome.clock,
     )
     db.add(poll)
-    monitor = await db.get(Monitor, monitor_id)
+    monitor = db.get(Monitor, monitor_id)
     if monitor is not None:
         monitor.last_poll_at = outcome.finished_at
         monitor.next_poll_at = outcome.next_poll_at
@@ -304,7 +304,7 @@ async def record_poll(
             monitor.bootstrapped_at = outcome.finished_at
             if monitor.status == "paused":
                 monitor.status = "active"
-        await write_poll_alerts(
+        write_poll_alerts(
             db,
             monitor,
             new_rows=changes.new_rows,
@@ -312,12 +312,12 @@ async def record_poll(
             bootstrap=bootstrap,
             at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
         )
-    await db.flush()
+    db.flush()
     return poll_record(poll)
 
 
-async def record_poll_error(
-    db: AsyncSession,
+def record_poll_error(
+    db: Session,
     monitor_id: str,
     *,
     poll_id: str,
@@ -333,11 +333,11 @@ async def record_poll_error(
     `kind` (a `PollFailureKind`, or None for an ordinary failure) is kept with the error
     until a poll succeeds. Fenced like `record_poll`."""
     if lease_token is not None:
-        await fence(db, "monitor", monitor_id, lease_token)
-    monitor = await db.get(Monitor, monitor_id)
+        fence(db, "monitor", monitor_id, lease_token)
+    monitor = db.get(Monitor, monitor_id)
     if monitor is None:
         return None
-    if await db.get(Poll, poll_id) is None:
+    if db.get(Poll, poll_id) is None:
         db.add(
             Poll(
                 id=poll_id,
@@ -360,6 +360,6 @@ async def record_poll_error(
     monitor.next_poll_at = next_poll_at
     if monitor.consecutive_errors >= max_consecutive and monitor.status != "error":
         monitor.status = "error"
-        await write_error_alerts(db, monitor, poll_id=poll_id, at=finished_at)
-    await db.flush()
+        write_error_alerts(db, monitor, poll_id=poll_id, at=finished_at)
+    db.flush()
     return to_record(MonitorRecord, monitor)

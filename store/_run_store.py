@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from . import _runs as repo
 from ._fence import fence
@@ -78,10 +78,10 @@ class RunStore:
         this node's lease holds (`LeaseLost` otherwise)."""
         now = self._store.clock()
 
-        async def work(db: AsyncSession) -> bool:
+        def work(db: Session) -> bool:
             if lease_token is not None:
-                await fence(db, "run", run_id, lease_token)
-            return await repo.finish_run(db, run_id, state, at=now, **values)
+                fence(db, "run", run_id, lease_token)
+            return repo.finish_run(db, run_id, state, at=now, **values)
 
         return await self._store.unit(work)
 
@@ -111,10 +111,10 @@ class RunStore:
     ) -> AnalysisRecord:
         now = self._store.clock()
 
-        async def work(db: AsyncSession) -> AnalysisRecord:
+        def work(db: Session) -> AnalysisRecord:
             if lease_token is not None and run_id is not None:
-                await fence(db, "run", run_id, lease_token)
-            return await repo.add_analysis(
+                fence(db, "run", run_id, lease_token)
+            return repo.add_analysis(
                 db,
                 id=analysis_id,
                 workspace_id=workspace_id,
@@ -145,10 +145,10 @@ class RunStore:
         `lease_token`, another node holds the run by now."""
         now = self._store.clock()
 
-        async def work(db: AsyncSession) -> AnalysisRecord:
+        def work(db: Session) -> AnalysisRecord:
             if lease_token is not None:
-                await fence(db, "run", run.id, lease_token)
-            analysis = await repo.add_analysis(
+                fence(db, "run", run.id, lease_token)
+            analysis = repo.add_analysis(
                 db,
                 id=analysis_id,
                 workspace_id=run.workspace_id,
@@ -158,8 +158,8 @@ class RunStore:
                 created_at=now,
                 result=result_json,
             )
-            await repo.add_log_line(db, run.id, now, f"done: analysis {analysis.id}")
-            ended = await repo.finish_run(
+            repo.add_log_line(db, run.id, now, f"done: analysis {analysis.id}")
+            ended = repo.finish_run(
                 db,
                 run.id,
                 "succeeded",

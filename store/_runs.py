@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from ._rows import to_record
 from ._run_models import Analysis, Run, RunLogLine
@@ -26,32 +26,32 @@ def analysis_record(row: Analysis) -> AnalysisRecord:
     return to_record(AnalysisRecord, row, result_json="result")
 
 
-async def create_run(db: AsyncSession, **fields: Any) -> RunRecord:
+def create_run(db: Session, **fields: Any) -> RunRecord:
     run = Run(state="queued", progress=0.0, items=0, **fields)
     db.add(run)
-    await db.flush()
+    db.flush()
     return run_record(run)
 
 
-async def get_run(db: AsyncSession, run_id: str, workspace_id: str | None) -> RunRecord | None:
+def get_run(db: Session, run_id: str, workspace_id: str | None) -> RunRecord | None:
     query = select(Run).where(Run.id == run_id)
     if workspace_id is not None:
         query = query.where(Run.workspace_id == workspace_id)
-    run = await db.scalar(query)
+    run = db.scalar(query)
     return None if run is None else run_record(run)
 
 
-async def _newest_first(
-    db: AsyncSession, model: type[Run] | type[Analysis], workspace_id: str, offset: int, limit: int
+def _newest_first(
+    db: Session, model: type[Run] | type[Analysis], workspace_id: str, offset: int, limit: int
 ) -> tuple[list[Any], int]:
     """One page of a workspace's rows of `model`, newest first, and the total count."""
     total = int(
-        await db.scalar(
+        db.scalar(
             select(func.count()).select_from(model).where(model.workspace_id == workspace_id)
         )
         or 0
     )
-    rows = await db.scalars(
+    rows = db.scalars(
         select(model)
         .where(model.workspace_id == workspace_id)
         .order_by(model.created_at.desc(), model.id.desc())
@@ -61,22 +61,22 @@ async def _newest_first(
     return list(rows), total
 
 
-async def list_runs(
-    db: AsyncSession, workspace_id: str, offset: int, limit: int
+def list_runs(
+    db: Session, workspace_id: str, offset: int, limit: int
 ) -> tuple[list[RunRecord], int]:
-    rows, total = await _newest_first(db, Run, workspace_id, offset, limit)
+    rows, total = _newest_first(db, Run, workspace_id, offset, limit)
     return [run_record(r) for r in rows], total
 
 
-async def count_runs_since(db: AsyncSession, workspace_id: str, since: datetime) -> int:
+def count_runs_since(db: Session, workspace_id: str, since: datetime) -> int:
     """Runs created since `since`, and imports (analyses with no run), which count as runs
     against a plan's daily runs."""
-    runs = await db.scalar(
+    runs = db.scalar(
         select(func.count())
         .select_from(Run)
         .where(Run.workspace_id == workspace_id, Run.created_at >= since)
     )
-    imports = await db.scalar(
+    imports = db.scalar(
         select(func.count())
         .select_from(Analysis)
         .where(
@@ -88,15 +88,15 @@ async def count_runs_since(db: AsyncSession, workspace_id: str, since: datetime)
     return int(runs or 0) + int(imports or 0)
 
 
-async def update_run(db: AsyncSession, run_id: str, **values: Any) -> None:
-    await db.execute(update(Run).where(Run.id == run_id).values(**values))
+def update_run(db: Session, run_id: str, **values: Any) -> None:
+    db.execute(update(Run).where(Run.id == run_id).values(**values))
 
 
-async def finish_run(
-    db: AsyncSession, run_id: str, state: RunState, *, at: datetime, **values: Any
+def finish_run(
+    db: Session, run_id: str, state: RunState, *, at: datetime, **values: Any
 ) -> bool:
     """Move a run to a final state unless it already is in one (first writer wins)."""
-    result = await db.execute(
+    result = db.execute(
         update(Run)
         .where(Run.id == run_id, Run.state.not_in(tuple(FINISHED_RUN_STATES)))
         .values(state=state, finished_at=at, **values)
@@ -104,17 +104,17 @@ async def finish_run(
     return (result.rowcount or 0) == 1  # type: ignore[attr-defined]
 
 
-async def unfinished_runs(db: AsyncSession) -> list[RunRecord]:
-    rows = await db.scalars(select(Run).where(Run.state.in_(("queued", "running"))))
+def unfinished_runs(db: Session) -> list[RunRecord]:
+    rows = db.scalars(select(Run).where(Run.state.in_(("queued", "running"))))
     return [run_record(r) for r in rows]
 
 
-async def add_log_line(db: AsyncSession, run_id: str, at: datetime, line: str) -> None:
+def add_log_line(db: Session, run_id: str, at: datetime, line: str) -> None:
     db.add(RunLogLine(run_id=run_id, at=at, line=line))
 
 
-async def log_tail(db: AsyncSession, run_id: str, lines: int) -> list[tuple[datetime, str]]:
-    rows = await db.execute(
+def log_tail(db: Session, run_id: str, lines: int) -> list[tuple[datetime, str]]:
+    rows = db.execute(
         select(RunLogLine.at, RunLogLine.line)
         .where(RunLogLine.run_id == run_id)
         .order_by(RunLogLine.id.desc())
@@ -123,35 +123,35 @@ async def log_tail(db: AsyncSession, run_id: str, lines: int) -> list[tuple[date
     return [(at, line) for at, line in reversed(list(rows))]
 
 
-async def delete_run(db: AsyncSession, run_id: str, workspace_id: str) -> bool:
-    run = await db.scalar(select(Run).where(Run.id == run_id, Run.workspace_id == workspace_id))
+def delete_run(db: Session, run_id: str, workspace_id: str) -> bool:
+    run = db.scalar(select(Run).where(Run.id == run_id, Run.workspace_id == workspace_id))
     if run is None:
         return False
-    await db.execute(delete(RunLogLine).where(RunLogLine.run_id == run_id))
-    await db.execute(delete(Analysis).where(Analysis.run_id == run_id))
-    await db.execute(delete(Run).where(Run.id == run_id))
+    db.execute(delete(RunLogLine).where(RunLogLine.run_id == run_id))
+    db.execute(delete(Analysis).where(Analysis.run_id == run_id))
+    db.execute(delete(Run).where(Run.id == run_id))
     return True
 
 
-async def add_analysis(db: AsyncSession, **fields: Any) -> AnalysisRecord:
+def add_analysis(db: Session, **fields: Any) -> AnalysisRecord:
     analysis = Analysis(**fields)
     db.add(analysis)
-    await db.flush()
+    db.flush()
     return analysis_record(analysis)
 
 
-async def get_analysis(
-    db: AsyncSession, analysis_id: str, workspace_id: str | None
+def get_analysis(
+    db: Session, analysis_id: str, workspace_id: str | None
 ) -> AnalysisRecord | None:
     query = select(Analysis).where(Analysis.id == analysis_id)
     if workspace_id is not None:
         query = query.where(Analysis.workspace_id == workspace_id)
-    analysis = await db.scalar(query)
+    analysis = db.scalar(query)
     return None if analysis is None else analysis_record(analysis)
 
 
-async def list_analyses(
-    db: AsyncSession, workspace_id: str, offset: int, limit: int
+def list_analyses(
+    db: Session, workspace_id: str, offset: int, limit: int
 ) -> tuple[list[AnalysisRecord], int]:
-    rows, total = await _newest_first(db, Analysis, workspace_id, offset, limit)
+    rows, total = _newest_first(db, Analysis, workspace_id, offset, limit)
     return [analysis_record(a) for a in rows], total

@@ -1,30 +1,37 @@
 """The trio-facing Store: the only way anything reaches the database.
 
-The drivers (asyncpg, aiosqlite) speak asyncio; each unit of work runs on the trio-asyncio
-loop opened at start-up, so no caller above `store/` ever sees asyncio. Cancelling the Trio
-caller cancels the asyncio side too, and the transaction rolls back.
+Each unit of work is one transaction on SQLAlchemy's sync engine (sqlite3, psycopg 3), run in
+a worker thread by `trio.to_thread.run_sync` under a `CapacityLimiter` as wide as the
+connection pool, so a thread never waits for a connection and a Trio task waiting for a
+turn stays cancellable. No caller above `store/` ever sees a thread or a driver.
+
+Why threads and not the drivers' asyncio through trio-asyncio (the path until 2026-11): one
+hop to a cached worker thread costs a fraction of what the bridge did per query (asyncio
+futures, greenlet switches and, for aiosqlite, its own thread per connection);
+`bench/bench_db_path.py` measures both paths in one run. The bridge stays only for
+PostgreSQL's LISTEN (`_notifications`), which needs a connection that waits.
+
+Cancellation: a thread cannot be interrupted, so a cancelled caller waits for its unit to
+finish (units are short; SQLite's busy timeout and the pool bound the worst case), and the
+unit checks for cancellation just before committing: a cancelled unit rolls back and its
+caller sees `trio.Cancelled`. Either way the connection is back in the pool and no
+transaction is left open when `unit` returns or raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
-import trio_asyncio
-from sqlalchemy import event, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.ext.asyncio import (
-    AsyncEngine,
-    AsyncSession,
-    async_sessionmaker,
-    create_async_engine,
-)
+from sqlalchemy.orm import Session, sessionmaker
 
 from . import _accounts as accounts
 from ._billing_store import BillingStore
@@ -37,9 +44,12 @@ from ._notifications import listen
 from ._notify_store import NotifyStore
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 from ._run_store import RunStore
+from ._urls import sync_url
 
 T = TypeVar("T")
 Clock = Callable[[], datetime]
+
+SQLITE_POOL = 4
 
 
 # SQLSTATEs of a server that cannot serve: connection exceptions (08...), too many
@@ -64,9 +74,12 @@ class Store:
     `__init__` (for example `store.billing`), so that no single file grows without bound.
     """
 
-    def __init__(self, engine: AsyncEngine, clock: Clock = utc_now) -> None:
+    def __init__(self, engine: Engine, url: URL, clock: Clock = utc_now) -> None:
         self._engine = engine
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._url = url
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        # As wide as the pool: a thread that waited for a connection could not be cancelled.
+        self._turns = trio.CapacityLimiter(pool_capacity(engine))
         self.clock = clock
         self.monitors = MonitorStore(self)
         self.runs = RunStore(self)
@@ -77,21 +90,27 @@ class Store:
 
     @property
     def url(self) -> URL:
-        return self._engine.url
+        """The database URL as configured (with its asyncio driver name: LISTEN uses it)."""
+        return self._url
 
     @property
     def dialect(self) -> str:
         return self._engine.dialect.name
 
-    async def unit(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        """Run `work` in one transaction: committed if it returns, rolled back if it raises."""
+    async def unit(self, work: Callable[[Session], T]) -> T:
+        """Run `work` in one transaction, in a worker thread: committed if it returns, rolled
+        back if it raises or if the caller was cancelled meanwhile (see the module docstring)."""
 
-        async def in_asyncio() -> T:
-            async with self._sessions() as db, db.begin():
-                return await work(db)
+        def in_thread() -> T:
+            with self._sessions() as db, db.begin():
+                result = work(db)
+                # Raises `trio.Cancelled` here, inside the transaction, if the caller was
+                # cancelled while `work` ran: the block rolls back instead of committing.
+                trio.from_thread.check_cancelled()
+                return result
 
         try:
-            return await trio_asyncio.aio_as_trio(in_asyncio)()
+            return await trio.to_thread.run_sync(in_thread, limiter=self._turns)
         except (OperationalError, OSError, PoolTimeout) as err:
             raise DatabaseUnavailable(type(err).__name__) from err
         except DBAPIError as err:
@@ -105,8 +124,8 @@ class Store:
     async def ping(self) -> None:
         """Check the database answers; `DatabaseUnavailable` if it does not."""
 
-        async def select_one(db: AsyncSession) -> Any:
-            return await db.scalar(text("SELECT 1"))
+        def select_one(db: Session) -> Any:
+            return db.scalar(text("SELECT 1"))
 
         await self.unit(select_one)
 
@@ -189,14 +208,14 @@ class Store:
         """
         now = self.clock()
 
-        async def work(db: AsyncSession) -> list[str] | None:
-            user_id = await accounts.consume_password_reset(db, token_hash, now)
+        def work(db: Session) -> list[str] | None:
+            user_id = accounts.consume_password_reset(db, token_hash, now)
             if user_id is None:
                 return None
-            await accounts.set_password(db, user_id, password_hash)
+            accounts.set_password(db, user_id, password_hash)
             if revoke_tokens:
-                await accounts.revoke_user_tokens(db, user_id, now)
-            return await accounts.delete_user_sessions(db, user_id)
+                accounts.revoke_user_tokens(db, user_id, now)
+            return accounts.delete_user_sessions(db, user_id)
 
         return await self.unit(work)
 
@@ -205,11 +224,11 @@ class Store:
         page offers to revoke); None if the reset token is unknown, used or expired."""
         now = self.clock()
 
-        async def work(db: AsyncSession) -> list[AccessTokenRecord] | None:
-            user_id = await accounts.live_password_reset_user(db, token_hash, now)
+        def work(db: Session) -> list[AccessTokenRecord] | None:
+            user_id = accounts.live_password_reset_user(db, token_hash, now)
             if user_id is None:
                 return None
-            tokens = await accounts.list_access_tokens(db, user_id)
+            tokens = accounts.list_access_tokens(db, user_id)
             return [token for token in tokens if token.revoked_at is None]
 
         return await self.unit(work)
@@ -252,8 +271,15 @@ class Store:
         return await self.unit(lambda db: accounts.use_access_token(db, token_hash, now))
 
 
-def _prepare_sqlite(engine: AsyncEngine) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+def pool_capacity(engine: Engine) -> int:
+    pool: Any = engine.pool
+    size = getattr(pool, "size", None)
+    overflow = getattr(pool, "_max_overflow", 0)
+    return max(1, size() + max(0, overflow)) if callable(size) else 1
+
+
+def _prepare_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # WAL lets readers run beside the one writer; the busy timeout makes writers queue
         # instead of failing with "database is locked"; SQLite leaves foreign keys off unless asked.
@@ -281,7 +307,7 @@ async def migrate(database_url: str) -> None:
 async def open_store(
     database_url: str, *, run_migrations: bool = False, clock: Clock = utc_now
 ) -> AsyncIterator[Store]:
-    """Open the database for the lifetime of the block. Needs a running trio-asyncio loop.
+    """Open the database for the lifetime of the block.
 
     With `run_migrations`, pending migrations are applied first (the embedded SQLite default
     migrates itself this way). The engine's connections are closed on exit, even on error.
@@ -290,17 +316,16 @@ async def open_store(
     if run_migrations:
         await migrate(database_url)
     url = make_url(database_url)
-    options: dict[str, Any] = {"pool_pre_ping": True}
+    options: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 0}
     if url.get_backend_name() == "sqlite":
         # SQLite has one writer, and Python one core's worth of readers: a few connections
-        # (each its own aiosqlite thread) beat many threads contending for the GIL. Measured
-        # on listings pages under 50 clients: 137 req/s with 3, 78 with the default 5 + 10.
-        options = {"connect_args": {"timeout": 30}, "pool_size": 3, "max_overflow": 0}
-    engine = create_async_engine(database_url, **options)
+        # beat many threads contending for the GIL (see bench_api_load).
+        options = {"connect_args": {"timeout": 30}, "pool_size": SQLITE_POOL, "max_overflow": 0}
+    engine = create_engine(sync_url(url), **options)
     if url.get_backend_name() == "sqlite":
         _prepare_sqlite(engine)
     try:
-        yield Store(engine, clock)
+        yield Store(engine, url, clock)
     finally:
         with trio.CancelScope(shield=True):
-            await trio_asyncio.aio_as_trio(engine.dispose)()
+            await trio.to_thread.run_sync(engine.dispose)

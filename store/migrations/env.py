@@ -1,35 +1,30 @@
-"""Alembic environment: runs migrations over the async drivers the service itself uses."""
+"""Alembic environment: runs migrations over the sync drivers the Store itself uses."""
 
 from __future__ import annotations
 
-import asyncio
-
 from alembic import context
-from sqlalchemy import pool
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import create_engine, pool
 
 from store._models import Base
+from store._urls import sync_database_url
 
 config = context.config
 url = config.attributes.get("database_url") or config.get_main_option("sqlalchemy.url")
 
 
-def _run_migrations(connection: Connection) -> None:
-    # Batch mode lets ALTER TABLE work on SQLite, which cannot alter most things in place.
-    context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)
-    with context.begin_transaction():
-        context.run_migrations()
-
-
-async def _run_online() -> None:
-    engine = create_async_engine(str(url), poolclass=pool.NullPool)
+def _run_online() -> None:
+    engine = create_engine(sync_database_url(str(url)), poolclass=pool.NullPool)
     try:
-        async with engine.connect() as connection:
-            await connection.run_sync(_run_migrations)
-            await connection.commit()
+        with engine.connect() as connection:
+            # Batch mode lets ALTER TABLE work on SQLite, which cannot alter most things in place.
+            context.configure(
+                connection=connection, target_metadata=Base.metadata, render_as_batch=True
+            )
+            with context.begin_transaction():
+                context.run_migrations()
+            connection.commit()
     finally:
-        await engine.dispose()
+        engine.dispose()
 
 
 if context.is_offline_mode():
@@ -37,4 +32,4 @@ if context.is_offline_mode():
     with context.begin_transaction():
         context.run_migrations()
 else:
-    asyncio.run(_run_online())
+    _run_online()

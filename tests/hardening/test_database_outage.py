@@ -25,7 +25,7 @@ import trio
 import trio_asyncio
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from api.settings import Settings
 from store import ListingState, open_store
@@ -285,30 +285,30 @@ async def test_service_rides_out_a_database_outage_without_half_written_polls(
     assert cut_rows == (0, 0), "the poll cut before its COMMIT left rows behind"
 
 
-async def _scalar(db: AsyncSession, sql: str, **params: Any) -> int:
-    return int(await db.scalar(text(sql), params) or 0)
+def _scalar(db: Session, sql: str, **params: Any) -> int:
+    return int(db.scalar(text(sql), params) or 0)
 
 
-async def _orphans_and(db: AsyncSession, poll_id: str) -> tuple[int, tuple[int, int]]:
-    orphans = await _scalar(
+def _orphans_and(db: Session, poll_id: str) -> tuple[int, tuple[int, int]]:
+    orphans = _scalar(
         db,
         "SELECT count(*) FROM listing_events e LEFT JOIN polls p ON p.id = e.poll_id"
         " WHERE p.id IS NULL",
     )
-    cut_poll = await _scalar(db, "SELECT count(*) FROM polls WHERE id = :p", p=poll_id)
-    cut_events = await _scalar(
+    cut_poll = _scalar(db, "SELECT count(*) FROM polls WHERE id = :p", p=poll_id)
+    cut_events = _scalar(
         db, "SELECT count(*) FROM listing_events WHERE poll_id = :p", p=poll_id
     )
     return orphans, (cut_poll, cut_events)
 
 
-async def audit(db: AsyncSession, monitor_id: str, market: FakeMarket) -> None:
+def audit(db: Session, monitor_id: str, market: FakeMarket) -> None:
     """Every recorded poll of `monitor_id` is whole, as `store/_monitors.py` `record_poll`
     writes one: `new` counts its `new` events, `changed` the distinct listings with any other
     event (one listing may have a price and a counts event in the same poll)."""
     m = {"m": monitor_id}
     monitor = (
-        await db.execute(
+        db.execute(
             text(
                 "SELECT polls, open_count, reserved_count, sold_count, deleted_count"
                 " FROM monitors WHERE id = :m"
@@ -317,10 +317,10 @@ async def audit(db: AsyncSession, monitor_id: str, market: FakeMarket) -> None:
         )
     ).one()
     poll_rows = (
-        await db.execute(text("SELECT id, new, changed, error FROM polls WHERE monitor_id = :m"), m)
+        db.execute(text("SELECT id, new, changed, error FROM polls WHERE monitor_id = :m"), m)
     ).all()
     events = (
-        await db.execute(
+        db.execute(
             text(
                 "SELECT poll_id, item_id, kind, from_state, to_state FROM listing_events"
                 " WHERE monitor_id = :m ORDER BY id"
@@ -330,13 +330,13 @@ async def audit(db: AsyncSession, monitor_id: str, market: FakeMarket) -> None:
     ).all()
     listings: dict[int, str] = {
         item: state
-        for item, state in await db.execute(
+        for item, state in db.execute(
             text("SELECT item_id, state FROM listings WHERE monitor_id = :m"), m
         )
     }
     grouped: dict[str, int] = {
         state: count
-        for state, count in await db.execute(
+        for state, count in db.execute(
             text("SELECT state, count(*) FROM listings WHERE monitor_id = :m GROUP BY state"), m
         )
     }

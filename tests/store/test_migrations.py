@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import pool
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import create_engine, pool
 
 from store._models import Base
+from store._urls import sync_database_url
 
 
 def _differences(database_url: str) -> list[object]:
-    async def compare() -> list[object]:
-        engine = create_async_engine(database_url, poolclass=pool.NullPool)
-        try:
-            async with engine.connect() as connection:
-                return await connection.run_sync(
-                    lambda sync: compare_metadata(MigrationContext.configure(sync), Base.metadata)
-                )
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(compare())
+    engine = create_engine(sync_database_url(database_url), poolclass=pool.NullPool)
+    try:
+        with engine.connect() as connection:
+            return list(compare_metadata(MigrationContext.configure(connection), Base.metadata))
+    finally:
+        engine.dispose()
 
 
 def test_migrated_schema_matches_the_models(database_url: str) -> None:

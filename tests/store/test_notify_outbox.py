@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from store import ConfirmedState, RuleFilters, Store
 from store import _polls as polls
@@ -154,8 +154,8 @@ async def test_replayed_poll_and_rolled_back_poll_write_nothing_more(store: Stor
     class Boom(Exception):
         pass
 
-    async def poll_then_fail(db: AsyncSession) -> None:
-        await polls.record_poll(db, monitor_id, poll(T0 + timedelta(minutes=3), [listing(20, "1")]))
+    def poll_then_fail(db: Session) -> None:
+        polls.record_poll(db, monitor_id, poll(T0 + timedelta(minutes=3), [listing(20, "1")]))
         raise Boom
 
     with pytest.raises(Boom):

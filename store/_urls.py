@@ -1,0 +1,34 @@
+"""Which driver serves a configured database URL.
+
+Settings and documents name databases by their asyncio drivers (`sqlite+aiosqlite:///...`,
+`postgresql+asyncpg://...`), the form the service has always taken; the Store and the
+migrations run on the sync drivers (sqlite3, psycopg 3), and only PostgreSQL's LISTEN uses
+asyncpg. Either form, or no driver at all, is accepted.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import URL, make_url
+
+SYNC_DRIVERS = {
+    "sqlite": "sqlite+pysqlite",
+    "sqlite+aiosqlite": "sqlite+pysqlite",
+    "sqlite+pysqlite": "sqlite+pysqlite",
+    "postgresql": "postgresql+psycopg",
+    "postgresql+asyncpg": "postgresql+psycopg",
+    "postgresql+psycopg": "postgresql+psycopg",
+}
+
+
+def sync_url(url: URL) -> URL:
+    """`url` with the sync driver the Store runs on; `ValueError` for a database it does not
+    support."""
+    driver = SYNC_DRIVERS.get(url.drivername)
+    if driver is None:
+        raise ValueError(f"unsupported database driver {url.drivername!r}")
+    return url.set(drivername=driver)
+
+
+def sync_database_url(database_url: str) -> str:
+    """`sync_url` of a URL given as text, as text (passwords kept)."""
+    return sync_url(make_url(database_url)).render_as_string(hide_password=False)
