@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import trio
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 from quart_schema import validate_querystring, validate_response
 
 from engine import render_svg
 from store import AnalysisRecord
 
+from .analysis_cache import AnalysisParts, etag, matches
 from .auth import current_principal
 from .errors import NotFound
 from .imports import import_from_request
 from .limits import allow_body
-from .naming import analysis_title, analysis_titles, title_of_analysis
-from .openapi import operation
+from .naming import analysis_title, analysis_titles
+from .openapi import documents_response, operation
 from .openapi_links import ANALYSIS, RUN
 from .run_schemas import (
     AnalysisList,
@@ -35,6 +38,8 @@ blueprint = Blueprint("analyses", __name__)
 GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
 DASHBOARD_NICHES = 10
 DASHBOARD_RUNS = 10
+# Documents bigger than this are parsed in a worker thread (a few ms of the event loop).
+INLINE_PARSE_BYTES = 256 * 1024
 # The graph name as a route converter, so that the OpenAPI document lists the four names
 # (`enum`) and clients, generators and the links below reach real graphs.
 GRAPH_NAME = "any({}):name".format(", ".join(f'"{name}"' for name in GRAPH_NAMES))
@@ -95,11 +100,24 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
 
 @blueprint.get("/api/analyses/<id:analysis_id>")
 @operation("getAnalysis", links=ANALYSIS_LINKS)
-@validate_response(AnalysisOut, 200)
-async def get_analysis(analysis_id: str) -> AnalysisOut:
-    """Ranked niches, alerts, evidence notes, and links to the four graphs."""
-    analysis = await owned_analysis(analysis_id)
-    return analysis_out(analysis, await title_of_analysis(analysis))
+@documents_response(AnalysisOut, 200)
+async def get_analysis(analysis_id: str) -> Response:
+    """Ranked niches, alerts, evidence notes, and links to the four graphs.
+
+    Answered with an `ETag`: an analysis never changes once stored (only its title follows
+    its run's and monitor's names), so a client that sends it back in `If-None-Match` gets
+    `304 Not Modified` and no body. A deleted analysis is a 404 at once.
+    """
+    read = await read_analysis(analysis_id)
+    tag = etag(read.analysis.id, read.title)
+    if matches(request.headers.get("If-None-Match"), tag):
+        return not_modified(tag)
+    body = {
+        **summary(read.analysis, read.title).model_dump(mode="json"),
+        "result": orjson.Fragment(read.parts.result),
+        "graphs": graph_links(read.analysis.id),
+    }
+    return cached_json(orjson.dumps(body), tag)
 
 
 def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
@@ -115,24 +133,94 @@ def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
     return document
 
 
+@dataclass(frozen=True, slots=True)
+class AnalysisRead:
+    analysis: AnalysisRecord  # its `result_json` is not read when the cache had it
+    title: str
+    parts: AnalysisParts
+
+
+async def read_analysis(analysis_id: str) -> AnalysisRead:
+    """The caller's analysis with its document's parts (parsed once per process, see
+    `analysis_cache`); `NotFound` when it does not exist or belongs to another workspace."""
+    svc = services()
+    workspace_id = current_principal().workspace_id
+    parts = svc.analyses.get(analysis_id)
+    origin = await svc.store.runs.analysis_origin(
+        analysis_id, workspace_id, with_result=parts is None
+    )
+    if origin is None:
+        svc.analyses.forget(analysis_id)
+        raise NotFound("analysis")
+    if parts is None:
+        parts = await parse_parts(origin.analysis.id, origin.analysis.result_json)
+    title = analysis_title(origin.analysis, origin.run, origin.monitor)
+    return AnalysisRead(origin.analysis, title, parts)
+
+
+async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
+    """Parse a stored document into the cache (a big one in a worker thread: it would hold
+    the event loop for tens of milliseconds)."""
+    if len(result_json) > INLINE_PARSE_BYTES:
+        parts = await trio.to_thread.run_sync(AnalysisParts.parse, result_json, DASHBOARD_NICHES)
+    else:
+        parts = AnalysisParts.parse(result_json, DASHBOARD_NICHES)
+    services().analyses.put(analysis_id, parts)
+    return parts
+
+
+def cached_json(body: bytes, tag: str) -> Response:
+    response = Response(body, content_type="application/json")
+    response.headers["ETag"] = tag
+    # Stored by the browser, but asked again every time: a delete must show at once.
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
+
+
+def not_modified(tag: str) -> Response:
+    response = Response(b"", status=304)
+    response.headers["ETag"] = tag
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
+
+
 @blueprint.get(f"/api/analyses/<id:analysis_id>/graphs/<{GRAPH_NAME}>.json")
 @operation("getAnalysisGraphSpec")
-async def graph_spec(analysis_id: str, name: str) -> dict[str, Any]:
-    """One of the four graphs as a Vega-Lite spec with its data inline."""
-    analysis = await owned_analysis(analysis_id)
-    spec = _stored_document(analysis).get("graphs", {}).get(name)
-    if name not in GRAPH_NAMES or not isinstance(spec, dict):
+async def graph_spec(analysis_id: str, name: str) -> Response:
+    """One of the four graphs as a Vega-Lite spec with its data inline (with an `ETag`, as
+    the analysis)."""
+    read = await read_analysis(analysis_id)
+    spec = read.parts.graphs.get(name)
+    if name not in GRAPH_NAMES or spec is None:
         raise NotFound("graph")
-    return spec
+    tag = etag(read.analysis.id, name, "json")
+    if matches(request.headers.get("If-None-Match"), tag):
+        return not_modified(tag)
+    return cached_json(spec, tag)
 
 
 @blueprint.get(f"/api/analyses/<id:analysis_id>/graphs/<{GRAPH_NAME}>.svg")
 @operation("getAnalysisGraphSvg", success=(200, "The graph as SVG", "image/svg+xml"))
 async def graph_svg(analysis_id: str, name: str) -> Response:
-    """One of the four graphs rendered server-side as SVG (no browser, no network)."""
-    spec = await graph_spec(analysis_id, name)
-    svg = await trio.to_thread.run_sync(render_svg, spec)
-    return Response(svg, content_type="image/svg+xml; charset=utf-8")
+    """One of the four graphs rendered server-side as SVG (no browser, no network), with an
+    `ETag`; rendered once per process."""
+    read = await read_analysis(analysis_id)
+    spec = read.parts.graphs.get(name)
+    if name not in GRAPH_NAMES or spec is None:
+        raise NotFound("graph")
+    tag = etag(read.analysis.id, name, "svg")
+    if matches(request.headers.get("If-None-Match"), tag):
+        return not_modified(tag)
+    svg = read.parts.svgs.get(name)
+    if svg is None:
+        rendered = await trio.to_thread.run_sync(render_svg, orjson.loads(spec))
+        svg = rendered.encode() if isinstance(rendered, str) else rendered
+        read.parts.svgs[name] = svg
+        services().analyses.resized(read.analysis.id)
+    response = Response(svg, content_type="image/svg+xml; charset=utf-8")
+    response.headers["ETag"] = tag
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @blueprint.post("/api/analysis/import-monitoring")
@@ -168,31 +256,38 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
 @blueprint.get("/api/dashboard")
 @operation("getDashboard")
 @validate_querystring(DashboardQuery)
-async def dashboard(query_args: DashboardQuery) -> dict[str, Any]:
+async def dashboard(query_args: DashboardQuery) -> Response:
     """Top niches (of `run_id`'s analysis, or the latest analysis) and recent runs."""
     svc = services()
-    principal = current_principal()
-    body: dict[str, Any] = {"analysis": None}
-    analysis: AnalysisRecord | None = None
+    workspace_id = current_principal().workspace_id
+    analysis_id: str | None = None
     if query_args.run_id is not None:
-        run = await svc.store.runs.get(query_args.run_id, principal.workspace_id)
+        run = await svc.store.runs.get(query_args.run_id, workspace_id)
         if run is None:
             raise NotFound("run")
-        if run.analysis_id is not None:
-            analysis = await svc.store.runs.analysis(run.analysis_id, principal.workspace_id)
-    else:
-        latest, _ = await svc.store.runs.analyses(principal.workspace_id, 0, 1)
-        analysis = latest[0] if latest else None
+        analysis_id = run.analysis_id
+    view = await svc.store.runs.dashboard(
+        workspace_id,
+        analysis_id=analysis_id,
+        newest=query_args.run_id is None and query_args.include_top_niches,
+        recent_runs=DASHBOARD_RUNS if query_args.include_recent_runs else 0,
+    )
+    body: dict[str, Any] = {"analysis": None}
     if query_args.include_top_niches:
-        niches: list[Any] = []
-        if analysis is not None:
-            niches = json.loads(analysis.result_json).get("niches", [])[:DASHBOARD_NICHES]
+        niches = orjson.Fragment(b"[]")
+        origin = view.origin
+        if origin is not None:
+            parts = svc.analyses.get(origin.analysis.id)
+            if parts is None:
+                stored = await svc.store.runs.analysis_result(origin.analysis.id, workspace_id)
+                parts = await parse_parts(origin.analysis.id, stored or "{}")
+            niches = orjson.Fragment(parts.top_niches)
+            title = analysis_title(origin.analysis, origin.run, origin.monitor)
             body["analysis"] = {
-                **summary(analysis, await title_of_analysis(analysis)).model_dump(mode="json"),
-                "graphs": graph_links(analysis.id),
+                **summary(origin.analysis, title).model_dump(mode="json"),
+                "graphs": graph_links(origin.analysis.id),
             }
         body["top_niches"] = niches
     if query_args.include_recent_runs:
-        runs, _ = await svc.store.runs.in_workspace(principal.workspace_id, 0, DASHBOARD_RUNS)
-        body["recent_runs"] = [run_out(r).model_dump(mode="json") for r in runs]
-    return body
+        body["recent_runs"] = [run_out(r).model_dump(mode="json") for r in view.recent_runs]
+    return Response(orjson.dumps(body), content_type="application/json")

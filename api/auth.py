@@ -53,9 +53,14 @@ async def authenticate_bearer(header: str) -> Principal:
     if scheme.lower() != "bearer" or not looks_like_access_token(token):
         raise Unauthorized()
     svc = services()
-    owner = await svc.store.use_access_token(svc.hasher.digest(token))
+    digest = svc.hasher.digest(token)
+    owner = svc.sessions.get_token(digest)
     if owner is None:
-        raise Unauthorized()
+        # Stamps `last_used_at` when it is a minute old or more (see `use_access_token`).
+        owner = await svc.store.use_access_token(digest)
+        if owner is None:
+            raise Unauthorized()
+        svc.sessions.put(digest, owner)
     return Principal(
         user_id=owner.user.id,
         email=owner.user.email,

@@ -69,4 +69,5 @@ async def revoke_key(key_id: str) -> KeyOut:
     record = await services().store.revoke_access_token(user_id=principal.user_id, token_id=key_id)
     if record is None:
         raise NotFound("access token")
+    services().sessions.drop_token(key_id)
     return KeyOut.model_validate(_key_out(record))

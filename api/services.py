@@ -10,6 +10,7 @@ from quart import Quart, current_app
 from engine import Engine
 from store import Store
 
+from .analysis_cache import AnalysisCache
 from .mail import Mailer
 from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from .security import TokenHasher
@@ -51,6 +52,7 @@ class Services:
     )
     started_at: float = field(default_factory=trio.current_time)
     import_slots: ImportSlots = field(default_factory=ImportSlots)
+    analyses: AnalysisCache = field(default_factory=AnalysisCache)
 
 
 def services() -> Services:

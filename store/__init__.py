@@ -3,6 +3,7 @@
 Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
 """
 
+from ._analysis_views import AnalysisOrigin, DashboardView
 from ._billing_records import (
     ApplyOutcome,
     BillingAccountRecord,
@@ -90,6 +91,7 @@ __all__ = [
     "NOTIFY_KINDS",
     "AccessTokenRecord",
     "AlreadyExists",
+    "AnalysisOrigin",
     "AnalysisRecord",
     "AnalysisSource",
     "ApplyOutcome",
@@ -107,6 +109,7 @@ __all__ = [
     "Confidence",
     "ConfirmedState",
     "Credentials",
+    "DashboardView",
     "DatabaseUnavailable",
     "DeliveryOutcome",
     "DeliveryRecord",

@@ -6,7 +6,7 @@ belongs to the caller, `Store`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -16,7 +16,9 @@ from ._errors import AlreadyExists
 from ._models import AccessToken, PasswordReset, Session, User, Workspace
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 
-SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"
+SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"  # also names revoked access tokens
+# How stale an access token's `last_used_at` may be: it is written at most this often.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def _user_record(user: User) -> UserRecord:
@@ -185,14 +187,14 @@ def live_password_reset_user(db: Db, token_hash: str, now: datetime) -> str | No
     return None if user_id is None else str(user_id)
 
 
-def revoke_user_tokens(db: Db, user_id: str, now: datetime) -> int:
-    """Revoke every live access token of the user; how many were live."""
-    result = db.execute(
-        update(AccessToken)
-        .where(AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None))
-        .values(revoked_at=now)
-    )
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+def revoke_user_tokens(db: Db, user_id: str, now: datetime) -> list[str]:
+    """Revoke every live access token of the user; the revoked tokens' hashes (announced,
+    so that caches drop them)."""
+    live = (AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None))
+    hashes = list(db.scalars(select(AccessToken.token_hash).where(*live)))
+    db.execute(update(AccessToken).where(*live).values(revoked_at=now))
+    announce_sessions_ended(db, hashes)
+    return hashes
 
 
 def add_access_token(
@@ -241,11 +243,13 @@ def revoke_access_token(
     if token.revoked_at is None:
         token.revoked_at = now
         db.flush()
+        announce_sessions_ended(db, [token.token_hash])
     return _token_record(token)
 
 
 def use_access_token(db: Db, token_hash: str, now: datetime) -> TokenOwner | None:
-    """Find a live token by hash and stamp `last_used_at`; None if unknown or revoked."""
+    """Find a live token by hash and stamp `last_used_at` (unless stamped within the last
+    `LAST_USED_RESOLUTION`); None if unknown or revoked."""
     row = (
         db.execute(
             select(AccessToken, User)
@@ -256,6 +260,8 @@ def use_access_token(db: Db, token_hash: str, now: datetime) -> TokenOwner | Non
     if row is None:
         return None
     token, user = row
-    token.last_used_at = now
-    db.flush()
+    # At most once a minute: a busy agent's every call would otherwise be a write.
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        token.last_used_at = now
+        db.flush()
     return TokenOwner(token=_token_record(token), user=_user_record(user))

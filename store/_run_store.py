@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
+from . import _analysis_views as views
 from . import _runs as repo
+from ._analysis_views import AnalysisOrigin, DashboardView
 from ._fence import fence
 from ._run_records import AnalysisRecord, AnalysisSource, RunRecord, RunSource, RunState
 
@@ -179,6 +181,31 @@ class RunStore:
 
     async def analysis(self, analysis_id: str, workspace_id: str | None) -> AnalysisRecord | None:
         return await self._store.unit(lambda db: repo.get_analysis(db, analysis_id, workspace_id))
+
+    async def analysis_origin(
+        self, analysis_id: str, workspace_id: str, *, with_result: bool
+    ) -> AnalysisOrigin | None:
+        """The analysis with its run and monitor, in one unit; its document only
+        `with_result` (see `_analysis_views`)."""
+        return await self._store.unit(
+            lambda db: views.analysis_origin(
+                db, analysis_id, workspace_id, with_result=with_result
+            )
+        )
+
+    async def analysis_result(self, analysis_id: str, workspace_id: str) -> str | None:
+        return await self._store.unit(
+            lambda db: views.analysis_result(db, analysis_id, workspace_id)
+        )
+
+    async def dashboard(
+        self, workspace_id: str, *, analysis_id: str | None, newest: bool, recent_runs: int
+    ) -> DashboardView:
+        return await self._store.unit(
+            lambda db: views.dashboard_view(
+                db, workspace_id, analysis_id=analysis_id, newest=newest, recent_runs=recent_runs
+            )
+        )
 
     async def analyses(
         self, workspace_id: str, offset: int, limit: int

@@ -203,8 +203,8 @@ class Store:
         """Use a reset token, set the password, end every session of the user and, with
         `revoke_tokens`, revoke every access token of the user, atomically.
 
-        Returns the ended session hashes (for cache invalidation), or None if the token is
-        unknown, used or expired, in which case nothing changes.
+        Returns the ended sessions' and revoked tokens' hashes (for cache invalidation), or
+        None if the token is unknown, used or expired, in which case nothing changes.
         """
         now = self.clock()
 
@@ -213,9 +213,8 @@ class Store:
             if user_id is None:
                 return None
             accounts.set_password(db, user_id, password_hash)
-            if revoke_tokens:
-                accounts.revoke_user_tokens(db, user_id, now)
-            return accounts.delete_user_sessions(db, user_id)
+            revoked = accounts.revoke_user_tokens(db, user_id, now) if revoke_tokens else []
+            return accounts.delete_user_sessions(db, user_id) + revoked
 
         return await self.unit(work)
 

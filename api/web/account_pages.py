@@ -83,4 +83,5 @@ async def revoke_key(key_id: str) -> Response:
         return await _keys_page(
             who, status=404, error="That key does not exist, or it is not yours."
         )
+    services().sessions.drop_token(key_id)
     return see_other("/account/keys?notice=revoked")
