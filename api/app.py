@@ -28,6 +28,7 @@ from . import (
 from .after_response import RunAfterResponse
 from .billing import views as billing
 from .errors import JsonStrictRequest, register_error_handlers
+from .json_encoding import OrjsonProvider
 from .keep_alive import KeepAliveAfterEarlyAnswers
 from .mail import Mailer, SmtpTarget
 from .notifications import rest as notifications
@@ -41,6 +42,7 @@ from .settings import Settings
 
 def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio:
     app = QuartTrio("nichescope")
+    app.json = OrjsonProvider(app)
     app.request_class = JsonStrictRequest
     # The largest body any route accepts; each route's own limit is enforced by `limits`.
     app.config["MAX_CONTENT_LENGTH"] = max(settings.max_body_bytes, settings.import_max_bytes)

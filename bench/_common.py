@@ -1,5 +1,6 @@
-"""Helpers shared by the benchmarks: ports, child processes, RSS, percentiles, and seed data
-(a signed-in user, a monitor with many listings) written straight through the store."""
+"""Helpers shared by the benchmarks: ports, child processes, RSS, percentiles, throwaway
+PostgreSQL databases, and seed data (a signed-in user, their access token, a monitor with many
+listings) written straight through the store."""
 
 from __future__ import annotations
 
@@ -11,20 +12,24 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import psycopg
+from psycopg import sql
 from sqlalchemy import insert, text
 
-from api.security import TokenHasher
+from api.security import TokenHasher, new_access_token, new_id
 from store import Store
 from store._monitor_models import Listing, Monitor, Poll
 
 ROOT = Path(__file__).resolve().parents[1]
+PG_SERVER = "host=127.0.0.1 port=5432 user=postgres"  # the local server, trust auth
 
 
 def free_port() -> int:
@@ -138,6 +143,37 @@ def start_simulator(listings: int = 600) -> tuple[subprocess.Popen[bytes], str]:
     return process, origin
 
 
+@contextmanager
+def postgres_database(prefix: str) -> Iterator[str | None]:
+    """A throwaway database `PREFIX_<hex>` on the local PostgreSQL server (PG_SERVER), as the
+    service's URL, dropped WITH (FORCE) on exit; None, and a line saying so, when the server
+    is not reachable."""
+    name = f"{prefix}_{secrets.token_hex(6)}"
+    try:
+        with psycopg.connect(f"{PG_SERVER} dbname=postgres", autocommit=True,
+                             connect_timeout=3) as admin:  # fmt: skip
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    except psycopg.OperationalError as err:
+        reason = str(err).strip().splitlines()[0]
+        print(f"PostgreSQL not reachable at 127.0.0.1:5432 ({reason}): skipped", flush=True)
+        yield None
+        return
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(f"{PG_SERVER} dbname=postgres", autocommit=True) as admin:
+            drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+            admin.execute(drop.format(sql.Identifier(name)))
+
+
+def vacuum_analyze(url: str) -> None:
+    """VACUUM ANALYZE a database of `postgres_database` freshly loaded: the statistics
+    autovacuum would have by then."""
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(f"{PG_SERVER} dbname={name}", autocommit=True) as db:
+        db.execute("VACUUM ANALYZE")
+
+
 # -- seed data, written straight through the store ------------------------------------------
 
 SEED_BATCH = 20_000
@@ -162,6 +198,22 @@ async def seed_account(store: Store, key: str, suffix: str = "") -> tuple[str, s
         expires_at=store.clock() + timedelta(days=1),
     )  # fmt: skip
     return user.workspace_id, cookie
+
+
+async def seed_token(
+    store: Store, key: str, suffix: str = "", scopes: tuple[str, ...] = ("read", "write")
+) -> str:
+    """A personal access token of the user `seed_account` made with the same `suffix`, built
+    as `mint_access_token` builds one: its plaintext, for `Authorization: Bearer <token>`.
+
+    `key` must be the server's NICHESCOPE_SECRET_KEY: the token is stored as its hash.
+    """
+    token = new_access_token()
+    await store.add_access_token(
+        token_id=new_id("key"), user_id=f"usr_bench{suffix}", workspace_id=f"wsp_bench{suffix}",
+        label=f"bench{suffix}", scopes=scopes, token_hash=TokenHasher(key).digest(token),
+    )  # fmt: skip
+    return token
 
 
 async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int) -> float:

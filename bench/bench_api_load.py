@@ -1,32 +1,50 @@
-"""REST API under load: a realistic read mix against `nichescope serve`, and the framework's
-ceiling (a bare Quart-Trio hello world on the same Hypercorn config) measured in the same run.
+"""REST API under load, on SQLite and on PostgreSQL: server CPU per request of each request
+kind and a realistic 100-client read mix, each against a bare Quart-Trio hello world on the
+same Hypercorn config measured in the same run (the framework's own cost and ceiling).
 
-Run: `python -m bench.bench_api_load [--quick]` (full: about 70 s; `--quick`: about 45 s).
+Run: `python -m bench.bench_api_load [--quick] [--sqlite-only]` (full: about 3.5 min;
+`--quick`: about 2 min). PostgreSQL is the local server at 127.0.0.1:5432 (user `postgres`,
+trust auth): a throwaway database `nichescope_bench_api_<hex>` is created, then dropped WITH
+(FORCE); when the server is not reachable the bench says so and measures SQLite only.
 
-Preparation (SQLite in a temp dir, written straight through the store, not timed): one user
-with a browser session, a paused monitor with 20,000 listings (per-state counts kept as polls
-would), and a few finished runs with their analyses, produced by the real run path (the
-engine scraping the bundled marketplace simulator, then the niche analysis).
+Preparation per database (not timed; SQLite in a temp dir; written straight through the
+store): one user with a browser session and a read+write personal access token, a paused
+monitor with 20,000 listings (per-state counts kept as polls would), and a few finished runs
+with their analyses made by the real run path (the engine scraping the bundled marketplace
+simulator, then the niche analysis). PostgreSQL then gets VACUUM ANALYZE.
 
-Load: 100 clients (httpx under trio, in a separate process, one keep-alive connection each),
-closed loop with no think time, for a bounded time. Each request is drawn at random from the
-mix: 30% GET /api/dashboard (top niches and recent runs), 40% a random listings page of 50,
-10% GET /api/runs, 10% GET /api/runs/{id}, 10% GET /api/analyses/{id}. Then the same 100
-clients against the hello-world route. Throughput counts 2xx responses per second of the
-phase; latencies are those of 2xx responses, send to last body byte.
+Phases per database, against one `nichescope serve`; clients are httpx under trio in a
+separate process, one keep-alive connection each, closed loop with no think time:
+- per kind, 20 clients for 3 s (`--quick`) or 6 s: GET /health (no credentials), a run, an
+  analysis, a random listings page of 50 with the session cookie, the same pages with
+  `Authorization: Bearer <token>` (these two in halves, cookie-bearer-bearer-cookie, so that
+  a drift weighs on both alike), and the dashboard with top niches and recent runs;
+- the mix, 100 clients for 10 s or 20 s, each request drawn at random: 30% dashboard, 40% a
+  listings page, 10% GET /api/runs, 10% a run, 10% an analysis (cookie).
+The hello world is measured once, between the two databases, with 20 clients (its CPU per
+request) and with 100 (its throughput).
 
-Reading the ratio: API throughput / hello-world throughput is the share of the framework's
-ceiling the service keeps once it does real work (auth, SQL on the trio-asyncio bridge,
-pydantic, JSON); 1.0 would mean the framework is the bottleneck, 0.1 that the service's own
-work costs nine times what Quart-Trio and Hypercorn cost per request. The p99 ratio is how
-much longer the slowest 1% wait. Both servers and the client share the machine (2 cores
-here), so absolute figures move with other load; the ratio, taken seconds apart under the
-same conditions, moves less. The CPU line under each phase says who was the limit: a server
-near 100% of a core is saturated (Hypercorn runs one process); well below, the client or the
-machine's other work was, and the hello-world ceiling (so the ratio's denominator) is low.
+Reading the figures. CPU ms/req is the server process's CPU time (user + system, all its
+threads, from /proc) over a phase divided by the phase's 2xx responses; its ratio to the hello
+world's is what the service's own work (auth, SQL, pydantic, JSON) costs per request on top
+of Quart-Trio and Hypercorn, largely whatever else the machine runs. SQLite's figures include
+the database's work; PostgreSQL's do not (its own processes are not counted). The "server"
+column is its CPU as a share of one core: near 100% it was saturated (one process); well
+below, the client or the machine's other work was the limit, and CPU per request is then
+somewhat higher (fewer requests share each wake-up): a hello world well below 100% flatters
+the ratios. The window is exact: every client connects and sends one request, and each kind's
+first paths are requested, before the client prints "ready"; the parent then reads the
+server's CPU, answers "go", and reads it again as soon as the results arrive, before the
+connections close; so neither warm-up nor connection setup is counted. Throughput counts 2xx
+per second; latencies are those of 2xx, send to last body byte. The mix's throughput ratio is
+the share of the framework's ceiling the service keeps once it does real work; absolute
+figures move with the machine's other load (2 cores here), the ratios less.
 
-Any 5xx (or a dropped connection) is a FAIL: the server's logged tracebacks are printed and
-the exit status is 1.
+Targets (PASS/MISS, against the hello world): CPU per request of /health <= 2x, of a run, an
+analysis and a listings page <= 3x, of the dashboard <= 4x; the bearer-token listings page
+within 10% of the same with a cookie; the mix's throughput >= 0.5x with no 5xx. A MISS leaves
+the exit status alone; any 5xx (or dropped connection) is a FAIL: the server's logged
+tracebacks are printed and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -39,11 +57,13 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -54,18 +74,22 @@ from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
 from api.runtime import ServeOptions, hypercorn_config, wait_for_stop_signal
+from bench._api_kinds import KIND_CLIENTS, CpuPhase, Mix, measure_kinds, print_mix, print_table
 from bench._common import (
     ROOT,
     cpu_seconds,
     free_port,
     load_note,
     percentile,
+    postgres_database,
     process_cpu_seconds,
     seed_account,
     seed_monitor,
+    seed_token,
     spawn,
     start_simulator,
     stop,
+    vacuum_analyze,
     verdict,
     wait_http,
 )
@@ -86,6 +110,7 @@ CATALOGUES = (
     ("/catalog?order=newest_first", 600),
 )
 RUNS_SECONDS = 60.0
+WARM_PATHS = 10  # each kind's first paths requested before the window (analyses are cached)
 
 # (kind, share of requests); the paths of each kind are filled in from the prepared data.
 MIX = (
@@ -97,12 +122,19 @@ MIX = (
 )
 
 
+@dataclass(frozen=True)
+class Timing:
+    kind_seconds: float  # each per-kind CPU phase
+    mix_seconds: float  # each 100-client phase
+
+
 # -- preparation ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Prepared:
     cookie: str
+    token: str
     run_ids: list[str]
     analysis_ids: list[str]
     seconds: float
@@ -139,6 +171,7 @@ async def _prepare(url: str, key: str, origin: str) -> Prepared:
     started = time.monotonic()
     async with trio_asyncio.open_loop(), open_store(url, run_migrations=True) as store:
         workspace_id, cookie = await seed_account(store, key)
+        token = await seed_token(store, key)
         await seed_monitor(store, workspace_id, MONITOR, LISTINGS)
         run_ids = await _finished_runs(store, workspace_id, origin)
         analysis_ids = []
@@ -148,10 +181,18 @@ async def _prepare(url: str, key: str, origin: str) -> Prepared:
             if run.analysis_id is None:  # the figures would silently lose a kind otherwise
                 raise RuntimeError(f"run {run_id} ended {run.state}: {run.error}")
             analysis_ids.append(run.analysis_id)
-    return Prepared(cookie, run_ids, analysis_ids, time.monotonic() - started)
+    return Prepared(cookie, token, run_ids, analysis_ids, time.monotonic() - started)
 
 
-# -- hello world (its own process) ------------------------------------------------------------
+def _prepare_with_simulator(url: str, key: str) -> Prepared:
+    simulator, origin = start_simulator()
+    try:
+        return trio.run(_prepare, url, key, origin)
+    finally:
+        stop(simulator)
+
+
+# -- servers (their own processes) ------------------------------------------------------------
 
 
 def _hello(port: int) -> None:
@@ -166,90 +207,159 @@ def _hello(port: int) -> None:
     trio.run(lambda: serve(app, config, shutdown_trigger=wait_for_stop_signal))
 
 
+@contextmanager
+def _serving(
+    args: list[str], ready_path: str, env: dict[str, str] | None = None,
+    stderr: IO[bytes] | None = None,
+) -> Iterator[LoadClient]:  # fmt: skip
+    """A server started as `python ARGS --port PORT`, and a load client for it; the server is
+    stopped on exit (before the next one starts, so that they do not share the CPU)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = spawn([*args, "--port", str(port)], env=env, stderr=stderr)
+    try:
+        wait_http(base + ready_path)
+        with LoadClient(base, server) as load:
+            yield load
+    finally:
+        stop(server)
+
+
 # -- load client (its own process) ------------------------------------------------------------
 
 
-async def _client(spec: dict[str, Any]) -> None:
-    """Reads the load spec as JSON on stdin (see `_load`), prints the samples as JSON.
+async def _client() -> None:
+    """Runs the phases `LoadClient` sends, one JSON spec per line on stdin, each answered
+    by "ready" (clients connected and warmed up), then, once stdin says "go", the timed
+    samples as one JSON line; the connections close when stdin says "close".
 
     Each simulated client has its own `httpx.AsyncClient` with one connection: one shared
     pool of 100 connections costs the client more CPU than the hello-world server spends
     (httpcore scans every connection of the pool for every request), which would measure
     the client instead of the server.
     """
+    stdin = trio.wrap_file(sys.stdin)
+    while line := await stdin.readline():
+        await _phase(json.loads(line), stdin)
+
+
+async def _phase(spec: dict[str, Any], stdin: Any) -> None:
     mix: list[tuple[str, float, list[str]]] = spec["mix"]
     weights = [share for _, share, _ in mix]
     samples: list[tuple[int, int, float]] = []  # (kind index, status or 0, seconds)
     failures: list[tuple[str, str]] = []  # (path, status or exception name), first ones
-    headers = {"Cookie": f"session_token={spec['cookie']}"}
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
     def new_client() -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=spec["base"], headers=headers, limits=limits, timeout=60)
+        return httpx.AsyncClient(
+            base_url=spec["base"], headers=spec["headers"], limits=limits, timeout=60
+        )
 
     async with new_client() as http:  # warm-up: first-request costs stay out of the figures
         for _, _, paths in mix:
-            (await http.get(paths[0])).raise_for_status()
+            for path in paths[:WARM_PATHS]:
+                (await http.get(path)).raise_for_status()
 
-    async def worker(seed: int, ready: trio.Event, go: trio.Event) -> None:
+    async def worker(
+        seed: int, http: httpx.AsyncClient, task_status: trio.TaskStatus[None]
+    ) -> None:
         rng = random.Random(seed)
-        async with new_client() as http:
-            ready.set()
-            await go.wait()
-            while trio.current_time() < deadline:
-                kind = rng.choices(range(len(mix)), weights)[0]
-                path = rng.choice(mix[kind][2])
-                sent = time.perf_counter()
-                try:
-                    status = (await http.get(path)).status_code
-                    failure = str(status)
-                except httpx.HTTPError as err:  # counted as status 0: the run goes on
-                    status, failure = 0, type(err).__name__
-                samples.append((kind, status, time.perf_counter() - sent))
-                if not 200 <= status < 300 and len(failures) < 20:
-                    failures.append((path, failure))
+        await http.get(mix[seed % len(mix)][2][0])  # connects: its setup stays out, too
+        task_status.started()
+        await go.wait()
+        while trio.current_time() < deadline:
+            kind = rng.choices(range(len(mix)), weights)[0]
+            path = rng.choice(mix[kind][2])
+            sent = time.perf_counter()
+            try:
+                status = (await http.get(path)).status_code
+                failure = str(status)
+            except httpx.HTTPError as err:  # counted as status 0: the run goes on
+                status, failure = 0, type(err).__name__
+            samples.append((kind, status, time.perf_counter() - sent))
+            if not 200 <= status < 300 and len(failures) < 20:
+                failures.append((path, failure))
 
     deadline = float("inf")
     go = trio.Event()
-    async with trio.open_nursery() as nursery:
-        for seed in range(int(spec["concurrency"])):
-            ready = trio.Event()
-            nursery.start_soon(worker, seed, ready, go)
-            await ready.wait()
-        # Every client exists before the clock starts (their TLS-free setup is cheap, but
-        # creating 100 clients is not free and is no part of the server's work).
-        deadline = trio.current_time() + float(spec["duration"])
-        began, cpu = time.perf_counter(), cpu_seconds()
-        go.set()
-    elapsed, cpu = time.perf_counter() - began, cpu_seconds() - cpu
-    print(json.dumps({"elapsed": elapsed, "cpu": cpu, "samples": samples, "failures": failures}))
+    async with AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(new_client()) for _ in range(spec["clients"])]
+        async with trio.open_nursery() as nursery:
+            for seed, http in enumerate(clients):
+                await nursery.start(worker, seed, http)
+            print("ready", flush=True)
+            if (await stdin.readline()).strip() != "go":
+                raise RuntimeError("expected go")
+            deadline = trio.current_time() + float(spec["duration"])
+            began, cpu = time.perf_counter(), cpu_seconds()
+            go.set()
+        elapsed, cpu = time.perf_counter() - began, cpu_seconds() - cpu
+        print(json.dumps({"elapsed": elapsed, "cpu": cpu, "samples": samples,
+                          "failures": failures}), flush=True)  # fmt: skip
+        await stdin.readline()  # "close": the parent has read the server's CPU
 
 
-def _load(
-    base: str,
-    cookie: str,
-    duration: float,
-    mix: Sequence[tuple[str, float, list[str]]],
-    server: subprocess.Popen[bytes],
-    clients: int = CLIENTS,
-) -> dict[str, Any]:
-    """Run the load client; its result (samples, `elapsed`, the client's own `cpu` seconds
-    over the timed window) plus `server_cpu`: they share the machine, so the two CPU figures
-    say which of them was the limit."""
-    spec = {"base": base, "cookie": cookie, "concurrency": clients, "duration": duration,
-            "mix": mix}  # fmt: skip
-    server_cpu = process_cpu_seconds(server.pid)
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.bench_api_load", "client"], cwd=ROOT,
-        input=json.dumps(spec).encode(), capture_output=True, timeout=duration + 120,
-    )  # fmt: skip
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr.decode()[-3000:])
-        raise RuntimeError("the load client crashed")
-    result: dict[str, Any] = json.loads(done.stdout)
-    # Also counts the client's warm-up requests: a few, against thousands timed.
-    result["server_cpu"] = process_cpu_seconds(server.pid) - server_cpu
-    return result
+class LoadClient:
+    """The load client process of one server (`python -m bench.bench_api_load client`),
+    running one phase at a time, so that its start-up (imports) is paid once per server."""
+
+    def __init__(self, base: str, server: subprocess.Popen[bytes]) -> None:
+        self._base, self._server = base, server
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115  # closed by __exit__
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "bench.bench_api_load", "client"], cwd=ROOT, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+        )  # fmt: skip
+
+    def __enter__(self) -> LoadClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()  # its end of input: the client exits
+        try:
+            self._process.wait(30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(5)
+        self._stderr.close()
+
+    def run(
+        self, headers: dict[str, str], clients: int, duration: float, mix: Mix
+    ) -> dict[str, Any]:
+        """One phase's result (samples, `elapsed`, the client's own `cpu` seconds over the
+        timed window) plus `server_cpu`, the server's CPU seconds over the same window: they
+        share the machine, so the two CPU figures say which of them was the limit."""
+        spec = {"base": self._base, "headers": headers, "clients": clients, "duration": duration,
+                "mix": mix}  # fmt: skip
+        watchdog = threading.Timer(duration + 120, self._process.kill)
+        watchdog.start()
+        try:
+            self._send(json.dumps(spec))
+            if self._receive() != "ready":
+                raise RuntimeError("the load client did not get ready")
+            server_cpu = process_cpu_seconds(self._server.pid)
+            self._send("go")
+            result: dict[str, Any] = json.loads(self._receive())
+            result["server_cpu"] = process_cpu_seconds(self._server.pid) - server_cpu
+            self._send("close")
+        finally:
+            watchdog.cancel()
+        return result
+
+    def _send(self, line: str) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(line + "\n")
+        self._process.stdin.flush()
+
+    def _receive(self) -> str:
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if not line:
+            self._stderr.seek(0)
+            sys.stderr.write(self._stderr.read().decode(errors="replace")[-3000:])
+            raise RuntimeError("the load client crashed")
+        return line.strip()
 
 
 # -- figures ----------------------------------------------------------------------------------
@@ -301,24 +411,6 @@ def _tracebacks(log: Path, limit: int = 3) -> str:
     return f"{len(blocks)} errors logged by the server; the first ones:\n{shown}"
 
 
-# -- orchestration ----------------------------------------------------------------------------
-
-
-def _api_mix(monitor: str, prepared: Prepared) -> list[tuple[str, float, list[str]]]:
-    pages = LISTINGS // PAGE_SIZE
-    paths = {
-        "dashboard": ["/api/dashboard?include_top_niches=true&include_recent_runs=true"],
-        "listings": [
-            f"/api/monitoring/{monitor}/listings?state=all&page={page}&page_size={PAGE_SIZE}"
-            for page in range(1, pages + 1)
-        ],
-        "runs": ["/api/runs"],
-        "run": [f"/api/runs/{run_id}" for run_id in prepared.run_ids],
-        "analysis": [f"/api/analyses/{analysis_id}" for analysis_id in prepared.analysis_ids],
-    }
-    return [(kind, share, paths[kind]) for kind, share in MIX]
-
-
 def _report(title: str, result: dict[str, Any], kinds: Sequence[str]) -> Figures:
     samples, elapsed = result["samples"], result["elapsed"]
     total = _figures(samples, elapsed)
@@ -334,78 +426,126 @@ def _report(title: str, result: dict[str, Any], kinds: Sequence[str]) -> Figures
     return total
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="10 s per phase instead of 20 s")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    duration = 10.0 if args.quick else 20.0
-    print(load_note(), flush=True)
-    key = secrets.token_urlsafe(32)
-    with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as name:
-        folder = Path(name)
-        url = f"sqlite+aiosqlite:///{folder / 'bench.db'}"
-        simulator, origin = start_simulator()
-        try:
-            prepared = trio.run(_prepare, url, key, origin)
-        finally:
-            stop(simulator)
-        print(f"prepared in {prepared.seconds:.0f} s: {LISTINGS:,} listings, "
-              f"{len(prepared.run_ids)} finished runs with analyses", flush=True)  # fmt: skip
-        log = folder / "server.log"
-        api = _measure_api(url, key, prepared, duration, log)
-        hello = measure_hello(duration)
-    print(
-        f"  ratio API / hello world: throughput {api.rate / hello.rate:.2f}x, "
-        f"p99 {api.p99_ms / hello.p99_ms:.1f}x (see the module docstring)"
-    )
-    one, five, _ = os.getloadavg()
-    print(f"  load average at the end {one:.2f} / {five:.2f}")
-    failed = api.server_errors + api.dropped + hello.server_errors + hello.dropped
-    return 1 if failed else 0
+# -- orchestration ----------------------------------------------------------------------------
 
 
-def _measure_api(url: str, key: str, prepared: Prepared, duration: float, log: Path) -> Figures:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as stderr:
-        server = spawn(
-            ["-m", "api.cli", "serve", "--port", str(port), "--database-url", url],
-            env={"NICHESCOPE_SECRET_KEY": key}, stderr=stderr,
-        )  # fmt: skip
-        try:
-            wait_http(f"{base}/health")
-            mix = _api_mix(MONITOR, prepared)
-            result = _load(base, prepared.cookie, duration, mix, server)
-        finally:
-            # Stopped before the hello-world phase, so that it does not share the CPU.
-            stop(server)
-    kinds = [kind for kind, _, _ in mix]
-    title = f"API mix, {CLIENTS} clients, closed loop, {duration:.0f} s"
-    figures = _report(title, result, kinds)
-    if figures.server_errors or figures.dropped:
+@dataclass(frozen=True)
+class Measured:
+    phases: list[CpuPhase]  # per kind (the hello world: one)
+    mix: Figures
+    bad: int  # 5xx and dropped responses over every phase
+
+
+def _paths(monitor: str, prepared: Prepared) -> dict[str, list[str]]:
+    pages = LISTINGS // PAGE_SIZE
+    return {
+        "health": ["/health"],
+        "dashboard": ["/api/dashboard?include_top_niches=true&include_recent_runs=true"],
+        "listings": [
+            f"/api/monitoring/{monitor}/listings?state=all&page={page}&page_size={PAGE_SIZE}"
+            for page in range(1, pages + 1)
+        ],
+        "runs": ["/api/runs"],
+        "run": [f"/api/runs/{run_id}" for run_id in prepared.run_ids],
+        "analysis": [f"/api/analyses/{analysis_id}" for analysis_id in prepared.analysis_ids],
+    }
+
+
+def _measure_database(database: str, url: str, key: str, timing: Timing, log: Path) -> Measured:
+    prepared = _prepare_with_simulator(url, key)
+    if url.startswith("postgresql"):
+        vacuum_analyze(url)
+    print(f"{database}: prepared in {prepared.seconds:.0f} s: {LISTINGS:,} listings, "
+          f"{len(prepared.run_ids)} finished runs with analyses", flush=True)  # fmt: skip
+    paths = _paths(MONITOR, prepared)
+    credentials = {
+        "none": {},
+        "cookie": {"Cookie": f"session_token={prepared.cookie}"},
+        "bearer": {"Authorization": f"Bearer {prepared.token}"},
+    }
+    args = ["-m", "api.cli", "serve", "--database-url", url]
+    env = {"NICHESCOPE_SECRET_KEY": key}
+    with log.open("wb") as stderr, _serving(args, "/health", env, stderr) as load:
+        phases = measure_kinds(load, paths, credentials, timing.kind_seconds)
+        mix = [(kind, share, paths[kind]) for kind, share in MIX]
+        result = load.run(credentials["cookie"], CLIENTS, timing.mix_seconds, mix)
+    title = f"mix, {CLIENTS} clients, closed loop, {timing.mix_seconds:.0f} s"
+    figures = _report(title, result, [kind for kind, _ in MIX])
+    bad = sum(phase.bad for phase in phases) + figures.server_errors + figures.dropped
+    if bad:
         print(_tracebacks(log))
-    return figures
+    return Measured(phases, figures, bad)
+
+
+HELLO_ARGS = ["-m", "bench.bench_api_load", "hello"]
+HELLO_MIX = [("hello", 1.0, ["/hello"])]
+HELLO_TITLE = "hello world (bare Quart-Trio, same Hypercorn config)"
+
+
+def _measure_hello(timing: Timing) -> Measured:
+    """The framework's own cost per request (KIND_CLIENTS clients) and ceiling (CLIENTS)."""
+    print(f"{HELLO_TITLE}:", flush=True)
+    with _serving(HELLO_ARGS, "/hello") as load:
+        result = load.run({}, KIND_CLIENTS, timing.kind_seconds, HELLO_MIX)
+        phase = CpuPhase.measured(f"{KIND_CLIENTS} clients", [result])
+        ceiling = load.run({}, CLIENTS, timing.mix_seconds, HELLO_MIX)
+    mix = _report(f"{CLIENTS} clients, {timing.mix_seconds:.0f} s", ceiling, ["hello"])
+    bad = phase.bad + mix.server_errors + mix.dropped
+    return Measured([phase], mix, bad)
 
 
 def measure_hello(duration: float, clients: int = CLIENTS) -> Figures:
     """The framework's own ceiling: a bare Quart-Trio hello world under `clients` closed-loop
     clients (also the listings bench's baseline, with 50)."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = spawn(["-m", "bench.bench_api_load", "hello", str(port)])
-    try:
-        wait_http(f"{base}/hello")
-        result = _load(base, "", duration, [("hello", 1.0, ["/hello"])], server, clients)
-    finally:
-        stop(server)
-    title = f"hello world (bare Quart-Trio, same Hypercorn config), {clients} clients"
-    return _report(title, result, ["hello"])
+    with _serving(HELLO_ARGS, "/hello") as load:
+        result = load.run({}, clients, duration, HELLO_MIX)
+    return _report(f"{HELLO_TITLE}, {clients} clients", result, ["hello"])
+
+
+def _verdicts(database: str, measured: Measured, hello: Measured) -> None:
+    print_table(database, measured.phases, hello.phases[0])
+    mix, ceiling = measured.mix, hello.mix
+    print_mix(database, mix.rate, mix.p99_ms, ceiling.rate, ceiling.p99_ms,
+              mix.server_errors + mix.dropped)  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="3 s per kind and 10 s per mix instead of 6 s and 20 s")  # fmt: skip
+    parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    timing = Timing(3.0, 10.0) if args.quick else Timing(6.0, 20.0)
+    started = time.monotonic()
+    print(load_note(), flush=True)
+    key = secrets.token_urlsafe(32)
+    with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as name:
+        folder = Path(name)
+        url = f"sqlite+aiosqlite:///{folder / 'bench.db'}"
+        sqlite = _measure_database("SQLite", url, key, timing, folder / "server-sqlite.log")
+        # Between the two databases: the hello world's conditions are those of both.
+        hello = _measure_hello(timing)
+        _verdicts("SQLite", sqlite, hello)
+        bad = sqlite.bad + hello.bad
+        if args.sqlite_only:
+            print("PostgreSQL: skipped (--sqlite-only)")
+        else:
+            with postgres_database("nichescope_bench_api") as pg_url:
+                if pg_url is not None:
+                    log = folder / "server-postgres.log"
+                    postgres = _measure_database("PostgreSQL", pg_url, key, timing, log)
+                    _verdicts("PostgreSQL", postgres, hello)
+                    bad += postgres.bad
+    one, five, _ = os.getloadavg()
+    print(f"load average at the end {one:.2f} / {five:.2f}; "
+          f"{time.monotonic() - started:.0f} s in all")  # fmt: skip
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["client"]:
-        trio.run(_client, json.load(sys.stdin))
+        trio.run(_client)
     elif sys.argv[1:2] == ["hello"]:
-        _hello(int(sys.argv[2]))
+        _hello(int(sys.argv[3]))  # hello --port PORT
     else:
         sys.exit(main())

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from ._monitor_models import Listing, Monitor
 from ._monitor_records import LISTING_STATES, ListingPage, ListingRecord
-from ._rows import to_record
+from ._rows import records
 
 BOOKMARK_EVERY = 1000
 # (monitor id, sorted states or () for every state): the key of one bookmark list.
@@ -150,7 +150,7 @@ def listing_page(
         "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id"
     ).columns(*Listing.__table__.columns)
     rows = db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
-    return ListingPage(listings=[to_record(ListingRecord, r) for r in rows], total=total)
+    return ListingPage(listings=records(ListingRecord, rows), total=total)
 
 
 def take_bookmarks(db: Session, key: PageKey) -> Bookmarks:
