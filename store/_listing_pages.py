@@ -65,6 +65,19 @@ class BookmarkCache:
         self._entries.move_to_end(key)
         return marks
 
+    def at_version(self, key: PageKey) -> Callable[[PageKey, int], Bookmarks | None]:
+        """A lookup for `listing_page` that reads nothing of this cache: the unit runs in a
+        worker thread, and the cache belongs to the Trio thread. The marks known now are
+        taken, and the lookup answers them only for the version the unit finds."""
+        known = self._entries.get(key)
+        if known is not None:
+            self._entries.move_to_end(key)
+
+        def lookup(_key: PageKey, version: int) -> Bookmarks | None:
+            return known if known is not None and known.version == version else None
+
+        return lookup
+
     def put(self, key: PageKey, marks: Bookmarks) -> None:
         self._entries[key] = marks
         self._entries.move_to_end(key)

@@ -169,7 +169,8 @@ class MonitorStore:
             limit=page_size,
         )
         for _ in range(3):  # a poll landing between build and read makes the marks stale
-            result = await self._store.unit(partial(read, bookmarks=self._bookmarks.fresh))
+            marks = self._bookmarks.at_version(key)
+            result = await self._store.unit(partial(read, bookmarks=marks))
             if not isinstance(result, pages.BookmarksNeeded):
                 return result
             await self._build_bookmarks(key, result.version)
