@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import trio
 from quart import Blueprint, Response, request
-from quart_schema import validate_querystring, validate_response
+from quart_schema import document_response, validate_querystring, validate_response
 
 from engine import render_svg
 from store import AnalysisRecord
@@ -20,7 +20,7 @@ from .errors import NotFound
 from .imports import import_from_request
 from .limits import allow_body
 from .naming import analysis_title, analysis_titles
-from .openapi import documents_response, operation
+from .openapi import operation
 from .openapi_links import ANALYSIS, RUN
 from .run_schemas import (
     AnalysisList,
@@ -100,7 +100,7 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
 
 @blueprint.get("/api/analyses/<id:analysis_id>")
 @operation("getAnalysis", links=ANALYSIS_LINKS)
-@documents_response(AnalysisOut, 200)
+@document_response(AnalysisOut, 200)
 async def get_analysis(analysis_id: str) -> Response:
     """Ranked niches, alerts, evidence notes, and links to the four graphs.
 

@@ -11,7 +11,6 @@ from typing import Any, Literal, TypeVar
 
 from quart_schema import OpenAPIProvider
 from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
-from quart_schema.validation import QUART_SCHEMA_RESPONSE_ATTRIBUTE
 from werkzeug.routing import AnyConverter, Rule
 
 from .monitor_export import EXPORT_SCHEMA
@@ -166,20 +165,6 @@ def operation(
             setattr(func, BODY_ATTRIBUTE, body)
         if named_links:
             setattr(func, LINKS_ATTRIBUTE, named_links)
-        return func
-
-    return decorate
-
-
-def documents_response(model: type[Any], status: int = 200) -> Callable[[F], F]:
-    """Document `model` as the `status` answer without validating it on the way out, for a
-    view that answers with bytes it already encoded (`validate_response` cannot take a
-    `Response`); a test checks such answers against the model instead."""
-
-    def decorate(func: F) -> F:
-        schemas = dict(getattr(func, QUART_SCHEMA_RESPONSE_ATTRIBUTE, {}))
-        schemas[status] = (model, None)
-        setattr(func, QUART_SCHEMA_RESPONSE_ATTRIBUTE, schemas)
         return func
 
     return decorate

@@ -73,14 +73,15 @@ class CpuPhase:
         samples = [sample for result in results for sample in result["samples"]]
         elapsed = sum(result["elapsed"] for result in results)
         server_cpu = sum(result["server_cpu"] for result in results)
+        client_cpu = sum(result["cpu"] for result in results)
         ok = [seconds for _, status, seconds in samples if 200 <= status < 300]
         bad = sum(1 for _, status, _ in samples if status >= 500 or status == 0)
         phase = cls(kind, len(ok), elapsed, server_cpu, bad)
         print(f"    {kind:<18} {phase.rate:>7,.0f} req/s, p50 {percentile(ok, 50) * 1000:.0f} "
               f"ms, p99 {percentile(ok, 99) * 1000:.0f} ms, {len(samples) - len(ok)} non-2xx "
-              f"({bad} 5xx or dropped {verdict(not bad, 'FAIL')}); server "
-              f"{phase.core_share:.0%} of a core, {phase.cpu_ms:.3f} ms CPU/request",
-              flush=True)  # fmt: skip
+              f"({bad} 5xx or dropped {verdict(not bad, 'FAIL')}); CPU: server "
+              f"{phase.core_share:.0%} of a core, client {client_cpu / elapsed:.0%}; "
+              f"{phase.cpu_ms:.3f} ms server CPU/request", flush=True)  # fmt: skip
         for path, failure in [f for result in results for f in result["failures"]][:5]:
             print(f"      failed: GET {path} -> {failure}")
         return phase

@@ -2,7 +2,7 @@
 kind and a realistic 100-client read mix, each against a bare Quart-Trio hello world on the
 same Hypercorn config measured in the same run (the framework's own cost and ceiling).
 
-Run: `python -m bench.bench_api_load [--quick] [--sqlite-only]` (full: about 3.5 min;
+Run: `python -m bench.bench_api_load [--quick] [--sqlite-only]` (full: about 3 min;
 `--quick`: about 2 min). PostgreSQL is the local server at 127.0.0.1:5432 (user `postgres`,
 trust auth): a throwaway database `nichescope_bench_api_<hex>` is created, then dropped WITH
 (FORCE); when the server is not reachable the bench says so and measures SQLite only.
