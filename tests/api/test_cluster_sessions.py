@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from api.settings import Settings
-from tests.api.helpers import signed_in
+from tests.api.helpers import bearer, create_token, signed_in
 from tests.conftest import start_service
 
 pytestmark = pytest.mark.postgres
@@ -37,4 +37,25 @@ async def test_a_logout_on_one_node_ends_the_session_on_the_others(
             while (await on_b.get("/api/auth/me", headers=cookie)).status_code == 200:
                 await trio.sleep(0.05)
         refused = await on_b.get("/api/auth/me", headers=cookie)
+    assert refused.status_code == 401, refused.text
+
+
+async def test_a_token_revoked_on_one_node_is_refused_by_the_others(
+    settings: Settings, nursery: trio.Nursery
+) -> None:
+    """Tokens are cached like sessions (no database read per agent call): a revocation is
+    announced the same way."""
+    node_a, _ = await start_service(nursery, dataclasses.replace(settings, node_id="node-a"))
+    node_b, _ = await start_service(nursery, dataclasses.replace(settings, node_id="node-b"))
+    async with node_a.client() as on_a, node_b.client() as on_b:
+        await signed_in(on_a)
+        token = await create_token(on_a, ["read"])
+        key_id = (await on_a.get("/api/account/keys")).json()["keys"][0]["id"]
+        # Node B reads the token once, and caches it.
+        assert (await on_b.get("/api/auth/me", headers=bearer(token))).status_code == 200
+        assert (await on_a.delete(f"/api/account/keys/{key_id}")).is_success
+        with trio.move_on_after(ENOUGH):
+            while (await on_b.get("/api/auth/me", headers=bearer(token))).status_code == 200:
+                await trio.sleep(0.05)
+        refused = await on_b.get("/api/auth/me", headers=bearer(token))
     assert refused.status_code == 401, refused.text
