@@ -42,7 +42,6 @@ from .settings import Settings
 
 def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio:
     app = QuartTrio("nichescope")
-    app.json = OrjsonProvider(app)
     app.request_class = JsonStrictRequest
     # The largest body any route accepts; each route's own limit is enforced by `limits`.
     app.config["MAX_CONTENT_LENGTH"] = max(settings.max_body_bytes, settings.import_max_bytes)
@@ -64,6 +63,8 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
         scalar_ui_path=None,
         swagger_ui_path=None,  # `api_docs` serves /docs with Swagger UI's own files (offline)
     )
+    # After QuartSchema, which installs its own provider: its fallback (pydantic values) kept.
+    app.json = OrjsonProvider(app, fallback=app.json)
     app.extensions["nichescope"] = Services(
         store=store,
         engine=engine,

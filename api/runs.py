@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,7 +22,7 @@ from quart_schema import (
 )
 
 from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
-from store import RunRecord
+from store import RunRecord, record_fields
 
 from .auth import current_principal
 from .billing.quotas import require_items_per_run, require_quota
@@ -67,7 +66,8 @@ MONITOR_RUN_MAX_ITEMS = 0
 
 
 def run_out(run: RunRecord) -> RunOut:
-    fields = {k: v for k, v in asdict(run).items() if k != "workspace_id"}
+    fields = record_fields(run)
+    del fields["workspace_id"]
     if run.source == "monitor":
         fields["max_items"] = None
     return RunOut.model_validate(fields)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import DateTime, ForeignKey, Index, String, Text, TypeDecorator
 from sqlalchemy.engine import Dialect
@@ -25,11 +27,26 @@ class UtcDateTime(TypeDecorator[datetime]):
         return value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        from datetime import UTC
-
         if value is not None and value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value
+
+    def result_processor(
+        self, dialect: Dialect, coltype: Any
+    ) -> Callable[[Any], datetime | None] | None:
+        """On SQLite, the stored text read in one step (`datetime.fromisoformat`, in C)
+        instead of SQLAlchemy's parser and then `process_result_value`: a page of listings
+        has 250 datetimes, and the two steps were a fifth of its cost."""
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+
+        def parse(value: Any) -> datetime | None:
+            if value is None:
+                return None
+            read = datetime.fromisoformat(value) if isinstance(value, str) else value
+            return read if read.tzinfo is not None else read.replace(tzinfo=UTC)
+
+        return parse
 
 
 class Base(DeclarativeBase):
