@@ -11,6 +11,7 @@ keep their insertion order. `tests/api/test_json_encoding.py` compares the two e
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -42,3 +43,16 @@ class OrjsonProvider(DefaultJSONProvider):
         obj = self._prepare_response_obj(args, kwargs)
         body = self.encode(obj) + b"\n"
         return Response(body, mimetype=self.mimetype)
+
+
+def _api_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def api_json(value: Any) -> bytes:
+    """`value` (dicts, lists, records of plain values, aware datetimes, decimals) as an
+    answer's JSON, written as pydantic writes a response model (`mode="json"`): datetimes in
+    ISO 8601 with `Z`, decimals as strings. For answers built without a model."""
+    return orjson.dumps(value, default=_api_default, option=orjson.OPT_UTC_Z)

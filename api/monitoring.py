@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from quart import Blueprint, Response
 from quart_schema import (
+    document_response,
     validate_querystring,
     validate_request,
     validate_response,
@@ -32,6 +33,7 @@ from .auth import current_principal
 from .billing.quotas import plan_limits, require_poll_interval, require_quota
 from .catalogue_urls import refuse_unaccepted_site
 from .errors import ApiError, BadRequest, Conflict, NotFound
+from .json_encoding import api_json
 from .monitor_export import EXPORT_SCHEMA, stream_export
 from .monitor_schemas import (
     ListingsPage,
@@ -262,8 +264,8 @@ async def resume_monitor_in(monitor: MonitorRecord) -> None:
 @blueprint.get("/<id:monitor_id>/listings")
 @operation("listMonitorListings")
 @validate_querystring(ListingsQuery)
-@validate_response(ListingsPage, 200)
-async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsPage:
+@document_response(ListingsPage, 200)
+async def list_listings(monitor_id: str, query_args: ListingsQuery) -> Response:
     """One page of the monitor's listings in a state (`all` for every state), by item id
     unless `sort` says otherwise, narrowed to a niche by `category`, `brand`, `size`,
     `condition` and a price range when given."""
@@ -288,16 +290,18 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> ListingsP
     )
     if page is None:
         raise NotFound("monitor")
-    return ListingsPage.model_validate(
-        {
-            "listings": [listing_out(listing) for listing in page.listings],
-            "state": query_args.state,
-            "page": query_args.page,
-            "page_size": query_args.page_size,
-            "total": page.total,
-            "pages": max(1, math.ceil(page.total / query_args.page_size)),
-        }
-    )
+    body = {
+        "listings": [listing_out(listing) for listing in page.listings],
+        "state": query_args.state,
+        "page": query_args.page,
+        "page_size": query_args.page_size,
+        "total": page.total,
+        "pages": max(1, math.ceil(page.total / query_args.page_size)),
+    }
+    # Written straight from the records, which are already what `ListingsPage` says (a
+    # test compares the two encodings): validating 50 listings into models only to dump
+    # them again was a tenth of the API's hottest read.
+    return Response(api_json(body), content_type="application/json")
 
 
 def _price(value: float | None) -> Decimal | None:

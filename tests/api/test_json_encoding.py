@@ -15,7 +15,10 @@ from quart import Quart
 from quart.json.provider import DefaultJSONProvider
 from quart_schema import QuartSchema
 
-from api.json_encoding import OrjsonProvider
+from api.json_encoding import OrjsonProvider, api_json
+from api.monitor_schemas import ListingsPage
+from api.monitoring import listing_out
+from store import ListingRecord
 
 
 class Model(BaseModel):
@@ -60,3 +63,34 @@ def test_not_a_number_is_null_not_invalid_json() -> None:
 def test_indent_is_honoured_for_documents_meant_to_be_read() -> None:
     _, fast = _providers()
     assert fast.dumps({"a": 1}, indent=2) == '{\n  "a": 1\n}'
+
+
+def test_a_listings_page_is_written_as_its_model_would_be() -> None:
+    """`list_listings` writes its answer from the records with `api_json`, not through
+    `ListingsPage`: the two must agree, value for value."""
+    at = datetime(2026, 11, 26, 9, 0, 0, 123456, tzinfo=UTC)
+    whole = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+    listings = [
+        ListingRecord(
+            item_id=1, title="Jean 501 été \"vintage\"", brand="Levi's",
+            size="W32", condition="Très bon état", category_id=1904,
+            price=Decimal("12.50"), currency="EUR", favourites=3, views=None, seller_id=9,
+            url="https://example.com/items/1", photo_url=None, listed_at=None,
+            first_seen_at=at, last_seen_at=whole, state="sold", state_changed_at=at,
+            in_feed=False, total_price=Decimal("13.33"), service_fee=Decimal("0.83"),
+            state_evidence="absence", absent_polls=3,
+        ),
+        ListingRecord(
+            item_id=2, title=None, brand=None, size=None, condition=None, category_id=None,
+            price=Decimal("1E+2"), currency=None, favourites=None, views=None,
+            seller_id=None, url=None, photo_url=None, listed_at=whole, first_seen_at=whole,
+            last_seen_at=whole, state="open", state_changed_at=whole, in_feed=True,
+        ),
+    ]  # fmt: skip
+    body = {
+        "listings": [listing_out(listing) for listing in listings],
+        "state": "all", "page": 1, "page_size": 50, "total": 2, "pages": 1,
+    }  # fmt: skip
+    modelled = ListingsPage.model_validate(body).model_dump(mode="json")
+    assert orjson.loads(api_json(body)) == modelled
+    assert modelled["listings"][0]["likely"] is True  # the derived field is there
