@@ -17,7 +17,7 @@ from ._monitor_records import MonitorRecord
 from ._monitors import get_monitor
 from ._run_models import Analysis
 from ._run_records import AnalysisRecord, RunRecord
-from ._runs import get_run, list_runs
+from ._runs import get_run, newest_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,5 +99,5 @@ def dashboard_view(
         query = query.order_by(Analysis.created_at.desc(), Analysis.id.desc()).limit(1)
     row = db.execute(query).first() if analysis_id is not None or newest else None
     origin = None if row is None else _origin(db, tuple(row), "")
-    runs = list_runs(db, workspace_id, 0, recent_runs)[0] if recent_runs else []
+    runs = newest_runs(db, workspace_id, recent_runs) if recent_runs else []
     return DashboardView(origin, runs)

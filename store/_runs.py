@@ -61,6 +61,17 @@ def _newest_first(
     return list(rows), total
 
 
+def newest_runs(db: Session, workspace_id: str, limit: int) -> list[RunRecord]:
+    """The workspace's `limit` newest runs (no total: the dashboard shows a few)."""
+    rows = db.scalars(
+        select(Run)
+        .where(Run.workspace_id == workspace_id)
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .limit(limit)
+    )
+    return [run_record(r) for r in rows]
+
+
 def list_runs(
     db: Session, workspace_id: str, offset: int, limit: int
 ) -> tuple[list[RunRecord], int]:

@@ -110,8 +110,11 @@ class Store:
                 trio.from_thread.check_cancelled()
                 return result
 
+        return await self._in_thread(in_thread)
+
+    async def _in_thread(self, call: Callable[[], T]) -> T:
         try:
-            return await trio.to_thread.run_sync(in_thread, limiter=self._turns)
+            return await trio.to_thread.run_sync(call, limiter=self._turns)
         except (OperationalError, OSError, PoolTimeout) as err:
             raise DatabaseUnavailable(type(err).__name__) from err
         except DBAPIError as err:
@@ -125,10 +128,13 @@ class Store:
     async def ping(self) -> None:
         """Check the database answers; `DatabaseUnavailable` if it does not."""
 
-        def select_one(db: Session) -> Any:
-            return db.scalar(text("SELECT 1"))
+        def select_one() -> None:
+            # Outside a transaction: one round trip where BEGIN, SELECT and COMMIT were three.
+            with self._engine.connect() as connection:
+                autocommit = connection.execution_options(isolation_level="AUTOCOMMIT")
+                autocommit.scalar(text("SELECT 1"))
 
-        await self.unit(select_one)
+        await self._in_thread(select_one)
 
     # -- accounts ----------------------------------------------------------------------------
 
@@ -312,6 +318,7 @@ def _ping_when_idle(engine: Engine) -> None:
             cursor = dbapi_connection.cursor()
             cursor.execute("SELECT 1")
             cursor.close()
+            dbapi_connection.rollback()  # the driver opened a transaction for the probe
         except Exception as err:
             # The pool drops this connection and tries another (or a new one).
             raise DisconnectionError() from err
