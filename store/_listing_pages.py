@@ -9,6 +9,10 @@ listings), which the monitor's `polls` counter tells. A deep page seeks by key t
 bookmark below it and skips fewer than `BOOKMARK_EVERY` rows from there.
 
 Totals come from the per-state counts on the monitor row, never from `COUNT(*)`.
+
+For the same reason a page read once is kept (`PageCache`) until the monitor's next poll:
+asked again (an agent re-reading the newest page, a person paging back), it costs the one
+small read of the monitor's counters instead of turning fifty rows into records again.
 """
 
 from __future__ import annotations
@@ -34,6 +38,39 @@ PageKey = tuple[str, tuple[str, ...]]
 class Bookmarks:
     version: int  # the monitor's `polls` when they were taken
     item_ids: tuple[int, ...]  # item_ids[k] is the item id of row k * BOOKMARK_EVERY
+
+
+@dataclass(frozen=True, slots=True)
+class PageRead:
+    """A page as read, with the monitor's `polls` it was read at (the cache's version)."""
+
+    page: ListingPage
+    version: int
+
+
+# A page of the cache: the filter's key, the offset and the page size.
+PageSpot = tuple[PageKey, int, int]
+
+
+class PageCache:
+    """Pages read at a known version, most recently used kept (bounded: a page of 50
+    listings is about 50 kB)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._pages: OrderedDict[PageSpot, PageRead] = OrderedDict()
+
+    def known(self, spot: PageSpot) -> PageRead | None:
+        read = self._pages.get(spot)
+        if read is not None:
+            self._pages.move_to_end(spot)
+        return read
+
+    def put(self, spot: PageSpot, read: PageRead) -> None:
+        self._pages[spot] = read
+        self._pages.move_to_end(spot)
+        while len(self._pages) > self._capacity:
+            self._pages.popitem(last=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,20 +167,24 @@ def listing_page(
     offset: int,
     limit: int,
     bookmarks: Callable[[PageKey, int], Bookmarks | None] | None,
-) -> ListingPage | BookmarksNeeded | None:
+    known: PageRead | None = None,
+) -> PageRead | BookmarksNeeded | None:
     """Rows `offset .. offset + limit` in item-id order, with the filter's total; None when
     the monitor is not found (in `workspace_id`, when given).
 
     `bookmarks` looks up fresh bookmarks for a deep page; `None` reads by plain OFFSET.
-    Two statements in all: the monitor's counters, then the page. This is the hottest read
-    of the API, so rows come back as Core rows, not ORM entities."""
+    `known` is this page as read before: answered as it is if the monitor has not polled
+    since. Two statements in all: the monitor's counters, then the page. This is the hottest
+    read of the API, so rows come back as Core rows, not ORM entities."""
     monitor_id, states = key
     head = _version_and_total(db, monitor_id, workspace_id, states)
     if head is None:
         return None
     version, total = head
+    if known is not None and known.version == version:
+        return known
     if offset >= total:  # past the end: nothing to read (and no huge OFFSET to overflow)
-        return ListingPage(listings=[], total=total)
+        return PageRead(ListingPage(listings=[], total=total), version)
     clause, params = _filter(states)
     seek, skip = "", offset
     if offset >= BOOKMARK_EVERY and bookmarks is not None:
@@ -151,7 +192,7 @@ def listing_page(
         if marks is None:
             return BookmarksNeeded(version)
         if not marks.item_ids:  # counts ahead of the rows (a race with a poll): nothing here
-            return ListingPage(listings=[], total=total)
+            return PageRead(ListingPage(listings=[], total=total), version)
         mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
         seek, skip = " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY
         params["mark"] = marks.item_ids[mark]
@@ -163,7 +204,7 @@ def listing_page(
         "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id"
     ).columns(*Listing.__table__.columns)
     rows = db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
-    return ListingPage(listings=records(ListingRecord, rows), total=total)
+    return PageRead(ListingPage(listings=records(ListingRecord, rows), total=total), version)
 
 
 def take_bookmarks(db: Session, key: PageKey) -> Bookmarks:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 class MonitorStore:
     def __init__(self, store: Store) -> None:
         self._bookmarks = pages.BookmarkCache()
+        self._pages = pages.PageCache()
         self._store = store
 
     async def create(
@@ -161,23 +162,31 @@ class MonitorStore:
         """One page in item-id order, or None when the monitor is not found (in
         `workspace_id`, when given); deep pages seek through bookmarks (`_listing_pages`)."""
         key = pages.page_key(monitor_id, None if states is None else tuple(states))
+        spot = (key, (page - 1) * page_size, page_size)
         read = partial(
             pages.listing_page,
             key=key,
             workspace_id=workspace_id,
-            offset=(page - 1) * page_size,
+            offset=spot[1],
             limit=page_size,
+            known=self._pages.known(spot),
         )
         for _ in range(3):  # a poll landing between build and read makes the marks stale
             marks = self._bookmarks.at_version(key)
             result = await self._store.unit(partial(read, bookmarks=marks))
             if not isinstance(result, pages.BookmarksNeeded):
-                return result
+                return self._kept(spot, result)
             await self._build_bookmarks(key, result.version)
         # Still racing a busy monitor's polls: a plain OFFSET read is slower but correct.
         plain = await self._store.unit(partial(read, bookmarks=None))
         assert not isinstance(plain, pages.BookmarksNeeded)  # only asked for with bookmarks
-        return plain
+        return self._kept(spot, plain)
+
+    def _kept(self, spot: pages.PageSpot, read: pages.PageRead | None) -> ListingPage | None:
+        if read is None:
+            return None
+        self._pages.put(spot, read)
+        return read.page
 
     async def filtered_listings(
         self,
