@@ -18,6 +18,7 @@ from .analysis_cache import AnalysisParts, etag, matches
 from .auth import current_principal
 from .errors import NotFound
 from .imports import import_from_request
+from .json_encoding import api_json
 from .limits import allow_body
 from .naming import analysis_title, analysis_titles
 from .openapi import operation
@@ -30,7 +31,7 @@ from .run_schemas import (
     ImportQuery,
     PageQuery,
 )
-from .runs import run_out
+from .runs import run_fields
 from .services import services
 
 blueprint = Blueprint("analyses", __name__)
@@ -289,5 +290,5 @@ async def dashboard(query_args: DashboardQuery) -> Response:
             }
         body["top_niches"] = niches
     if query_args.include_recent_runs:
-        body["recent_runs"] = [run_out(r).model_dump(mode="json") for r in view.recent_runs]
-    return Response(orjson.dumps(body), content_type="application/json")
+        body["recent_runs"] = [run_fields(r) for r in view.recent_runs]
+    return Response(api_json(body), content_type="application/json")

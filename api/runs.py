@@ -66,11 +66,17 @@ MONITOR_RUN_MAX_ITEMS = 0
 
 
 def run_out(run: RunRecord) -> RunOut:
+    return RunOut.model_validate(run_fields(run))
+
+
+def run_fields(run: RunRecord) -> dict[str, object]:
+    """`RunOut`'s fields of `run`, as values `api_json` writes as the model would (a test
+    holds the two equal): for answers that list runs without building models."""
     fields = record_fields(run)
     del fields["workspace_id"]
     if run.source == "monitor":
         fields["max_items"] = None
-    return RunOut.model_validate(fields)
+    return fields
 
 
 async def owned_run(run_id: str) -> RunRecord:

@@ -18,7 +18,8 @@ from quart_schema import QuartSchema
 from api.json_encoding import OrjsonProvider, api_json
 from api.monitor_schemas import ListingsPage
 from api.monitoring import listing_out
-from store import ListingRecord
+from api.runs import run_fields, run_out
+from store import ListingRecord, RunRecord
 
 
 class Model(BaseModel):
@@ -94,3 +95,24 @@ def test_a_listings_page_is_written_as_its_model_would_be() -> None:
     modelled = ListingsPage.model_validate(body).model_dump(mode="json")
     assert orjson.loads(api_json(body)) == modelled
     assert modelled["listings"][0]["likely"] is True  # the derived field is there
+
+
+def test_runs_are_written_as_their_model_would_be() -> None:
+    """The dashboard writes its recent runs with `run_fields` and `api_json`."""
+    at = datetime(2026, 11, 26, 9, 0, 0, 5, tzinfo=UTC)
+    runs = [
+        RunRecord(
+            id="run_1", workspace_id="wsp_1", label="jeans", source="url",
+            url="https://www.vinted.fr/catalog?catalog[]=1904", monitor_id=None, max_items=200,
+            state="succeeded", replay_of=None, created_at=at, started_at=at, finished_at=at,
+            progress=1.0, items=200, error=None, analysis_id="ana_1",
+        ),
+        RunRecord(
+            id="run_2", workspace_id="wsp_1", label=None, source="monitor", url=None,
+            monitor_id="mon_1", max_items=0, state="failed", replay_of="run_1",
+            created_at=at, started_at=None, finished_at=None, progress=0.25, items=3,
+            error="boom é \"quoted\"", analysis_id=None, include_likely_sales=True,
+        ),
+    ]  # fmt: skip
+    for run in runs:
+        assert orjson.loads(api_json(run_fields(run))) == run_out(run).model_dump(mode="json")
