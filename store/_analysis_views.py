@@ -9,15 +9,17 @@ called now, is small and read every time, so a cached copy is never served after
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
+from ._monitor_models import Monitor
 from ._monitor_records import MonitorRecord
-from ._monitors import get_monitor
-from ._run_models import Analysis
+from ._monitors import monitor_record
+from ._run_models import Analysis, Run
 from ._run_records import AnalysisRecord, RunRecord
-from ._runs import get_run, newest_runs
+from ._runs import newest_runs, run_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,22 +48,37 @@ _COLUMNS = (
 )
 
 
-def _origin(db: Session, row: tuple[object, ...], result_json: str) -> AnalysisOrigin:
+def _with_origin(*columns: Any) -> Select[Any]:
+    """The analysis' columns with its run and that run's monitor, in the analysis' workspace,
+    in one statement (outer joins: an import has no run, a URL run no monitor)."""
+    return (
+        select(*columns, Run, Monitor)
+        .select_from(Analysis)
+        .outerjoin(Run, (Run.id == Analysis.run_id) & (Run.workspace_id == Analysis.workspace_id))
+        .outerjoin(
+            Monitor,
+            (Monitor.id == Run.monitor_id) & (Monitor.workspace_id == Analysis.workspace_id),
+        )
+    )
+
+
+def _origin(row: Any, result_json: str) -> AnalysisOrigin:
     analysis_id, workspace_id, run_id, source, source_url, created_at = row[:6]
+    run, monitor = row[-2], row[-1]
     analysis = AnalysisRecord(
         id=str(analysis_id),
         workspace_id=str(workspace_id),
         run_id=None if run_id is None else str(run_id),
-        source=source,  # type: ignore[arg-type]
+        source=source,
         source_url=None if source_url is None else str(source_url),
-        created_at=created_at,  # type: ignore[arg-type]
+        created_at=created_at,
         result_json=result_json,
     )
-    run = get_run(db, analysis.run_id, analysis.workspace_id) if analysis.run_id else None
-    monitor = None
-    if run is not None and run.monitor_id:
-        monitor = get_monitor(db, run.monitor_id, analysis.workspace_id)
-    return AnalysisOrigin(analysis, run, monitor)
+    return AnalysisOrigin(
+        analysis,
+        None if run is None else run_record(run),
+        None if monitor is None else monitor_record(monitor),
+    )
 
 
 def analysis_origin(
@@ -70,11 +87,13 @@ def analysis_origin(
     """The analysis in `workspace_id` with its origin; None if it is not there."""
     columns = (*_COLUMNS, Analysis.result) if with_result else _COLUMNS
     row = db.execute(
-        select(*columns).where(Analysis.id == analysis_id, Analysis.workspace_id == workspace_id)
+        _with_origin(*columns).where(
+            Analysis.id == analysis_id, Analysis.workspace_id == workspace_id
+        )
     ).first()
     if row is None:
         return None
-    return _origin(db, tuple(row), str(row[6]) if with_result else "")
+    return _origin(row, str(row[6]) if with_result else "")
 
 
 def analysis_result(db: Session, analysis_id: str, workspace_id: str) -> str | None:
@@ -92,12 +111,12 @@ def dashboard_view(
 ) -> DashboardView:
     """The analysis the dashboard shows (`analysis_id`, or with `newest` the workspace's
     newest, or none; its document not read) and the `recent_runs` newest runs."""
-    query = select(*_COLUMNS).where(Analysis.workspace_id == workspace_id)
+    query = _with_origin(*_COLUMNS).where(Analysis.workspace_id == workspace_id)
     if analysis_id is not None:
         query = query.where(Analysis.id == analysis_id)
     else:
         query = query.order_by(Analysis.created_at.desc(), Analysis.id.desc()).limit(1)
     row = db.execute(query).first() if analysis_id is not None or newest else None
-    origin = None if row is None else _origin(db, tuple(row), "")
+    origin = None if row is None else _origin(row, "")
     runs = newest_runs(db, workspace_id, recent_runs) if recent_runs else []
     return DashboardView(origin, runs)
