@@ -16,9 +16,12 @@ simulator, then the niche analysis). PostgreSQL then gets VACUUM ANALYZE.
 Phases per database, against one `nichescope serve`; clients are httpx under trio in a
 separate process, one keep-alive connection each, closed loop with no think time:
 - per kind, 20 clients for 3 s (`--quick`) or 6 s: GET /health (no credentials), a run, an
-  analysis, a random listings page of 50 with the session cookie, the same pages with
+  analysis, a random listings page of 40-60 with the session cookie, the same pages with
   `Authorization: Bearer <token>` (these two in halves, cookie-bearer-bearer-cookie, so that
-  a drift weighs on both alike), and the dashboard with top niches and recent runs;
+  a drift weighs on both alike), one of ten pages of 50 read again and again (the service
+  keeps a page until the monitor's next poll: the other listings phases draw from thousands
+  of (page, size) pairs so that their reads are first reads), and the dashboard with top
+  niches and recent runs;
 - the mix, 100 clients for 10 s or 20 s, each request drawn at random: 30% dashboard, 40% a
   listings page, 10% GET /api/runs, 10% a run, 10% an analysis (cookie).
 The hello world is measured once, between the two databases, with 20 clients (its CPU per
@@ -99,6 +102,7 @@ from store import FINISHED_RUN_STATES, Store, open_store
 CLIENTS = 100
 LISTINGS = 20_000
 PAGE_SIZE = 50
+PAGE_SIZES = range(PAGE_SIZE - 10, PAGE_SIZE + 11)  # see `_paths`
 MONITOR = "mon_load"
 # Catalogue URLs of the simulator (path and query, items cap), each analysed by one run. The
 # whole catalogue comes last: the dashboard shows the newest analysis, and this one has the
@@ -437,13 +441,21 @@ class Measured:
 
 
 def _paths(monitor: str, prepared: Prepared) -> dict[str, list[str]]:
-    pages = LISTINGS // PAGE_SIZE
     return {
         "health": ["/health"],
         "dashboard": ["/api/dashboard?include_top_niches=true&include_recent_runs=true"],
+        # Page sizes around PAGE_SIZE: the service keeps a page read once until the
+        # monitor's next poll, and this monitor is paused, so 400 pages of one size would
+        # soon all be answered from memory. Thousands of (page, size) pairs keep these reads
+        # first reads, as on a monitor that polls; "listings (again)" measures the others.
         "listings": [
+            f"/api/monitoring/{monitor}/listings?state=all&page={page}&page_size={size}"
+            for size in PAGE_SIZES
+            for page in range(1, LISTINGS // size + 1)
+        ],
+        "listings again": [
             f"/api/monitoring/{monitor}/listings?state=all&page={page}&page_size={PAGE_SIZE}"
-            for page in range(1, pages + 1)
+            for page in range(1, 11)
         ],
         "runs": ["/api/runs"],
         "run": [f"/api/runs/{run_id}" for run_id in prepared.run_ids],
