@@ -170,8 +170,9 @@ async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
     return parts
 
 
-def cached_json(body: bytes, tag: str) -> Response:
-    response = Response(body, content_type="application/json")
+def cached_json(body: bytes, tag: str, content_type: str = "application/json") -> Response:
+    """An answer that never changes under its tag: kept by the client, asked again."""
+    response = Response(body, content_type=content_type)
     response.headers["ETag"] = tag
     # Stored by the browser, but asked again every time: a delete must show at once.
     response.headers["Cache-Control"] = "private, no-cache"
@@ -190,10 +191,7 @@ def not_modified(tag: str) -> Response:
 async def graph_spec(analysis_id: str, name: str) -> Response:
     """One of the four graphs as a Vega-Lite spec with its data inline (with an `ETag`, as
     the analysis)."""
-    read = await read_analysis(analysis_id)
-    spec = read.parts.graphs.get(name)
-    if name not in GRAPH_NAMES or spec is None:
-        raise NotFound("graph")
+    read, spec = await _graph(analysis_id, name)
     tag = etag(read.analysis.id, name, "json")
     if matches(request.headers.get("If-None-Match"), tag):
         return not_modified(tag)
@@ -205,10 +203,7 @@ async def graph_spec(analysis_id: str, name: str) -> Response:
 async def graph_svg(analysis_id: str, name: str) -> Response:
     """One of the four graphs rendered server-side as SVG (no browser, no network), with an
     `ETag`; rendered once per process."""
-    read = await read_analysis(analysis_id)
-    spec = read.parts.graphs.get(name)
-    if name not in GRAPH_NAMES or spec is None:
-        raise NotFound("graph")
+    read, spec = await _graph(analysis_id, name)
     tag = etag(read.analysis.id, name, "svg")
     if matches(request.headers.get("If-None-Match"), tag):
         return not_modified(tag)
@@ -218,10 +213,16 @@ async def graph_svg(analysis_id: str, name: str) -> Response:
         svg = rendered.encode() if isinstance(rendered, str) else rendered
         read.parts.svgs[name] = svg
         services().analyses.resized(read.analysis.id)
-    response = Response(svg, content_type="image/svg+xml; charset=utf-8")
-    response.headers["ETag"] = tag
-    response.headers["Cache-Control"] = "private, no-cache"
-    return response
+    return cached_json(svg, tag, content_type="image/svg+xml; charset=utf-8")
+
+
+async def _graph(analysis_id: str, name: str) -> tuple[AnalysisRead, bytes]:
+    """The caller's analysis and its graph `name` (a Vega-Lite spec, encoded); `NotFound`."""
+    read = await read_analysis(analysis_id)
+    spec = read.parts.graphs.get(name)
+    if name not in GRAPH_NAMES or spec is None:
+        raise NotFound("graph")
+    return read, spec
 
 
 @blueprint.post("/api/analysis/import-monitoring")
