@@ -15,6 +15,7 @@ never served. The cache is bounded by the bytes it holds (least recently used ou
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,12 @@ class AnalysisParts:
 
     @classmethod
     def parse(cls, result_json: str, top: int) -> AnalysisParts:
-        document: dict[str, Any] = orjson.loads(result_json)
+        try:
+            document: dict[str, Any] = orjson.loads(result_json)
+        except orjson.JSONDecodeError:
+            # Python's encoder wrote a NaN or an infinity (not JSON): its decoder reads them,
+            # and orjson writes them back as null, as pydantic did for the answer.
+            document = json.loads(result_json)
         graphs = document.pop("graphs", None)
         specs = graphs if isinstance(graphs, dict) else {}
         niches = document.get("niches")

@@ -36,7 +36,7 @@ from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
 from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from .security import ResourceIdConverter, TokenHasher
 from .services import Services
-from .sessions import SessionCache
+from .sessions import CredentialCache
 from .settings import Settings
 
 
@@ -75,7 +75,7 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
             SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None,
         ),
         hasher=TokenHasher(settings.secret_key),
-        sessions=SessionCache(),
+        sessions=CredentialCache(),
         login_ip_limiter=SlidingWindowLimiter(
             settings.login_attempts_per_ip, settings.login_window_seconds
         ),

@@ -14,7 +14,7 @@ from .analysis_cache import AnalysisCache
 from .mail import Mailer
 from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from .security import TokenHasher
-from .sessions import SessionCache
+from .sessions import CredentialCache
 from .settings import Settings
 
 NODE_IMPORTS = 2
@@ -37,7 +37,7 @@ class Services:
     settings: Settings
     mailer: Mailer
     hasher: TokenHasher
-    sessions: SessionCache
+    sessions: CredentialCache  # browser sessions and access tokens
     login_ip_limiter: SlidingWindowLimiter
     login_pair_limiter: SlidingWindowLimiter  # failures per (account, address)
     login_account_delay: ProgressiveDelay  # failures per account, for unknown browsers

@@ -71,7 +71,3 @@ class CredentialCache:
             self._entries.clear()
         else:
             self.drop(digest)
-
-
-# The name the rest of the service has used since sessions were the only cached credential.
-SessionCache = CredentialCache

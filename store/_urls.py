@@ -26,7 +26,14 @@ def sync_url(url: URL) -> URL:
     driver = SYNC_DRIVERS.get(url.drivername)
     if driver is None:
         raise ValueError(f"unsupported database driver {url.drivername!r}")
-    return url.set(drivername=driver)
+    synced = url.set(drivername=driver)
+    ssl = url.query.get("ssl")
+    if driver.startswith("postgresql") and isinstance(ssl, str) and "sslmode" not in url.query:
+        # asyncpg's `ssl=` takes libpq's sslmode names (or true / false); psycopg wants
+        # `sslmode=`. A URL written for asyncpg keeps its meaning.
+        mode = {"true": "require", "false": "disable"}.get(ssl.lower(), ssl)
+        synced = synced.difference_update_query(["ssl"]).update_query_dict({"sslmode": mode})
+    return synced
 
 
 def sync_database_url(database_url: str) -> str:

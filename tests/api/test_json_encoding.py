@@ -15,6 +15,7 @@ from quart import Quart
 from quart.json.provider import DefaultJSONProvider
 from quart_schema import QuartSchema
 
+from api.analysis_cache import AnalysisParts
 from api.json_encoding import OrjsonProvider, api_json
 from api.monitor_schemas import ListingsPage
 from api.monitoring import listing_out
@@ -116,3 +117,10 @@ def test_runs_are_written_as_their_model_would_be() -> None:
     ]  # fmt: skip
     for run in runs:
         assert orjson.loads(api_json(run_fields(run))) == run_out(run).model_dump(mode="json")
+
+
+def test_a_stored_document_with_not_a_number_is_answered_as_null() -> None:
+    """Analyses were stored by Python's encoder, which writes NaN (not JSON)."""
+    parts = AnalysisParts.parse(json.dumps({"niches": [{"score": float("nan")}], "graphs": {}}), 10)
+    assert orjson.loads(parts.result) == {"niches": [{"score": None}]}
+    assert orjson.loads(parts.top_niches) == [{"score": None}]
