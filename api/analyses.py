@@ -68,10 +68,6 @@ def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
     }
 
 
-async def owned_analysis(analysis_id: str) -> AnalysisRecord:
-    return await analysis_in_workspace(analysis_id, current_principal().workspace_id)
-
-
 async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
     """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
     analysis = await services().store.runs.analysis(analysis_id, workspace_id)
@@ -172,16 +168,16 @@ async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
 
 def cached_json(body: bytes, tag: str, content_type: str = "application/json") -> Response:
     """An answer that never changes under its tag: kept by the client, asked again."""
-    response = Response(body, content_type=content_type)
-    response.headers["ETag"] = tag
-    # Stored by the browser, but asked again every time: a delete must show at once.
-    response.headers["Cache-Control"] = "private, no-cache"
-    return response
+    return _tagged(Response(body, content_type=content_type), tag)
 
 
 def not_modified(tag: str) -> Response:
-    response = Response(b"", status=304)
+    return _tagged(Response(b"", status=304), tag)
+
+
+def _tagged(response: Response, tag: str) -> Response:
     response.headers["ETag"] = tag
+    # Stored by the browser, but asked again every time: a delete must show at once.
     response.headers["Cache-Control"] = "private, no-cache"
     return response
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import trio
 from sqlalchemy import select, text
@@ -30,6 +31,8 @@ from ._monitor_records import LISTING_STATES, ListingPage, ListingRecord
 from ._rows import records
 
 BOOKMARK_EVERY = 1000
+K = TypeVar("K")
+V = TypeVar("V")
 # (monitor id, sorted states or () for every state): the key of one bookmark list.
 PageKey = tuple[str, tuple[str, ...]]
 
@@ -52,25 +55,29 @@ class PageRead:
 PageSpot = tuple[PageKey, int, int]
 
 
-class PageCache:
-    """Pages read at a known version, most recently used kept (bounded: a page of 50
-    listings is about 50 kB)."""
+class BoundedLru(Generic[K, V]):
+    """At most `capacity` entries, the least recently used dropped first. Owned by the Trio
+    thread: a unit of work gets what it needs from it before it starts."""
 
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
-        self._pages: OrderedDict[PageSpot, PageRead] = OrderedDict()
+        self._entries: OrderedDict[K, V] = OrderedDict()
 
-    def known(self, spot: PageSpot) -> PageRead | None:
-        read = self._pages.get(spot)
-        if read is not None:
-            self._pages.move_to_end(spot)
-        return read
+    def get(self, key: K) -> V | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
 
-    def put(self, spot: PageSpot, read: PageRead) -> None:
-        self._pages[spot] = read
-        self._pages.move_to_end(spot)
-        while len(self._pages) > self._capacity:
-            self._pages.popitem(last=False)
+    def put(self, key: K, value: V) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+
+
+# Pages read at a known version (a page of 50 listings is about 50 kB).
+PageCache = BoundedLru[PageSpot, PageRead]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,24 +98,18 @@ class BookmarkCache:
     """Bookmarks of the most recently paged monitors (bounded), with one builder per key."""
 
     def __init__(self, capacity: int = 256) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[PageKey, Bookmarks] = OrderedDict()
+        self._entries: BoundedLru[PageKey, Bookmarks] = BoundedLru(capacity)
         self._builders: dict[PageKey, trio.Lock] = {}
 
     def fresh(self, key: PageKey, version: int) -> Bookmarks | None:
         marks = self._entries.get(key)
-        if marks is None or marks.version != version:
-            return None
-        self._entries.move_to_end(key)
-        return marks
+        return marks if marks is not None and marks.version == version else None
 
     def at_version(self, key: PageKey) -> Callable[[PageKey, int], Bookmarks | None]:
         """A lookup for `listing_page` that reads nothing of this cache: the unit runs in a
         worker thread, and the cache belongs to the Trio thread. The marks known now are
         taken, and the lookup answers them only for the version the unit finds."""
         known = self._entries.get(key)
-        if known is not None:
-            self._entries.move_to_end(key)
 
         def lookup(_key: PageKey, version: int) -> Bookmarks | None:
             return known if known is not None and known.version == version else None
@@ -116,10 +117,7 @@ class BookmarkCache:
         return lookup
 
     def put(self, key: PageKey, marks: Bookmarks) -> None:
-        self._entries[key] = marks
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
+        self._entries.put(key, marks)
 
     def builder(self, key: PageKey) -> trio.Lock:
         """The lock that makes concurrent requests for one key wait for a single build

@@ -169,7 +169,7 @@ class MonitorStore:
             workspace_id=workspace_id,
             offset=spot[1],
             limit=page_size,
-            known=self._pages.known(spot),
+            known=self._pages.get(spot),
         )
         for _ in range(3):  # a poll landing between build and read makes the marks stale
             marks = self._bookmarks.at_version(key)

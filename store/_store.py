@@ -75,12 +75,13 @@ class Store:
     `__init__` (for example `store.billing`), so that no single file grows without bound.
     """
 
-    def __init__(self, engine: Engine, url: URL, clock: Clock = utc_now) -> None:
+    def __init__(self, engine: Engine, url: URL, turns: int, clock: Clock = utc_now) -> None:
+        """`turns`: how many units may run at once, the pool's size and overflow: a thread
+        that waited for a connection could not be cancelled, a task waiting for a turn can."""
         self._engine = engine
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        # As wide as the pool: a thread that waited for a connection could not be cancelled.
-        self._turns = trio.CapacityLimiter(pool_capacity(engine))
+        self._turns = trio.CapacityLimiter(turns)
         self.clock = clock
         self.monitors = MonitorStore(self)
         self.runs = RunStore(self)
@@ -277,13 +278,6 @@ class Store:
         return await self.unit(lambda db: accounts.use_access_token(db, token_hash, now))
 
 
-def pool_capacity(engine: Engine) -> int:
-    pool: Any = engine.pool
-    size = getattr(pool, "size", None)
-    overflow = getattr(pool, "_max_overflow", 0)
-    return max(1, size() + max(0, overflow)) if callable(size) else 1
-
-
 def _prepare_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -360,7 +354,7 @@ async def open_store(
     else:
         _ping_when_idle(engine)
     try:
-        yield Store(engine, url, clock)
+        yield Store(engine, url, options["pool_size"] + options["max_overflow"], clock)
     finally:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(engine.dispose)
