@@ -8,36 +8,32 @@ from quart import Response
 from quart_schema import Info, QuartSchema
 from quart_trio import QuartTrio
 
+from api import mcp, web
+from api.accounts import keys
+from api.accounts import rest as accounts
+from api.analyses import rest as analyses
+from api.billing import rest as billing
+from api.http import auth, limits
+from api.http import docs as api_docs
+from api.http.after_response import RunAfterResponse
+from api.http.errors import register_error_handlers
+from api.http.json_encoding import OrjsonProvider
+from api.http.keep_alive import KeepAliveAfterEarlyAnswers
+from api.http.limits import JsonStrictRequest
+from api.http.openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
+from api.http.ratelimit import ProgressiveDelay, SlidingWindowLimiter
+from api.http.security import ResourceIdConverter, TokenHasher
+from api.http.sessions import CredentialCache
+from api.mail import Mailer, SmtpTarget
+from api.monitors import rest as monitoring
+from api.notifications import rest as notifications
+from api.ops import rest as ops
+from api.ops import system
+from api.runs import rest as runs
+from api.services import Services
+from api.settings import Settings
 from engine import Engine
 from store import Store
-
-from . import (
-    accounts,
-    analyses,
-    api_docs,
-    auth,
-    keys,
-    limits,
-    mcp,
-    monitoring,
-    ops,
-    runs,
-    system,
-    web,
-)
-from .after_response import RunAfterResponse
-from .billing import views as billing
-from .errors import JsonStrictRequest, register_error_handlers
-from .json_encoding import OrjsonProvider
-from .keep_alive import KeepAliveAfterEarlyAnswers
-from .mail import Mailer, SmtpTarget
-from .notifications import rest as notifications
-from .openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
-from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
-from .security import ResourceIdConverter, TokenHasher
-from .services import Services
-from .sessions import CredentialCache
-from .settings import Settings
 
 
 def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio:

@@ -15,10 +15,9 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from api.http.errors import BadRequest
+from api.settings import Settings
 from scrapers import MARKET_HOSTS
-
-from .errors import BadRequest
-from .settings import Settings
 
 _ID_KEYS = ("catalog", "catalog_ids", "brand_ids", "size_ids", "status_ids", "color_ids",
             "material_ids")  # fmt: skip

@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import trio
 
-from .errors import ServiceUnavailable
-from .security import new_id
+from api.http.errors import ServiceUnavailable
+from api.http.security import new_id
 
 log = logging.getLogger(__name__)
 

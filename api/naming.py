@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from api.services import services
 from store import AnalysisRecord, MonitorRecord, RunRecord
-
-from .services import services
 
 DELETED_MONITOR = "A deleted monitor's history"
 

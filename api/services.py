@@ -7,15 +7,14 @@ from dataclasses import dataclass, field
 import trio
 from quart import Quart, current_app
 
+from api.analyses.cache import AnalysisCache
+from api.http.ratelimit import ProgressiveDelay, SlidingWindowLimiter
+from api.http.security import TokenHasher
+from api.http.sessions import CredentialCache
+from api.mail import Mailer
+from api.settings import Settings
 from engine import Engine
 from store import Store
-
-from .analysis_cache import AnalysisCache
-from .mail import Mailer
-from .ratelimit import ProgressiveDelay, SlidingWindowLimiter
-from .security import TokenHasher
-from .sessions import CredentialCache
-from .settings import Settings
 
 NODE_IMPORTS = 2
 TESTS_PER_MINUTE = 10
@@ -23,7 +22,7 @@ TESTS_PER_MINUTE = 10
 
 @dataclass
 class ImportSlots:
-    """What this node is importing (`api.imports`): a bounded number at once, one per
+    """What this node is importing (`api.analyses.imports`): a bounded number at once, one per
     workspace."""
 
     node: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(NODE_IMPORTS))

@@ -1,4 +1,5 @@
-"""Configuration: every knob is a `NICHESCOPE_*` environment variable, documented in README."""
+"""Configuration: every knob is a `NICHESCOPE_*` environment variable, documented in
+docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -202,7 +203,7 @@ class Settings:
     oidc_issuer: str = ""
     oidc_client_id: str = ""
     oidc_client_secret: str = field(default="", repr=False)
-    # Billing (Stripe) and e-mail (SMTP): see README, "Billing".
+    # Billing (Stripe) and e-mail (SMTP): see docs/billing.md.
     stripe_secret_key: str = field(default="", repr=False)
     stripe_webhook_secret: str = field(default="", repr=False)
     stripe_api_base: str = "https://api.stripe.com"

@@ -138,7 +138,8 @@ class Cluster:
         }
         log = self.folder / f"{name}.log"
         with log.open("wb") as stderr:
-            process = spawn(["-m", "api.cli", "worker", "--database-url", self.url], env, stderr)
+            args = ["-m", "api.process.cli", "worker", "--database-url", self.url]
+            process = spawn(args, env, stderr)
         self.nodes.append(Node(name, process, log))
         return self.nodes[-1]
 

@@ -24,7 +24,7 @@ import psycopg
 from psycopg import sql
 from sqlalchemy import insert, text
 
-from api.security import TokenHasher, new_access_token, new_id
+from api.http.security import TokenHasher, new_access_token, new_id
 from store import Store
 from store._monitor_models import Listing, Monitor, Poll
 
@@ -132,7 +132,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def start_simulator(listings: int = 600) -> tuple[subprocess.Popen[bytes], str]:
     """The marketplace simulator in its own process (its CPU stays off the measured one)."""
     port = free_port()
-    args = ["-m", "api.cli", "simulator", "--port", str(port), "--listings", str(listings)]
+    args = ["-m", "api.process.cli", "simulator", "--port", str(port), "--listings", str(listings)]
     process = spawn(args)
     origin = f"http://127.0.0.1:{port}"
     try:

@@ -187,7 +187,7 @@ def _measure(backend: str, url: str, n: int, key: str, quick: bool) -> None:
           f"executemany, then doubled 4x by INSERT ... SELECT) in {load_seconds:.0f} s = "
           f"{n / load_seconds:,.0f} rows/s")  # fmt: skip
     port = free_port()
-    server = spawn(["-m", "api.cli", "serve", "--port", str(port), "--database-url", url],
+    server = spawn(["-m", "api.process.cli", "serve", "--port", str(port), "--database-url", url],
                    env={"NICHESCOPE_SECRET_KEY": key})  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:

@@ -76,7 +76,7 @@ import trio_asyncio
 from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
-from api.runtime import ServeOptions, hypercorn_config, wait_for_stop_signal
+from api.process.serve import ServeOptions, hypercorn_config, wait_for_stop_signal
 from bench._api_kinds import KIND_CLIENTS, CpuPhase, Mix, measure_kinds, print_mix, print_table
 from bench._common import (
     ROOT,
@@ -475,7 +475,7 @@ def _measure_database(database: str, url: str, key: str, timing: Timing, log: Pa
         "cookie": {"Cookie": f"session_token={prepared.cookie}"},
         "bearer": {"Authorization": f"Bearer {prepared.token}"},
     }
-    args = ["-m", "api.cli", "serve", "--database-url", url]
+    args = ["-m", "api.process.cli", "serve", "--database-url", url]
     env = {"NICHESCOPE_SECRET_KEY": key}
     with log.open("wb") as stderr, _serving(args, "/health", env, stderr) as load:
         phases = measure_kinds(load, paths, credentials, timing.kind_seconds)

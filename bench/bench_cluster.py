@@ -429,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     psql(server, f"CREATE DATABASE {DATABASE}")
     simulator: subprocess.Popen[bytes] | None = None
     try:
-        if spawn(["-m", "api.cli", "migrate", "--database-url", url]).wait(120) != 0:
+        if spawn(["-m", "api.process.cli", "migrate", "--database-url", url]).wait(120) != 0:
             raise RuntimeError("nichescope migrate failed")
         simulator, origin = start_simulator()
         with tempfile.TemporaryDirectory(prefix="nichescope-bench-cluster-") as scratch:

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         cookies = trio.run(_seed, url, key, 3)
         port = free_port()
         server = spawn(
-            ["-m", "api.cli", "serve", "--port", str(port), "--database-url", url],
+            ["-m", "api.process.cli", "serve", "--port", str(port), "--database-url", url],
             env={
                 "NICHESCOPE_SECRET_KEY": key,
                 "NICHESCOPE_OUTBOX_DIR": f"{folder}/outbox",

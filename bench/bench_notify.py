@@ -5,7 +5,7 @@ Run: `python -m bench.bench_notify [--quick] [--postgres] [--arrivals N]` (full:
 with psql on 127.0.0.1:5432, as bench_engine's listings section does; the node then runs in
 cluster mode, as `open_node` runs any node on PostgreSQL.
 
-One node, wired as `nichescope serve` wires it (`api.node.open_node`: store, engine, the
+One node, wired as `nichescope serve` wires it (`api.process.node.open_node`: store, engine, the
 notification dispatcher with its courier and guarded outbound client), runs 1,000 monitors
 polling every 30 s (one catalogue page each, 60 distinct searches: 6 categories x 10 brands,
 as in `bench_engine`) against the marketplace simulator in another process, where new
@@ -60,7 +60,7 @@ import trio_asyncio
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from api.node import open_node
+from api.process.node import open_node
 from api.settings import Settings
 from bench._common import (
     ROOT,

@@ -4,6 +4,7 @@ Nothing outside this package touches SQLAlchemy sessions; everything goes throug
 """
 
 from ._analysis_views import AnalysisOrigin, DashboardView
+from ._asyncio_loop import asyncio_loop
 from ._billing_records import (
     ApplyOutcome,
     BillingAccountRecord,
@@ -67,6 +68,16 @@ from ._notify_records import (
     RuleRecord,
 )
 from ._notify_store import NotifyStore
+from ._poll_decisions import (
+    EventDraft,
+    ListingSnapshot,
+    ListingStep,
+    MonitorSnapshot,
+    MonitorStep,
+    PollDecision,
+    PollRules,
+    use_poll_rules,
+)
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 from ._rows import record_fields
 from ._run_records import (
@@ -114,17 +125,22 @@ __all__ = [
     "DeliveryOutcome",
     "DeliveryRecord",
     "Entitlement",
+    "EventDraft",
     "Evidence",
     "LeaseLost",
     "ListingEventRecord",
     "ListingFilter",
     "ListingPage",
     "ListingRecord",
+    "ListingSnapshot",
     "ListingState",
+    "ListingStep",
     "MarketStore",
     "MinConfidence",
     "MonitorRecord",
+    "MonitorSnapshot",
     "MonitorStatus",
+    "MonitorStep",
     "MonitorStore",
     "NewChannel",
     "NewRule",
@@ -137,9 +153,11 @@ __all__ = [
     "NotifyStore",
     "ObservedListing",
     "PlanRecord",
+    "PollDecision",
     "PollFailureKind",
     "PollOutcome",
     "PollRecord",
+    "PollRules",
     "RuleFilters",
     "RuleMode",
     "RuleRecord",
@@ -155,8 +173,10 @@ __all__ = [
     "TokenOwner",
     "UserRecord",
     "alembic_config",
+    "asyncio_loop",
     "migrate",
     "open_store",
     "record_fields",
+    "use_poll_rules",
     "utc_now",
 ]

@@ -25,7 +25,7 @@ import trio
 import trio_asyncio
 from sqlalchemy.engine import make_url
 
-from api.runtime import ServeOptions, serve
+from api.process.serve import ServeOptions, serve
 from api.settings import Settings
 from engine import Marketplace
 from store import Store, open_store

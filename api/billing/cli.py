@@ -13,10 +13,9 @@ from typing import Any
 import trio
 import trio_asyncio
 
+from api.billing.plans import configured_plans
+from api.settings import Settings
 from store import Entitlement, open_store
-
-from ..settings import Settings
-from .plans import configured_plans
 
 
 def add_plan_commands(subparsers: Any) -> None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import logging
 
+from api.billing.gateway import StripeGateway, SubscriptionView
 from store import ApplyOutcome, Entitlement, PlanRecord, Store, StripeEventKey
-
-from .gateway import StripeGateway, SubscriptionView
 
 log = logging.getLogger(__name__)
 

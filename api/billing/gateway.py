@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import stripe
 import trio
 
-from ..errors import ApiError
-from ..settings import Settings
+from api.http.errors import ApiError
+from api.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -30,7 +30,7 @@ class BillingUnconfigured(ApiError):
     def __init__(self) -> None:
         super().__init__(
             "Payments are not configured on this server",
-            suggest=["Set NICHESCOPE_STRIPE_SECRET_KEY (see README, Billing)"],
+            suggest=["Set NICHESCOPE_STRIPE_SECRET_KEY (see docs/billing.md)"],
         )
 
 

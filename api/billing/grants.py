@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from api.billing.plans import TRIAL_PLAN, configured_plans
+from api.settings import Settings
 from store import Entitlement, Store
-
-from ..settings import Settings
-from .plans import TRIAL_PLAN, configured_plans
 
 
 async def grant_trial(store: Store, settings: Settings, workspace_id: str) -> bool:

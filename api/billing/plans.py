@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from api.settings import Settings
 from store import PlanRecord
-
-from ..settings import Settings
 
 TRIAL_PLAN = "trial"
 

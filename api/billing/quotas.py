@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from api.billing.plans import allowance, plan_name
+from api.http.errors import ApiError
+from api.services import services
 from store import BillingAccountRecord, PlanRecord, Store
-
-from ..errors import ApiError
-from ..services import services
-from .plans import allowance, plan_name
 
 Quota = Literal["active_monitors", "runs_per_day"]
 ACTIVE_STRIPE_STATUSES = frozenset({"active", "trialing"})

@@ -1,4 +1,5 @@
-"""Bodies of the billing endpoints. No imports from `api.schemas`: it imports this module."""
+"""Bodies of the billing endpoints. No imports from `api.accounts.schemas`: it imports this
+module."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
 
-from ..storable import document_storable_text, storable_field
+from api.http.storable import document_storable_text, storable_field
 
 
 class _Strict(BaseModel):

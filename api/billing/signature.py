@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from ..errors import ApiError
+from api.http.errors import ApiError
 
 TOLERANCE_SECONDS = 300
 MAX_HEADER_LENGTH = 4096

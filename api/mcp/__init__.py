@@ -8,10 +8,10 @@ Layout: `_protocol` (JSON-RPC messages, versions), `_sessions` (signed session i
 
 from __future__ import annotations
 
-from . import _discovery, _transport  # noqa: F401  (they attach their routes to the blueprint)
-from ._blueprint import REQUESTS_PER_MINUTE, blueprint
-from ._protocol import SUPPORTED_VERSIONS
-from ._registry import READ_ONLY, Annotations, Tool, ToolError
+from api.mcp import _discovery, _transport  # noqa: F401  (they attach their routes to the blueprint)
+from api.mcp._blueprint import REQUESTS_PER_MINUTE, blueprint
+from api.mcp._protocol import SUPPORTED_VERSIONS
+from api.mcp._registry import READ_ONLY, Annotations, Tool, ToolError
 
 __all__ = [
     "READ_ONLY",

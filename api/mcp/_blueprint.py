@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from flask.sansio.blueprints import BlueprintSetupState
 from quart import Blueprint, current_app
 
-from ..auth import client_ip
-from ..errors import TooManyRequests
-from ..ratelimit import SlidingWindowLimiter
-from ..services import Services
-from ._registry import ToolRegistry
-from ._sessions import McpSessions
-from .tools import REGISTRY
+from api.http.auth import client_ip
+from api.http.errors import TooManyRequests
+from api.http.ratelimit import SlidingWindowLimiter
+from api.mcp._registry import ToolRegistry
+from api.mcp._sessions import McpSessions
+from api.mcp.tools import REGISTRY
+from api.services import Services
 
 REQUESTS_PER_MINUTE = 300
 STATE_KEY = "nichescope.mcp"

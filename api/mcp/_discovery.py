@@ -13,11 +13,11 @@ from pydantic import BaseModel, ConfigDict
 from quart import Response
 from quart_schema import document_response
 
-from ..openapi import operation
-from ..services import services
-from ..system import package_version
-from ._blueprint import blueprint, mcp_state
-from ._protocol import LATEST_VERSION, SUPPORTED_VERSIONS, json_response
+from api.http.openapi import operation
+from api.mcp._blueprint import blueprint, mcp_state
+from api.mcp._protocol import LATEST_VERSION, SUPPORTED_VERSIONS, json_response
+from api.ops.system import package_version
+from api.services import services
 
 DESCRIPTION = (
     "Find sales niches on a second-hand fashion marketplace: analyses, monitors and runs "

@@ -10,11 +10,11 @@ from typing import Any
 
 from quart import request
 
-from ..auth import Principal, authenticate_bearer
-from ..errors import InsufficientScope, Unauthorized
-from ._blueprint import McpState
-from ._protocol import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
-from ._registry import parse_arguments, run_tool
+from api.http.auth import Principal, authenticate_bearer
+from api.http.errors import InsufficientScope, Unauthorized
+from api.mcp._blueprint import McpState
+from api.mcp._protocol import INVALID_PARAMS, METHOD_NOT_FOUND, Message, RpcError
+from api.mcp._registry import parse_arguments, run_tool
 
 
 async def _principal() -> Principal:

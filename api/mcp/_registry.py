@@ -17,12 +17,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 from quart import json
 
+from api.http.auth import Principal
+from api.http.errors import ApiError
+from api.http.storable import storable_text
+from api.mcp._protocol import INVALID_PARAMS, RpcError
 from store import DatabaseUnavailable
-
-from ..auth import Principal
-from ..errors import ApiError
-from ..storable import storable_text
-from ._protocol import INVALID_PARAMS, RpcError
 
 log = logging.getLogger(__name__)
 

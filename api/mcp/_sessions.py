@@ -14,8 +14,8 @@ import hmac
 import secrets
 from collections import OrderedDict
 
-from ..security import TokenHasher
-from ._protocol import SUPPORTED_VERSIONS
+from api.http.security import TokenHasher
+from api.mcp._protocol import SUPPORTED_VERSIONS
 
 _SIGNATURE_CHARS = 32
 

@@ -17,13 +17,11 @@ from pydantic import BaseModel, ConfigDict
 from quart import Response, request
 from quart_schema import document_request, document_response
 
-from ..errors import Forbidden
-from ..openapi import operation
-from ..services import services
-from ..system import package_version
-from ._blueprint import McpState, blueprint, mcp_state
-from ._dispatch import dispatch
-from ._protocol import (
+from api.http.errors import Forbidden
+from api.http.openapi import operation
+from api.mcp._blueprint import McpState, blueprint, mcp_state
+from api.mcp._dispatch import dispatch
+from api.mcp._protocol import (
     DEFAULT_HEADER_VERSION,
     PARSE_ERROR,
     SESSION_HEADER,
@@ -38,6 +36,8 @@ from ._protocol import (
     result_body,
     transport_error,
 )
+from api.ops.system import package_version
+from api.services import services
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 INSTRUCTIONS = (

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from api.http.errors import ApiError, Conflict, NotFound
+from api.notifications.schemas import ChannelOut, CreateChannelRequest, UpdateChannelRequest
+from api.services import services
 from engine.notifications import (
     BadSecretBox,
     DestinationRefused,
@@ -21,10 +24,6 @@ from engine.notifications import (
     rotate_signing_secret,
 )
 from store import ChannelRecord, NewChannel
-
-from ..errors import ApiError, Conflict, NotFound
-from ..services import services
-from .schemas import ChannelOut, CreateChannelRequest, UpdateChannelRequest
 
 MAX_CHANNELS = 20
 ROTATION_HOURS = 24

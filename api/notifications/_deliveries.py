@@ -13,13 +13,12 @@ from typing import Generic, TypeVar
 
 import trio
 
+from api.http.errors import TooManyRequests
+from api.notifications._channels import open_secrets, owned_channel
+from api.notifications._rules import owned_monitor_id
+from api.services import services
 from engine.notifications import deliver, open_outbound, ping_notification
 from store import DeliveryRecord, NotificationRecord
-
-from ..errors import TooManyRequests
-from ..services import services
-from ._channels import open_secrets, owned_channel
-from ._rules import owned_monitor_id
 
 PAGE_SIZE = 50
 T = TypeVar("T")

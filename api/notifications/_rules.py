@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from api.http.errors import NotFound
+from api.notifications._channels import LimitReached
+from api.notifications.schemas import MonitorRule, RuleIn, RuleOut
+from api.services import services
 from store import (
     ChannelRecord,
     NewRule,
@@ -18,11 +22,6 @@ from store import (
     RuleRecord,
     record_fields,
 )
-
-from ..errors import NotFound
-from ..services import services
-from ._channels import LimitReached
-from .schemas import MonitorRule, RuleIn, RuleOut
 
 MAX_RULES = 50
 

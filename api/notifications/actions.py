@@ -7,7 +7,7 @@ answers with; the pages tell them as sentences (`api/web/_words.py`).
 
 from __future__ import annotations
 
-from ._channels import (
+from api.notifications._channels import (
     MAX_CHANNELS,
     CreatedChannel,
     DestinationNotAccepted,
@@ -21,7 +21,7 @@ from ._channels import (
     rotate_secret,
     update_channel,
 )
-from ._deliveries import (
+from api.notifications._deliveries import (
     PAGE_SIZE,
     Page,
     TestOutcome,
@@ -29,7 +29,7 @@ from ._deliveries import (
     list_notifications,
     send_test,
 )
-from ._rules import (
+from api.notifications._rules import (
     MAX_RULES,
     AlertSummary,
     alert_summary,

@@ -2,7 +2,7 @@
 
 Thin views over `actions`: every query is scoped to the caller's workspace (another
 workspace's channel, rule or monitor is a 404, like one that does not exist). Tokens need
-`read` for GET and `write` for the rest (`api/auth.py`). Secrets are never in an answer, but
+`read` for GET and `write` for the rest (`api/http/auth.py`). Secrets are never in an answer, but
 the webhook signing secret once, when it is made (creation, rotation).
 """
 
@@ -11,12 +11,10 @@ from __future__ import annotations
 from quart import Blueprint, Response
 from quart_schema import validate_querystring, validate_request, validate_response
 
-from store import record_fields
-
-from ..auth import current_principal
-from ..openapi import operation
-from . import actions
-from .schemas import (
+from api.http.auth import current_principal
+from api.http.openapi import operation
+from api.notifications import actions
+from api.notifications.schemas import (
     ChannelList,
     ChannelOut,
     CreateChannelRequest,
@@ -35,6 +33,7 @@ from .schemas import (
     TestResult,
     UpdateChannelRequest,
 )
+from store import record_fields
 
 blueprint = Blueprint("notifications", __name__, url_prefix="/api/notifications")
 DELETED = (204, "Deleted; no body", None)

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..schemas import MAX_PAGE, Strict
-from ..storable import document_storable_text
+from api.accounts.schemas import MAX_PAGE, Strict
+from api.http.storable import document_storable_text
 
 ChannelKindName = Literal["email", "webhook", "telegram", "discord"]
 NotifyKindName = Literal[

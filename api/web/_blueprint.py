@@ -7,10 +7,10 @@ import logging
 from quart import Blueprint, Response
 from werkzeug.exceptions import HTTPException
 
-from ..errors import ApiError
-from . import csrf
-from ._render import page
-from ._words import explain
+from api.http.errors import ApiError
+from api.web import csrf
+from api.web._render import page
+from api.web._words import explain
 
 log = logging.getLogger(__name__)
 

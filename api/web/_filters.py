@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._blueprint import blueprint
+from api.web._blueprint import blueprint
 
 
 @blueprint.app_template_filter("when")

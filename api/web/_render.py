@@ -8,10 +8,10 @@ from urllib.parse import quote, urlsplit
 from pydantic import ValidationError
 from quart import Response, g, redirect, render_template, request
 
-from ..auth import Principal, session_principal
-from ..security import MIN_PASSWORD_LENGTH
-from ..services import services
-from . import csrf
+from api.http.auth import Principal, session_principal
+from api.http.security import MIN_PASSWORD_LENGTH
+from api.services import services
+from api.web import csrf
 
 # Messages named by a short code in the query string after a redirect (never free text, so a
 # link cannot make the page say something we did not write).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ApiError
+from api.http.errors import ApiError
 
 _FIXED = {
     "plan_required": "Your workspace has no plan or trial yet, so it can look but not start "

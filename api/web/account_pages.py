@@ -11,13 +11,13 @@ from urllib.parse import quote
 from pydantic import ValidationError
 from quart import Response, request
 
-from ..auth import Principal
-from ..identity import mint_access_token
-from ..schemas import CreateKeyRequest
-from ..services import services
-from . import csrf
-from ._blueprint import blueprint
-from ._render import field_errors, page, person, see_other
+from api.accounts.actions import mint_access_token
+from api.accounts.schemas import CreateKeyRequest
+from api.http.auth import Principal
+from api.services import services
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import field_errors, page, person, see_other
 
 
 class SignInNeeded(Exception):

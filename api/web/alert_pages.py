@@ -13,18 +13,17 @@ from zoneinfo import available_timezones
 from pydantic import ValidationError
 from quart import Response, request
 
+from api.http.auth import Principal
+from api.http.errors import ApiError
+from api.notifications import actions
+from api.notifications.schemas import MonitorRule
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import page, see_other
+from api.web._words import explain
+from api.web.account_pages import signed_in
+from api.web.monitor_pages import owned
 from store import RuleRecord
-
-from ..auth import Principal
-from ..errors import ApiError
-from ..notifications import actions
-from ..notifications.schemas import MonitorRule
-from . import csrf
-from ._blueprint import blueprint
-from ._render import page, see_other
-from ._words import explain
-from .account_pages import signed_in
-from .monitor_pages import owned
 
 KINDS = (
     ("new_listing", "New listings", "Every new listing that matches the filters below."),

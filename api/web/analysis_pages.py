@@ -8,17 +8,17 @@ from urllib.parse import urlencode
 
 from quart import Response, request
 
-from ..analyses import GRAPH_NAMES, analysis_in_workspace
-from ..errors import ApiError
-from ..imports import import_from_request
-from ..limits import allow_body
-from ..naming import analysis_title, analysis_titles, run_and_monitor
-from ..services import services
-from . import csrf
-from ._blueprint import blueprint
-from ._render import page, see_other
-from ._words import explain
-from .account_pages import signed_in
+from api.analyses.imports import import_from_request
+from api.analyses.rest import GRAPH_NAMES, analysis_in_workspace
+from api.http.errors import ApiError
+from api.http.limits import allow_body
+from api.naming import analysis_title, analysis_titles, run_and_monitor
+from api.services import services
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import page, see_other
+from api.web._words import explain
+from api.web.account_pages import signed_in
 
 GRAPHS = {
     "niche-map": (

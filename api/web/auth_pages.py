@@ -1,7 +1,7 @@
 """Sign-up, sign-in, sign-out, forgotten and reset password pages.
 
 Each POST checks its CSRF token first, validates with the JSON API's own request models and
-calls the same `api.identity` functions as `/api/auth/*` (same limits, same e-mails).
+calls the same `api.accounts.actions` functions as `/api/auth/*` (same limits, same e-mails).
 """
 
 from __future__ import annotations
@@ -9,13 +9,18 @@ from __future__ import annotations
 from pydantic import ValidationError
 from quart import Response, request
 
-from .. import identity
-from ..errors import BadRequest, InvalidCredentials, TooManyRequests
-from ..schemas import ForgotPasswordRequest, LoginRequest, RegisterRequest, ResetPasswordRequest
-from ..services import services
-from . import csrf
-from ._blueprint import blueprint
-from ._render import field_errors, page, person, safe_next, see_other
+from api.accounts import actions as identity
+from api.accounts.schemas import (
+    ForgotPasswordRequest,
+    LoginRequest,
+    RegisterRequest,
+    ResetPasswordRequest,
+)
+from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
+from api.services import services
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import field_errors, page, person, safe_next, see_other
 
 
 def _wait_words(err: TooManyRequests) -> str:

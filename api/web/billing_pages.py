@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from quart import Response, redirect, request
 
-from ..billing import service
-from ..errors import ApiError
-from ..services import services
-from . import csrf
-from ._blueprint import blueprint
-from ._render import page, see_other
-from ._words import explain
-from .account_pages import signed_in
+from api.billing import actions as service
+from api.http.errors import ApiError
+from api.services import services
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import page, see_other
+from api.web._words import explain
+from api.web.account_pages import signed_in
 
 NOTICES = {
     "trial-sent": "Check your inbox: the link in the e-mail starts your free trial.",

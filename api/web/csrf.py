@@ -18,9 +18,9 @@ from typing import Literal
 
 from quart import Response, g, request
 
-from ..auth import SESSION_COOKIE
-from ..security import new_secret
-from ..services import services
+from api.http.auth import SESSION_COOKIE
+from api.http.security import new_secret
+from api.services import services
 
 PRE_COOKIE = "ns_csrf"
 FIELD = "csrf_token"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from quart import Response
 
-from ..naming import analysis_title, run_and_monitor, run_titles
-from ..services import services
-from ._blueprint import blueprint
-from ._render import page
-from .account_pages import signed_in
-from .analysis_pages import document, graph_key, graphs_of, niche_links
+from api.naming import analysis_title, run_and_monitor, run_titles
+from api.services import services
+from api.web._blueprint import blueprint
+from api.web._render import page
+from api.web.account_pages import signed_in
+from api.web.analysis_pages import document, graph_key, graphs_of, niche_links
 
 TOP_NICHES = 10
 RECENT_RUNS = 8

@@ -8,11 +8,8 @@ from urllib.parse import urlencode
 from pydantic import ValidationError
 from quart import Response, request
 
-from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord
-
-from ..errors import ApiError, NotFound
-from ..monitor_schemas import MAX_CATEGORY_ID, StartMonitorRequest
-from ..monitoring import (
+from api.http.errors import ApiError, NotFound
+from api.monitors.rest import (
     counted,
     market_profile_of,
     monitor_out,
@@ -20,14 +17,16 @@ from ..monitoring import (
     resume_monitor_in,
     start_monitor_in,
 )
-from ..naming import analysis_titles
-from ..notifications.actions import alert_summary
-from ..services import services
-from . import csrf
-from ._blueprint import blueprint
-from ._render import page, requested_page, see_other
-from ._words import explain
-from .account_pages import signed_in
+from api.monitors.schemas import MAX_CATEGORY_ID, StartMonitorRequest
+from api.naming import analysis_titles
+from api.notifications.actions import alert_summary
+from api.services import services
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import page, requested_page, see_other
+from api.web._words import explain
+from api.web.account_pages import signed_in
+from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord
 
 PAGE_SIZE = 25
 # How a listing's current state was established, as the listings table says it.

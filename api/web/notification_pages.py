@@ -13,17 +13,16 @@ from typing import Any
 from pydantic import ValidationError
 from quart import Response, request
 
+from api.http.auth import Principal
+from api.http.errors import ApiError
+from api.notifications import actions
+from api.notifications.schemas import CreateChannelRequest, UpdateChannelRequest
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import page, see_other
+from api.web._words import explain
+from api.web.account_pages import signed_in
 from engine.notifications import LABELS
-
-from ..auth import Principal
-from ..errors import ApiError
-from ..notifications import actions
-from ..notifications.schemas import CreateChannelRequest, UpdateChannelRequest
-from . import csrf
-from ._blueprint import blueprint
-from ._render import page, see_other
-from ._words import explain
-from .account_pages import signed_in
 
 KIND_WORDS = {
     "email": "E-mail",

@@ -29,7 +29,7 @@ import httpx
 import jwt
 import trio
 
-from ..security import TokenHasher
+from api.http.security import TokenHasher
 
 HTTP_TIMEOUT_SECONDS = 10.0
 METADATA_TTL_SECONDS = 3600.0

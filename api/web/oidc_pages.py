@@ -11,14 +11,13 @@ import logging
 
 from quart import Response, current_app, request
 
+from api.accounts import actions as identity
+from api.http.security import new_id
+from api.services import services
+from api.web._blueprint import blueprint
+from api.web._render import oidc_enabled, page, safe_next, see_other
+from api.web.oidc import OidcClient, OidcConfig, OidcError, PendingSignIn
 from store import AlreadyExists, UserRecord
-
-from .. import identity
-from ..security import new_id
-from ..services import services
-from ._blueprint import blueprint
-from ._render import oidc_enabled, page, safe_next, see_other
-from .oidc import OidcClient, OidcConfig, OidcError, PendingSignIn
 
 log = logging.getLogger(__name__)
 

@@ -5,19 +5,18 @@ from __future__ import annotations
 from pydantic import ValidationError
 from quart import Response, request
 
+from api.billing.quotas import plan_limits
+from api.http.errors import ApiError, NotFound
+from api.naming import run_title, run_titles
+from api.runs.rest import cancel_run_in, create_run_in, delete_run_in, replay_run_in
+from api.runs.schemas import MAX_ITEMS_LIMIT, CreateRunRequest
+from api.services import services
+from api.web import csrf
+from api.web._blueprint import blueprint
+from api.web._render import page, requested_page, see_other
+from api.web._words import explain
+from api.web.account_pages import signed_in
 from store import RunRecord
-
-from ..billing.quotas import plan_limits
-from ..errors import ApiError, NotFound
-from ..naming import run_title, run_titles
-from ..run_schemas import MAX_ITEMS_LIMIT, CreateRunRequest
-from ..runs import cancel_run_in, create_run_in, delete_run_in, replay_run_in
-from ..services import services
-from . import csrf
-from ._blueprint import blueprint
-from ._render import page, requested_page, see_other
-from ._words import explain
-from .account_pages import signed_in
 
 PAGE_SIZE = 20
 LOG_LINES = 40

@@ -129,7 +129,7 @@ V2_LISTING_FIELDS = (
 def export_document(
     history: History, *, exported_at: datetime = NOW, version: int = 2
 ) -> dict[str, Any]:
-    """The document `api/monitor_export.py` streams, built the same way (asdict + JSON);
+    """The document `api/monitors/export.py` streams, built the same way (asdict + JSON);
     `version=1` drops what version 2 added (evidence, today's listing fields)."""
     listings = [asdict(r) for r in history.listings]
     events = [asdict(e) for e in history.events]

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from api.monitor_export import EXPORT_SCHEMA
+from api.monitors.export import EXPORT_SCHEMA
 from engine.analysis import AnalysisInput, InvalidExport, analyse
 from engine.analysis._analyse import MAX_FLOW_DAYS
 from engine.runs._analyser import analyse_export

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from api.catalogue_urls import refuse_unaccepted_site, url_pattern
-from api.errors import BadRequest
+from api.http.errors import BadRequest
 from api.settings import Settings
 from scrapers import InvalidCatalogueUrl, UrlRefused, parse_catalogue_url
 from scrapers._ssrf import check_url_syntax

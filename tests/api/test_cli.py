@@ -38,7 +38,7 @@ def test_migrate_creates_the_schema(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "api.cli",
+            "api.process.cli",
             "migrate",
             "--database-url",
             f"sqlite+aiosqlite:///{database}",
@@ -57,7 +57,7 @@ def test_migrate_creates_the_schema(tmp_path: Path) -> None:
 def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
     env = _env(tmp_path, tmp_path / "x.db") | {"NICHESCOPE_COOKIE_SECURE": "maybe"}
     result = subprocess.run(
-        [sys.executable, "-m", "api.cli", "migrate"],
+        [sys.executable, "-m", "api.process.cli", "migrate"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -72,7 +72,7 @@ def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
     port = _free_port()
     database = tmp_path / "served.db"
     process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "api.process.cli", "serve", "--port", str(port)],
         cwd=ROOT,
         env=_env(tmp_path, database),
         stdout=subprocess.PIPE,
@@ -104,7 +104,7 @@ def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Pat
         [
             sys.executable,
             "-m",
-            "api.cli",
+            "api.process.cli",
             "serve",
             "--demo",
             "--port",

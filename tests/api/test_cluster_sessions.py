@@ -1,5 +1,5 @@
 """Cluster mode: a session ended on one node is refused by every node at once, though each
-caches session look-ups for 30 s (api/sessions.py)."""
+caches session look-ups for 30 s (api/http/sessions.py)."""
 
 from __future__ import annotations
 

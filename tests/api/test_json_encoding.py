@@ -15,11 +15,11 @@ from quart import Quart
 from quart.json.provider import DefaultJSONProvider
 from quart_schema import QuartSchema
 
-from api.analysis_cache import AnalysisParts
-from api.json_encoding import OrjsonProvider, api_json
-from api.monitor_schemas import ListingsPage
-from api.monitoring import listing_out
-from api.runs import run_fields, run_out
+from api.analyses.cache import AnalysisParts
+from api.http.json_encoding import OrjsonProvider, api_json
+from api.monitors.rest import listing_out
+from api.monitors.schemas import ListingsPage
+from api.runs.rest import run_fields, run_out
 from store import ListingRecord, RunRecord
 
 

@@ -230,7 +230,7 @@ async def test_export_import_round_trip_without_scraping(
         svg = await client.get(body["graphs"]["market-flow"]["svg"])
         assert svg.status_code == 200
         # A multipart upload with the session cookie, as the service's own pages send it
-        # (a browser states its origin; api/cross_site.py).
+        # (a browser states its origin; api/http/cross_site.py).
         as_file = await client.post(
             "/api/analysis/import-monitoring",
             files={"file": ("export.json", export)},

@@ -29,9 +29,9 @@ import httpx
 import pytest
 import trio
 
-from api.analyses import GRAPH_NAMES
-from api.runtime import ServeOptions, hypercorn_config
-from api.security import TokenHasher, new_id
+from api.analyses.rest import GRAPH_NAMES
+from api.http.security import TokenHasher, new_id
+from api.process.serve import ServeOptions, hypercorn_config
 from api.settings import Settings
 from tests.analysis.factory import History, export_document
 from tests.api.helpers import (

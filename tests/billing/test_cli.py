@@ -10,7 +10,7 @@ import trio
 import trio_asyncio
 
 from api.billing.quotas import plan_limits
-from api.security import new_id
+from api.http.security import new_id
 from store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ async def _nichescope(database_url: str, *args: str) -> tuple[int, str]:
     )
     with trio.fail_after(120):
         result = await trio.run_process(
-            [sys.executable, "-m", "api.cli", "plans", *args],
+            [sys.executable, "-m", "api.process.cli", "plans", *args],
             cwd=ROOT,
             env=env,
             capture_stdout=True,

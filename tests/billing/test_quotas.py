@@ -20,7 +20,7 @@ from api.billing.quotas import (
     require_quota,
     usage,
 )
-from api.security import new_id
+from api.http.security import new_id
 from api.settings import Settings
 from store import BillingAccountRecord, Entitlement, Store
 

@@ -20,7 +20,7 @@ import pytest
 import trio
 import trio_asyncio
 
-from api.node import SecondNodeOnSqlite, open_node
+from api.process.node import SecondNodeOnSqlite, open_node
 from api.settings import Settings
 from engine import ClusterSettings, Engine, EngineSettings, Evidence, MonitorPolicy, RestartPolicy
 from scrapers import ClientSettings, MarketClient

@@ -3,7 +3,7 @@
 Before: a page on another port of the same host (same site, so the SameSite=Lax cookie rides
 along) paused a monitor with a plain form POST and imported an analysis with a no-cors
 `text/plain` fetch. Cookie-authenticated writes to `/api/*` now need this origin
-(`Sec-Fetch-Site`/`Origin`) and a JSON body (`api/cross_site.py`); the same requests from the
+(`Sec-Fetch-Site`/`Origin`) and a JSON body (`api/http/cross_site.py`); the same requests from the
 service's own pages, and token calls, still work.
 """
 

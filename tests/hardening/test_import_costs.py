@@ -3,7 +3,7 @@
 Before: an import read its whole body into memory and parsed it into Python objects (a 59 MiB
 export grew the server by 500 MB; three at once peaked at 1.9 GB), as many at once as anyone
 sent, and a workspace without a plan could import while it could not create a run. Now the
-body is spooled and read streaming (`api/imports.py`; the memory figures are
+body is spooled and read streaming (`api/analyses/imports.py`; the memory figures are
 bench/bench_import_memory.py's), one import per workspace and two per node run at once (429
 before the body is read), and imports count as runs under the plan.
 """

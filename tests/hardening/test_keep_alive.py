@@ -3,8 +3,8 @@
 Before: when the service answered before reading the request body (a 401, a 405, MCP's Origin
 and Accept refusals, logout, which ignores its body) and the body arrived afterwards, the next
 request on that connection was never answered: Hypercorn's close of the half-read connection ran
-in a task Quart-Trio had just cancelled (`api/keep_alive.py`). Now such a body is drained and the
-connection serves the next request; a body too large to wait for ends the connection cleanly
+in a task Quart-Trio had just cancelled (`api/http/keep_alive.py`). Now such a body is drained
+and the connection serves the next request; a body too large to wait for ends the connection cleanly
 (`Connection: close`, then end of stream), never a hang.
 """
 

@@ -90,7 +90,7 @@ Story = list[tuple[str, float]]  # (state, simulated time) of one listing, in or
 
 @dataclasses.dataclass
 class ServiceProcess:
-    """`python -m api.cli serve` in a child process, started again after each kill on the
+    """`python -m api.process.cli serve` in a child process, started again after each kill on the
     same port and database; every life's stderr (its log) goes to one file."""
 
     port: int
@@ -104,7 +104,7 @@ class ServiceProcess:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        args = ["-m", "api.cli", "serve", "--port", str(self.port)]
+        args = ["-m", "api.process.cli", "serve", "--port", str(self.port)]
         args += ["--database-url", self.database_url]
         with _appending(self.log_path) as log:
             self.process = await trio.lowlevel.open_process(

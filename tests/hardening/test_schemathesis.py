@@ -5,7 +5,7 @@ that), as two users of different workspaces so that its object-level-authorizati
 Every phase (examples, coverage, fuzzing, stateful) and every check (`-c all`), with a fixed
 seed. The run passes only with zero failures: no 5xx, no response outside its documented
 schema, status or content type, no accepted invalid input, no object of one workspace served
-to the other. The README's "Reliability" section says how to run a longer one locally.
+to the other. docs/reliability.md says how to run a longer one locally.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SEED = 20261123
 EXAMPLES_PER_OPERATION = int(os.environ.get("NICHESCOPE_FUZZ_EXAMPLES", "85"))
 MIN_CASES = 5_000
 TOOL_BUG = "AST constructor recursion depth mismatch"
-# Extra Schemathesis options for local runs, e.g. a longer one (README, Reliability):
+# Extra Schemathesis options for local runs, e.g. a longer one (docs/reliability.md):
 # NICHESCOPE_FUZZ_EXAMPLES=400 NICHESCOPE_FUZZ_ARGS="--max-time 1800" make fuzz
 EXTRA_ARGS = os.environ.get("NICHESCOPE_FUZZ_ARGS", "").split()
 STATEFUL_STEPS = 10
@@ -59,7 +59,7 @@ def _wfc_auth(tokens: dict[str, str]) -> dict[str, object]:
 
 
 # Which answers count as "refused for a good reason" when the request matched the schema.
-# The document states every rule it can (api/openapi_rules.py: URL patterns, token and header
+# The document states every rule it can (api/http/openapi_rules.py: URL patterns, token and header
 # shapes, the plans on sale), so a schema-valid request answered 400 is a failure, except on the
 # operations below, for the one reason each that no schema can state. 409/410 are state (a run
 # already finished, a trial link already used) and allowed everywhere.
@@ -68,7 +68,7 @@ CONFIG = """
 path = "{auth}"
 peers = ["alice", "bob"]
 
-# The stateful phase follows the document's links (api/openapi_links.py) from the seeded
+# The stateful phase follows the document's links (api/http/openapi_links.py) from the seeded
 # monitor and run: longer scenarios, and more of them, than the defaults (6 steps), so that
 # chains like monitor -> run of it -> its analysis -> its graphs are walked.
 [phases.stateful]
@@ -174,7 +174,7 @@ async def test_schemathesis_finds_nothing(
         "--workers", "2",  # the service waits on its database half the time: overlap that
         # No retry: the request that, a few times per run, went unanswered after a TRACE or
         # QUERY with a body on the same connection was the keep-alive stall of #21 item 4
-        # (api/keep_alive.py), now fixed; a network-level failure is a failure again.
+        # (api/http/keep_alive.py), now fixed; a network-level failure is a failure again.
         "--request-timeout", "10",
         "--report", "json", "--report-json-path", str(report),
         "--suppress-health-check", "too_slow,filter_too_much",

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from api.imports import SCAN_CHUNK, unstorable_escape
+from api.analyses.imports import SCAN_CHUNK, unstorable_escape
 from scrapers import parse_catalogue_json
 from tests.api.helpers import assert_envelope, signed_in, wait_active
 from tests.api.test_runs import URL, _stock
@@ -86,7 +86,7 @@ def test_marketplace_text_with_lone_surrogates_is_stored_replaced() -> None:
 
 @pytest.mark.parametrize("shift", range(0, 14))
 def test_the_import_scan_finds_escapes_across_its_chunks(shift: int) -> None:
-    """The import scans its spooled body in chunks (`api.imports.unstorable_escape`): an
+    """The import scans its spooled body in chunks (`api.analyses.imports.unstorable_escape`): an
     escape cut by a chunk's end is still found, a valid pair (an emoji) or an escaped
     backslash followed by `u` is still text."""
     pad = b'{"t": "' + b"a" * (SCAN_CHUNK - 8 - shift)

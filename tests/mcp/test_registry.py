@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from api.auth import Principal
-from api.errors import NotFound
+from api.http.auth import Principal
+from api.http.errors import NotFound
 from api.mcp import READ_ONLY, Tool, ToolError
 from api.mcp._protocol import RpcError
 from api.mcp._registry import ToolRegistry, run_tool

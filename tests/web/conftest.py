@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import pytest
 import trio
 
-from api.runtime import ServeOptions, serve
+from api.process.serve import ServeOptions, serve
 from api.settings import Settings
 from engine import Marketplace
 from tests.conftest import RunningService

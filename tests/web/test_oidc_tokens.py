@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from werkzeug.serving import make_server
 
-from api.security import TokenHasher
+from api.http.security import TokenHasher
 from api.web.oidc import OidcClient, OidcConfig, OidcError, PendingSignIn, pkce_challenge
 
 CLIENT_ID = "nichescope"

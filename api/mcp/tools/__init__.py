@@ -17,8 +17,8 @@ The models become `inputSchema`/`outputSchema` and validate both directions at r
 
 from __future__ import annotations
 
-from .._registry import ToolRegistry
-from . import (
+from api.mcp._registry import ToolRegistry
+from api.mcp.tools import (
     create_analysis,
     create_monitor,
     get_analysis,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...auth import Principal
-from ...run_schemas import CreateRunRequest, RunOut
-from ...runs import create_run_in, run_out
-from .._registry import Tool
-from .create_monitor import CREATES_AND_SCRAPES
+from api.http.auth import Principal
+from api.mcp._registry import Tool
+from api.mcp.tools.create_monitor import CREATES_AND_SCRAPES
+from api.runs.rest import create_run_in, run_out
+from api.runs.schemas import CreateRunRequest, RunOut
 
 
 class CreatedRun(RunOut):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ...auth import Principal
-from ...monitor_schemas import MonitorOut, StartMonitorRequest
-from ...monitoring import monitor_out, start_monitor_in
-from .._registry import Annotations, Tool
+from api.http.auth import Principal
+from api.mcp._registry import Annotations, Tool
+from api.monitors.rest import monitor_out, start_monitor_in
+from api.monitors.schemas import MonitorOut, StartMonitorRequest
 
 # Creates (never overwrites or deletes), each call a new monitor, and it polls the marketplace.
 CREATES_AND_SCRAPES = Annotations(

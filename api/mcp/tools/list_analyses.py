@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ...analyses import summary
-from ...auth import Principal
-from ...naming import analysis_titles
-from ...run_schemas import AnalysisSummary
-from ...services import services
-from .._registry import READ_ONLY, Tool
-from ._paging import NEXT_CURSOR, PageArguments
+from api.analyses.rest import summary
+from api.http.auth import Principal
+from api.mcp._registry import READ_ONLY, Tool
+from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
+from api.naming import analysis_titles
+from api.runs.schemas import AnalysisSummary
+from api.services import services
 
 
 class ListAnalysesArguments(PageArguments):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ...auth import Principal
-from ...monitor_schemas import MonitorOut
-from ...monitoring import counted
-from ...services import services
-from .._registry import READ_ONLY, Tool
-from ._paging import NEXT_CURSOR, PageArguments
+from api.http.auth import Principal
+from api.mcp._registry import READ_ONLY, Tool
+from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
+from api.monitors.rest import counted
+from api.monitors.schemas import MonitorOut
+from api.services import services
 
 
 class ListMonitoringsArguments(PageArguments):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ...auth import Principal
-from ...run_schemas import RunOut
-from ...runs import run_out
-from ...services import services
-from .._registry import READ_ONLY, Tool
-from ._paging import NEXT_CURSOR, PageArguments
+from api.http.auth import Principal
+from api.mcp._registry import READ_ONLY, Tool
+from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
+from api.runs.rest import run_out
+from api.runs.schemas import RunOut
+from api.services import services
 
 
 class ListRunsArguments(PageArguments):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...auth import Principal
-from ...notifications import actions
-from ...notifications.schemas import ID_PATTERN, MonitorRule, RuleOut
-from ...services import services
-from .._registry import READ_ONLY, Annotations, Tool
+from api.http.auth import Principal
+from api.mcp._registry import READ_ONLY, Annotations, Tool
+from api.notifications import actions
+from api.notifications.schemas import ID_PATTERN, MonitorRule, RuleOut
+from api.services import services
 
 MonitorId = Field(
     max_length=64,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ...accounts import _me
-from ...auth import Principal
-from ...errors import NotFound
-from ...schemas import MeResponse
-from ...services import services
-from .._registry import READ_ONLY, Tool
-from ._inputs import NoArguments
+from api.accounts.rest import _me
+from api.accounts.schemas import MeResponse
+from api.http.auth import Principal
+from api.http.errors import NotFound
+from api.mcp._registry import READ_ONLY, Tool
+from api.mcp.tools._inputs import NoArguments
+from api.services import services
 
 
 async def whoami(principal: Principal, arguments: NoArguments) -> MeResponse:

@@ -1,0 +1,299 @@
+"""Account actions shared by the JSON API (`rest.py`, `keys.py`) and the web pages.
+
+Each function works inside a request (it reads `services()` and, for limits, the client IP) and
+raises the same `ApiError` subclasses the JSON API answers with; the pages turn them into
+sentences. Nothing here builds a response body.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from datetime import timedelta
+
+from quart import Response, request
+
+from api.http.after_response import after_response
+from api.http.auth import SESSION_COOKIE, client_ip
+from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
+from api.http.security import hash_password, new_access_token, new_id, new_secret, verify_password
+from api.services import services
+from store import AccessTokenRecord, AlreadyExists, UserRecord
+
+# Set at each password sign-in: this browser has signed in to that account before.
+DEVICE_COOKIE = "ns_device"
+DEVICE_COOKIE_DAYS = 365
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session just stored; `secret` goes into the cookie and nowhere else."""
+
+    secret: str
+    max_age_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class MintedToken:
+    record: AccessTokenRecord
+    plaintext: str
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+async def register_account(email: str, password: str, name: str | None) -> None:
+    """Create an account and its workspace. A taken e-mail is not an error (no enumeration):
+    its owner is told by e-mail instead, at most once per window (`owner_notice_limiter`).
+
+    Raises `TooManyRequests` past `NICHESCOPE_LOGIN_ATTEMPTS_PER_IP` registrations per IP or
+    five per e-mail per window, checked before the password is hashed: each attempt costs an
+    argon2 hash and maybe an e-mail, which nobody may make us pay without bound."""
+    svc = services()
+    email = normalise_email(email)
+    wait = max(
+        svc.register_ip_limiter.hit(client_ip()),
+        svc.mail_limiter.hit(f"register-to:{email}"),
+    )
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many registrations; wait before trying again")
+    password_hash = await hash_password(password)
+    try:
+        await svc.store.create_user(
+            user_id=new_id("usr"),
+            workspace_id=new_id("ws"),
+            email=email,
+            name=name,
+            password_hash=password_hash,
+        )
+    except AlreadyExists:
+        if svc.owner_notice_limiter.hit(email) > 0.0:
+            return  # the owner was told within the window: once is enough
+        # After the answer, not before it: the mail's cost would tell who has an account.
+        after_response(_tell_owner_of_registration, email)
+
+
+async def _tell_owner_of_registration(email: str) -> None:
+    svc = services()
+    await svc.mailer.send(
+        email,
+        "Someone tried to register with your e-mail",
+        "Somebody tried to create a Nichescope account with this e-mail address.\n"
+        "You already have one. If it was you, sign in or reset your password at "
+        f"{svc.settings.public_url}/forgot-password.\n",
+    )
+
+
+async def check_password(email: str, password: str) -> UserRecord:
+    """The user whose e-mail and password these are.
+
+    Guessing is slowed without locking the owner out (OWASP's authentication guidance):
+    - per address: `login_attempts_per_ip` attempts per window, whatever the account;
+    - per (account, address): `login_failures_per_account` failures per window, after which
+      that address may not try that account until the window moves on;
+    - per account, for browsers that never signed in to it (no device cookie for it): past
+      the same number of failures, each attempt waits 1, 2, 4 ... at most 60 seconds after
+      the latest failure. A browser that signed in to the account before skips this wait,
+      so failures made by others never keep the owner out.
+    Raises `TooManyRequests` (with the wait) and `InvalidCredentials` on a wrong pair (same
+    answer and timing whether or not the account exists).
+    """
+    svc = services()
+    email = normalise_email(email)
+    pair = f"{email}|{client_ip()}"
+    wait = svc.login_ip_limiter.hit(client_ip()) or svc.login_pair_limiter.retry_after(pair)
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many sign-in attempts; wait before trying again")
+    credentials = await svc.store.get_credentials(email)
+    known_device = credentials is not None and device_cookie_valid(credentials.user.id)
+    wait = 0.0 if known_device else svc.login_account_delay.retry_after(email)
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many failed sign-ins on this account; wait a moment")
+    password_hash = credentials.password_hash if credentials else None
+    # Verified first, whatever was found: with no account (or no password) the dummy hash is
+    # verified instead, so an unknown e-mail costs the same argon2 work as a wrong password.
+    matches = await verify_password(password_hash, password)
+    if credentials is None or not matches:
+        svc.login_pair_limiter.hit(pair)
+        svc.login_account_delay.failed(email)
+        raise InvalidCredentials()
+    svc.login_pair_limiter.reset(pair)
+    svc.login_account_delay.reset(email)
+    return credentials.user
+
+
+def _device_signature(user_id: str, nonce: str) -> str:
+    return services().hasher.digest(f"device:{user_id}:{nonce}")
+
+
+def device_cookie_valid(user_id: str) -> bool:
+    """Whether this browser signed in to `user_id`'s account before (OWASP's device cookie)."""
+    nonce, _, signature = request.cookies.get(DEVICE_COOKIE, "").partition(".")
+    if not nonce or len(nonce) > 100 or not signature:
+        return False
+    return hmac.compare_digest(signature, _device_signature(user_id, nonce))
+
+
+def set_device_cookie(response: Response, user_id: str) -> None:
+    """Remember that this browser signed in to `user_id`'s account: its later sign-ins skip
+    the per-account delay that failures made elsewhere impose."""
+    nonce = new_secret()
+    response.set_cookie(
+        DEVICE_COOKIE,
+        f"{nonce}.{_device_signature(user_id, nonce)}",
+        max_age=DEVICE_COOKIE_DAYS * 86400,
+        path="/",
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+async def end_current_session() -> None:
+    """Delete the session named by the request's cookie, if any (idempotent)."""
+    svc = services()
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie and len(cookie) <= 200:
+        digest = svc.hasher.digest(cookie)
+        await svc.store.delete_session(digest)
+        svc.sessions.drop(digest)
+
+
+async def start_session(user_id: str) -> NewSession:
+    """Store a fresh session for `user_id`. A session the browser already held is ended first,
+    so a planted cookie can never become a signed-in one (session fixation)."""
+    svc = services()
+    await end_current_session()
+    secret = new_secret()
+    lifetime = timedelta(days=svc.settings.session_days)
+    await svc.store.add_session(
+        token_hash=svc.hasher.digest(secret),
+        user_id=user_id,
+        expires_at=svc.store.clock() + lifetime,
+    )
+    return NewSession(secret=secret, max_age_seconds=int(lifetime.total_seconds()))
+
+
+def set_session_cookie(response: Response, session: NewSession) -> None:
+    response.set_cookie(
+        SESSION_COOKIE,
+        session.secret,
+        max_age=session.max_age_seconds,
+        path="/",
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def clear_session_cookie(response: Response) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path="/",
+        secure=services().settings.cookie_secure,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+async def send_password_reset(email: str) -> None:
+    """E-mail a single-use reset link if the account exists; silent otherwise.
+
+    Raises `TooManyRequests` past five requests per IP or per e-mail per window.
+    """
+    svc = services()
+    email = normalise_email(email)
+    wait = max(svc.mail_limiter.hit(f"ip:{client_ip()}"), svc.mail_limiter.hit(f"to:{email}"))
+    if wait > 0.0:
+        raise TooManyRequests(wait, "Too many reset requests; wait before trying again")
+    credentials = await svc.store.get_credentials(email)
+    if credentials is not None:
+        # The link is made and mailed after the answer, so that an existing account's answer
+        # costs what an unknown one's does.
+        after_response(_mail_reset_link, credentials.user.id, email)
+
+
+async def _mail_reset_link(user_id: str, email: str) -> None:
+    svc = services()
+    secret = new_secret()
+    await svc.store.add_password_reset(
+        token_hash=svc.hasher.digest(secret),
+        user_id=user_id,
+        expires_at=svc.store.clock() + timedelta(minutes=svc.settings.reset_token_minutes),
+    )
+    tokens = [
+        t for t in await svc.store.list_access_tokens(user_id) if not t.revoked_at
+    ]
+    await svc.mailer.send(
+        email,
+        "Reset your Nichescope password",
+        "Someone (hopefully you) asked to reset your Nichescope password.\n\n"
+        f"Reset it here within {svc.settings.reset_token_minutes} minutes:\n"
+        f"{svc.settings.public_url}/reset-password?token={secret}\n\n"
+        + tokens_paragraph(tokens)
+        + "If it was not you, ignore this message; your password stays as it is.\n",
+    )
+
+
+def tokens_paragraph(tokens: list[AccessTokenRecord]) -> str:
+    """The reset e-mail's account of the live access tokens, which a reset can revoke."""
+    if not tokens:
+        return ""
+    lines = [
+        f"- {t.label} ({', '.join(t.scopes)}), created {t.created_at:%Y-%m-%d}, "
+        + (f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "never used")
+        for t in tokens
+    ]
+    return (
+        f"Your account has {len(tokens)} active access token(s), which keep working after a "
+        "password change unless you revoke them (the reset page offers to, ticked by default):\n"
+        + "\n".join(lines)
+        + "\n\n"
+    )
+
+
+async def tokens_at_reset(token: str) -> list[AccessTokenRecord] | None:
+    """The live access tokens a reset link's account holds; None for a dead link."""
+    svc = services()
+    if not token or len(token) > 200:
+        return None
+    return await svc.store.tokens_at_reset(svc.hasher.digest(token))
+
+
+async def reset_password(token: str, password: str, *, revoke_tokens: bool) -> None:
+    """Set a new password with a reset token and end every session of the user; with
+    `revoke_tokens`, revoke every access token too (recovering a stolen account must be able
+    to evict the thief's tokens, not only their sessions).
+
+    Raises `BadRequest` (code `invalid_token`) when the token is unknown, used or expired.
+    """
+    svc = services()
+    password_hash = await hash_password(password)
+    ended = await svc.store.reset_password(
+        svc.hasher.digest(token), password_hash, revoke_tokens=revoke_tokens
+    )
+    if ended is None:
+        raise BadRequest(
+            "This reset link is invalid, already used or expired",
+            code="invalid_token",
+            suggest=["Ask for a new link at /forgot-password"],
+        )
+    svc.sessions.drop(*ended)
+
+
+async def mint_access_token(
+    *, user_id: str, workspace_id: str, label: str, scopes: tuple[str, ...]
+) -> MintedToken:
+    """Create a personal access token; the plaintext exists only in the returned value."""
+    svc = services()
+    plaintext = new_access_token()
+    record = await svc.store.add_access_token(
+        token_id=new_id("key"),
+        user_id=user_id,
+        workspace_id=workspace_id,
+        label=label,
+        scopes=scopes,
+        token_hash=svc.hasher.digest(plaintext),
+    )
+    return MintedToken(record=record, plaintext=plaintext)

@@ -1,0 +1,154 @@
+"""`/api/auth/*`: register, sign in and out, who am I, forgotten and reset passwords."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response
+from quart_schema import document_response, validate_request, validate_response
+
+from api.accounts import actions as identity
+from api.accounts.schemas import (
+    ForgotPasswordRequest,
+    LoginRequest,
+    MeResponse,
+    MessageResponse,
+    RegisterRequest,
+    ResetPasswordRequest,
+    UpdateMeRequest,
+)
+from api.billing.actions import summary as billing_summary
+from api.http.auth import Principal, current_principal
+from api.http.errors import NotFound
+from api.http.openapi import operation
+from api.services import services
+from store import UserRecord
+
+blueprint = Blueprint("accounts", __name__, url_prefix="/api/auth")
+
+REGISTERED = (
+    "If this e-mail can be registered, the account is ready: sign in with it. "
+    "If it was already registered, its owner has been told by e-mail."
+)
+RESET_SENT = "If an account exists for this e-mail, a reset link is on its way."
+
+
+@blueprint.post("/register")
+@operation("registerUser", access="public")
+@validate_request(RegisterRequest)
+@validate_response(MessageResponse, 201)
+async def register(data: RegisterRequest) -> tuple[MessageResponse, int]:
+    """Create an account and its personal workspace (no payment card).
+
+    The answer is the same whether or not the e-mail was taken, so nobody can learn who has
+    an account; the owner of a taken e-mail gets a notice instead.
+    """
+    await identity.register_account(str(data.email), data.password, data.name)
+    return MessageResponse(message=REGISTERED), 201
+
+
+@blueprint.post("/login")
+@operation("loginUser", access="public")
+@validate_request(LoginRequest)
+@document_response(MessageResponse, 200)
+async def login(data: LoginRequest) -> Response:
+    """Sign in with e-mail and password; sets the `session_token` cookie (30 days).
+
+    Limited against guessing (429 with Retry-After) per client IP, per (account, IP) and,
+    for browsers that never signed in to the account (no `ns_device` cookie for it), by a
+    per-account delay of at most a minute: never a lockout of the owner. Every sign-in gets a
+    fresh session id; a session cookie the browser already held is ended.
+    """
+    user = await identity.check_password(str(data.email), data.password)
+    session = await identity.start_session(user.id)
+    response = Response(
+        MessageResponse(message="Signed in").model_dump_json(),
+        status=200,
+        content_type="application/json",
+    )
+    identity.set_session_cookie(response, session)
+    identity.set_device_cookie(response, user.id)
+    return response
+
+
+@blueprint.post("/logout")
+@operation("logoutUser", access="public")
+@document_response(MessageResponse, 200)
+async def logout() -> Response:
+    """End the session of the cookie, if any, and clear the cookie. Always 200."""
+    await identity.end_current_session()
+    response = Response(
+        MessageResponse(message="Signed out").model_dump_json(),
+        status=200,
+        content_type="application/json",
+    )
+    identity.clear_session_cookie(response)
+    return response
+
+
+async def _me(user: UserRecord, principal: Principal) -> MeResponse:
+    return MeResponse.model_validate(
+        {
+            "user": {
+                "id": user.id,
+                "email": user.email,
+                "name": user.name,
+                "created_at": user.created_at,
+            },
+            "workspace": {"id": principal.workspace_id},
+            "auth": {
+                "via": principal.via,
+                "scopes": sorted(principal.scopes),
+                "token_id": principal.token_id,
+            },
+            "operator": user.email in services().settings.operators,
+            "billing": await billing_summary(principal.workspace_id),
+        }
+    )
+
+
+@blueprint.get("/me")
+@operation("getCurrentUser")
+@validate_response(MeResponse, 200)
+async def me() -> MeResponse:
+    """The signed-in user, their workspace and how this request authenticated."""
+    principal = current_principal()
+    user = await services().store.get_user(principal.user_id)
+    if user is None:
+        raise NotFound("user")
+    return await _me(user, principal)
+
+
+@blueprint.patch("/me")
+@operation("updateCurrentUser")
+@validate_request(UpdateMeRequest)
+@validate_response(MeResponse, 200)
+async def update_me(data: UpdateMeRequest) -> MeResponse:
+    """Change the display name (the only profile field a user edits; e-mail is the login)."""
+    principal = current_principal()
+    name = data.name.strip() if data.name and data.name.strip() else None
+    user = await services().store.set_user_name(principal.user_id, name)
+    if user is None:
+        raise NotFound("user")
+    return await _me(user, principal)
+
+
+@blueprint.post("/forgot-password")
+@operation("forgotPassword", access="public")
+@validate_request(ForgotPasswordRequest)
+@validate_response(MessageResponse, 200)
+async def forgot_password(data: ForgotPasswordRequest) -> MessageResponse:
+    """E-mail a single-use reset link (valid one hour). Same answer whether or not the
+    account exists; limited per e-mail and per IP so it cannot be used to flood an inbox."""
+    await identity.send_password_reset(str(data.email))
+    return MessageResponse(message=RESET_SENT)
+
+
+@blueprint.post("/reset-password")
+@operation("resetPassword", access="public")
+@validate_request(ResetPasswordRequest)
+@validate_response(MessageResponse, 200)
+async def reset_password(data: ResetPasswordRequest) -> MessageResponse:
+    """Set a new password with a reset token; the token is single-use and every session of
+    the user ends (sign in again). Every access token of the user is revoked too unless
+    `revoke_tokens` is false."""
+    await identity.reset_password(data.token, data.password, revoke_tokens=data.revoke_tokens)
+    return MessageResponse(message="Password changed; sign in with the new password")

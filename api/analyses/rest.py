@@ -1,0 +1,290 @@
+"""`/api/analyses/*` and `/api/dashboard`: the analyses runs produce, and the overview."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import trio
+from quart import Blueprint, Response, request
+from quart_schema import document_response, validate_querystring, validate_response
+
+from api.analyses.cache import AnalysisParts, etag, matches
+from api.analyses.imports import import_from_request
+from api.http.auth import current_principal
+from api.http.errors import NotFound
+from api.http.json_encoding import api_json
+from api.http.limits import allow_body
+from api.http.openapi import operation
+from api.http.openapi_links import ANALYSIS, RUN
+from api.naming import analysis_title, analysis_titles
+from api.runs.rest import run_fields
+from api.runs.schemas import (
+    AnalysisList,
+    AnalysisOut,
+    AnalysisSummary,
+    DashboardQuery,
+    ImportQuery,
+    PageQuery,
+)
+from api.services import services
+from engine import render_svg
+from store import AnalysisRecord
+
+blueprint = Blueprint("analyses", __name__)
+
+GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
+DASHBOARD_NICHES = 10
+DASHBOARD_RUNS = 10
+# Documents bigger than this are parsed in a worker thread (a few ms of the event loop).
+INLINE_PARSE_BYTES = 256 * 1024
+# The graph name as a route converter, so that the OpenAPI document lists the four names
+# (`enum`) and clients, generators and the links below reach real graphs.
+GRAPH_NAME = "any({}):name".format(", ".join(f'"{name}"' for name in GRAPH_NAMES))
+# What an answer that is one analysis feeds: its own operations and its run's (none if imported).
+ANALYSIS_LINKS = (*ANALYSIS.links(), *RUN.links("run_id"))
+
+
+def summary(analysis: AnalysisRecord, title: str) -> AnalysisSummary:
+    """The list entry of `analysis`; `title` from `naming` (what it is of, never an id)."""
+    return AnalysisSummary(
+        id=analysis.id,
+        title=title,
+        run_id=analysis.run_id,
+        source=analysis.source,
+        source_url=analysis.source_url,
+        created_at=analysis.created_at,
+    )
+
+
+def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
+    base = f"/api/analyses/{analysis_id}/graphs"
+    return {
+        name: {"vega_lite": f"{base}/{name}.json", "svg": f"{base}/{name}.svg"}
+        for name in GRAPH_NAMES
+    }
+
+
+async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
+    """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
+    analysis = await services().store.runs.analysis(analysis_id, workspace_id)
+    if analysis is None:
+        raise NotFound("analysis")
+    return analysis
+
+
+@blueprint.get("/api/analyses")
+@operation("listAnalyses")
+@validate_querystring(PageQuery)
+@validate_response(AnalysisList, 200)
+async def list_analyses(query_args: PageQuery) -> AnalysisList:
+    """The workspace's analyses, newest first, paged."""
+    workspace_id = current_principal().workspace_id
+    analyses, total = await services().store.runs.analyses(
+        workspace_id, (query_args.page - 1) * query_args.page_size, query_args.page_size
+    )
+    titles = await analysis_titles(workspace_id, analyses)
+    return AnalysisList(
+        analyses=[summary(a, titles[a.id]) for a in analyses],
+        page=query_args.page,
+        page_size=query_args.page_size,
+        total=total,
+    )
+
+
+@blueprint.get("/api/analyses/<id:analysis_id>")
+@operation("getAnalysis", links=ANALYSIS_LINKS)
+@document_response(AnalysisOut, 200)
+async def get_analysis(analysis_id: str) -> Response:
+    """Ranked niches, alerts, evidence notes, and links to the four graphs.
+
+    Answered with an `ETag`: an analysis never changes once stored (only its title follows
+    its run's and monitor's names), so a client that sends it back in `If-None-Match` gets
+    `304 Not Modified` and no body. A deleted analysis is a 404 at once.
+    """
+    read = await read_analysis(analysis_id)
+    tag = etag(read.analysis.id, read.title)
+    if matches(request.headers.get("If-None-Match"), tag):
+        return not_modified(tag)
+    body = {
+        **summary(read.analysis, read.title).model_dump(mode="json"),
+        "result": orjson.Fragment(read.parts.result),
+        "graphs": graph_links(read.analysis.id),
+    }
+    return cached_json(orjson.dumps(body), tag)
+
+
+def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
+    # The graph specs are served on their own routes; the body links to them.
+    result = {k: v for k, v in _stored_document(analysis).items() if k != "graphs"}
+    return AnalysisOut(
+        **summary(analysis, title).model_dump(), result=result, graphs=graph_links(analysis.id)
+    )
+
+
+def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(analysis.result_json)
+    return document
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisRead:
+    analysis: AnalysisRecord  # its `result_json` is not read when the cache had it
+    title: str
+    parts: AnalysisParts
+
+
+async def read_analysis(analysis_id: str) -> AnalysisRead:
+    """The caller's analysis with its document's parts (parsed once per process, see
+    `analysis_cache`); `NotFound` when it does not exist or belongs to another workspace."""
+    svc = services()
+    workspace_id = current_principal().workspace_id
+    parts = svc.analyses.get(analysis_id)
+    origin = await svc.store.runs.analysis_origin(
+        analysis_id, workspace_id, with_result=parts is None
+    )
+    if origin is None:
+        svc.analyses.forget(analysis_id)
+        raise NotFound("analysis")
+    if parts is None:
+        parts = await parse_parts(origin.analysis.id, origin.analysis.result_json)
+    title = analysis_title(origin.analysis, origin.run, origin.monitor)
+    return AnalysisRead(origin.analysis, title, parts)
+
+
+async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
+    """Parse a stored document into the cache (a big one in a worker thread: it would hold
+    the event loop for tens of milliseconds)."""
+    if len(result_json) > INLINE_PARSE_BYTES:
+        parts = await trio.to_thread.run_sync(AnalysisParts.parse, result_json, DASHBOARD_NICHES)
+    else:
+        parts = AnalysisParts.parse(result_json, DASHBOARD_NICHES)
+    services().analyses.put(analysis_id, parts)
+    return parts
+
+
+def cached_json(body: bytes, tag: str, content_type: str = "application/json") -> Response:
+    """An answer that never changes under its tag: kept by the client, asked again."""
+    return _tagged(Response(body, content_type=content_type), tag)
+
+
+def not_modified(tag: str) -> Response:
+    return _tagged(Response(b"", status=304), tag)
+
+
+def _tagged(response: Response, tag: str) -> Response:
+    response.headers["ETag"] = tag
+    # Stored by the browser, but asked again every time: a delete must show at once.
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
+
+
+@blueprint.get(f"/api/analyses/<id:analysis_id>/graphs/<{GRAPH_NAME}>.json")
+@operation("getAnalysisGraphSpec")
+async def graph_spec(analysis_id: str, name: str) -> Response:
+    """One of the four graphs as a Vega-Lite spec with its data inline (with an `ETag`, as
+    the analysis)."""
+    read, spec = await _graph(analysis_id, name)
+    tag = etag(read.analysis.id, name, "json")
+    if matches(request.headers.get("If-None-Match"), tag):
+        return not_modified(tag)
+    return cached_json(spec, tag)
+
+
+@blueprint.get(f"/api/analyses/<id:analysis_id>/graphs/<{GRAPH_NAME}>.svg")
+@operation("getAnalysisGraphSvg", success=(200, "The graph as SVG", "image/svg+xml"))
+async def graph_svg(analysis_id: str, name: str) -> Response:
+    """One of the four graphs rendered server-side as SVG (no browser, no network), with an
+    `ETag`; rendered once per process."""
+    read, spec = await _graph(analysis_id, name)
+    tag = etag(read.analysis.id, name, "svg")
+    if matches(request.headers.get("If-None-Match"), tag):
+        return not_modified(tag)
+    svg = read.parts.svgs.get(name)
+    if svg is None:
+        rendered = await trio.to_thread.run_sync(render_svg, orjson.loads(spec))
+        svg = rendered.encode() if isinstance(rendered, str) else rendered
+        read.parts.svgs[name] = svg
+        services().analyses.resized(read.analysis.id)
+    return cached_json(svg, tag, content_type="image/svg+xml; charset=utf-8")
+
+
+async def _graph(analysis_id: str, name: str) -> tuple[AnalysisRead, bytes]:
+    """The caller's analysis and its graph `name` (a Vega-Lite spec, encoded); `NotFound`."""
+    read = await read_analysis(analysis_id)
+    spec = read.parts.graphs.get(name)
+    if name not in GRAPH_NAMES or spec is None:
+        raise NotFound("graph")
+    return read, spec
+
+
+@blueprint.post("/api/analysis/import-monitoring")
+@operation(
+    "importMonitoringExport",
+    links=ANALYSIS_LINKS,
+    body={
+        "application/json": {"$ref": "#/components/schemas/MonitorExport"},
+        "multipart/form-data": {
+            "type": "object",
+            "required": ["file"],
+            "properties": {"file": {"type": "string", "format": "binary"}},
+        },
+    },
+)
+@allow_body("import_max_bytes")
+@validate_querystring(ImportQuery)
+@validate_response(AnalysisOut, 201)
+async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
+    """A new analysis from a monitor export, with the four graphs re-rendered; no scrape.
+
+    Takes the export (format version 2, or version 1 whose sales count as confirmed) as the
+    JSON body, or as the multipart file field `file`. A malformed, truncated, wrong-version
+    or oversized export is a 4xx and nothing is stored.
+    """
+    principal = current_principal()
+    analysis = await import_from_request(
+        principal.workspace_id, include_likely_sales=query_args.include_likely_sales
+    )
+    return analysis_out(analysis, analysis_title(analysis, None, None)), 201
+
+
+@blueprint.get("/api/dashboard")
+@operation("getDashboard")
+@validate_querystring(DashboardQuery)
+async def dashboard(query_args: DashboardQuery) -> Response:
+    """Top niches (of `run_id`'s analysis, or the latest analysis) and recent runs."""
+    svc = services()
+    workspace_id = current_principal().workspace_id
+    analysis_id: str | None = None
+    if query_args.run_id is not None:
+        run = await svc.store.runs.get(query_args.run_id, workspace_id)
+        if run is None:
+            raise NotFound("run")
+        analysis_id = run.analysis_id
+    view = await svc.store.runs.dashboard(
+        workspace_id,
+        analysis_id=analysis_id,
+        newest=query_args.run_id is None and query_args.include_top_niches,
+        recent_runs=DASHBOARD_RUNS if query_args.include_recent_runs else 0,
+    )
+    body: dict[str, Any] = {"analysis": None}
+    if query_args.include_top_niches:
+        niches = orjson.Fragment(b"[]")
+        origin = view.origin
+        if origin is not None:
+            parts = svc.analyses.get(origin.analysis.id)
+            if parts is None:
+                stored = await svc.store.runs.analysis_result(origin.analysis.id, workspace_id)
+                parts = await parse_parts(origin.analysis.id, stored or "{}")
+            niches = orjson.Fragment(parts.top_niches)
+            title = analysis_title(origin.analysis, origin.run, origin.monitor)
+            body["analysis"] = {
+                **summary(origin.analysis, title).model_dump(mode="json"),
+                "graphs": graph_links(origin.analysis.id),
+            }
+        body["top_niches"] = niches
+    if query_args.include_recent_runs:
+        body["recent_runs"] = [run_fields(r) for r in view.recent_runs]
+    return Response(api_json(body), content_type="application/json")

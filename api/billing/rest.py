@@ -1,0 +1,164 @@
+"""`/api/billing/*`: plans, subscription, checkout, portal, sync, webhook, trial."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ValidationError
+from quart import Blueprint, Response, request
+from quart_schema import validate_querystring, validate_request, validate_response
+
+from api.billing import actions as service
+from api.billing.schemas import (
+    CheckoutRequest,
+    CheckoutResponse,
+    PlanOut,
+    PlansResponse,
+    PortalResponse,
+    QuotasOut,
+    SyncCheckoutRequest,
+    SyncResponse,
+    TrialConfirmResponse,
+    TrialStartRequest,
+    TrialStartResponse,
+    WebhookResponse,
+)
+from api.http.auth import current_principal
+from api.http.errors import validation_response
+from api.http.openapi import operation
+from api.services import services
+
+blueprint = Blueprint("billing", __name__, url_prefix="/api/billing")
+
+
+@blueprint.before_app_serving
+async def _start() -> None:
+    await service.start(services().store)
+
+
+@blueprint.after_app_serving
+async def _stop() -> None:
+    await service.stop()
+
+
+@blueprint.get("/plans")
+@operation("listPlans")
+@validate_response(PlansResponse, 200)
+async def list_plans() -> PlansResponse:
+    """Every plan with its price and quotas; `purchasable` plans can be bought at checkout."""
+    await service.ensure_plans()
+    plans = await services().store.billing.plans()
+    return PlansResponse(
+        plans=[
+            PlanOut(
+                name=p.name,
+                title=p.title,
+                price_cents=p.price_cents,
+                currency=p.currency,
+                interval=p.interval,
+                purchasable=p.purchasable,
+                quotas=QuotasOut(
+                    active_monitors=p.active_monitors,
+                    runs_per_day=p.runs_per_day,
+                    items_per_run=p.items_per_run,
+                    min_poll_seconds=p.min_poll_seconds,
+                ),
+            )
+            for p in plans
+        ]
+    )
+
+
+@blueprint.get("/subscription")
+@operation("getSubscription")
+async def get_subscription() -> dict[str, object]:
+    """The workspace's plan, subscription status, trial end, period end, quotas and usage."""
+    summary = await service.summary(current_principal().workspace_id)
+    return summary.model_dump(mode="json")
+
+
+@blueprint.post("/checkout")
+@operation("createCheckoutSession", errors=(409, 502))
+@validate_request(CheckoutRequest)
+@validate_response(CheckoutResponse, 200)
+async def create_checkout_session(data: CheckoutRequest) -> CheckoutResponse:
+    """Start a Stripe Checkout (subscription mode) for a plan; open `url` in the browser.
+
+    503 `billing_unconfigured` without Stripe keys; 409 `already_subscribed` when the
+    workspace has a live subscription (use the portal to change it).
+    """
+    url, session_id = await service.checkout(current_principal(), data.plan)
+    return CheckoutResponse(url=url, session_id=session_id)
+
+
+@blueprint.post("/portal")
+@operation("createPortalSession", errors=(409, 502))
+@validate_response(PortalResponse, 200)
+async def create_portal_session() -> PortalResponse:
+    """A Stripe billing-portal address for the workspace's customer (409 `no_customer`)."""
+    return PortalResponse(url=await service.portal(current_principal()))
+
+
+@blueprint.post("/sync-checkout")
+@operation("syncCheckout", errors=(409, 502))
+async def sync_checkout() -> Response | dict[str, object]:
+    """After the payment redirect: synchronise the subscription of the caller's checkout.
+
+    Optional JSON body `{"session_id": "cs_..."}`; by default the caller's latest session. A
+    session that is not the caller's is refused (404 or 403) and nothing changes.
+    """
+    body = await request.get_json(silent=False) if await request.get_data() else None
+    try:
+        data = SyncCheckoutRequest.model_validate(body or {})
+    except ValidationError as err:
+        return validation_response(
+            [
+                {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+                for e in err.errors(include_url=False, include_context=False)
+            ]
+        )
+    principal = current_principal()
+    outcome = await service.sync_checkout(principal, data.session_id)
+    summary = await service.summary(principal.workspace_id)
+    return SyncResponse(outcome=outcome, subscription=summary).model_dump(mode="json")
+
+
+@blueprint.post("/webhook")
+@operation("receiveStripeWebhook", access="public")
+@validate_response(WebhookResponse, 200)
+async def receive_stripe_webhook() -> WebhookResponse:
+    """Stripe events, authenticated by the `Stripe-Signature` header (HMAC-SHA-256 over the
+    raw body, 300 s tolerance either way). Each event id has effect once."""
+    raw = await request.get_data()
+    payload = raw.encode() if isinstance(raw, str) else raw
+    outcome = await service.receive_webhook(payload, request.headers.get("Stripe-Signature"))
+    return WebhookResponse(received=True, outcome=outcome)
+
+
+@blueprint.post("/trial/start")
+@operation("startTrial", errors=(409,))
+@validate_request(TrialStartRequest)
+@validate_response(TrialStartResponse, 200)
+async def start_trial(data: TrialStartRequest) -> TrialStartResponse:
+    """E-mail a confirmation link that starts the free trial (no payment card). Once per
+    workspace and per e-mail (409 `trial_used`)."""
+    await service.start_trial(current_principal(), str(data.email))
+    return TrialStartResponse(message="Check your inbox: the link starts your free trial")
+
+
+class TrialConfirmQuery(BaseModel):
+    token: str = ""
+
+
+@blueprint.get("/trial/confirm")
+@operation("confirmTrial", access="public", errors=(409, 410))
+@validate_querystring(TrialConfirmQuery)
+@validate_response(TrialConfirmResponse, 200)
+async def confirm_trial(query_args: TrialConfirmQuery) -> TrialConfirmResponse:
+    """Start the trial of the link's workspace. Empty or unknown token 400 `invalid_token`,
+    used 410 `token_used`, expired 410 `token_expired`, trial taken 409 `trial_used`."""
+    plan, trial_end = await service.confirm_trial(query_args.token)
+    assert isinstance(trial_end, datetime)
+    return TrialConfirmResponse(
+        message="Your free trial has started", plan=plan, trial_end=trial_end
+    )

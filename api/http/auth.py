@@ -1,0 +1,143 @@
+"""Who is calling: a browser session cookie or a personal access token, checked before views.
+
+Every `/api/*` view declares an access level with `@operation(access=...)`:
+`public` (no credentials), `user` (session or token; tokens need `read` for GET/HEAD and
+`write` for everything else), `browser` (a session only: a token gets 403), `operator`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from quart import Quart, current_app, g, request
+
+from api.http.cross_site import refuse_cross_site_writes
+from api.http.errors import Forbidden, InsufficientScope, Unauthorized
+from api.http.openapi import access_of
+from api.http.security import looks_like_access_token
+from api.services import services
+
+SESSION_COOKIE = "session_token"
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    user_id: str
+    email: str
+    workspace_id: str
+    via: Literal["session", "token"]
+    scopes: frozenset[str]
+    token_id: str | None = None
+
+
+def client_ip() -> str:
+    """The socket peer, or the first untrusted hop of X-Forwarded-For behind a trusted proxy."""
+    peer = request.remote_addr or "unknown"
+    trusted = services().settings.trusted_proxies
+    if peer not in trusted:
+        return peer
+    hops = [hop.strip() for hop in request.headers.get("X-Forwarded-For", "").split(",")]
+    for hop in reversed([h for h in hops if h]):
+        if hop not in trusted:
+            return hop
+    return peer
+
+
+async def authenticate_bearer(header: str) -> Principal:
+    """The principal of an `Authorization: Bearer nsc_...` header value, or `Unauthorized`
+    (missing scheme, malformed, unknown or revoked token). Never looks at cookies."""
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not looks_like_access_token(token):
+        raise Unauthorized()
+    svc = services()
+    digest = svc.hasher.digest(token)
+    owner = svc.sessions.get_token(digest)
+    if owner is None:
+        # Stamps `last_used_at` when it is a minute old or more (see `use_access_token`).
+        owner = await svc.store.use_access_token(digest)
+        if owner is None:
+            raise Unauthorized()
+        svc.sessions.put(digest, owner)
+    return Principal(
+        user_id=owner.user.id,
+        email=owner.user.email,
+        workspace_id=owner.token.workspace_id,
+        via="token",
+        scopes=frozenset(owner.token.scopes),
+        token_id=owner.token.id,
+    )
+
+
+async def session_principal() -> Principal | None:
+    """The principal of the request's session cookie, if it names a live session."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie or len(cookie) > 200:
+        return None
+    svc = services()
+    digest = svc.hasher.digest(cookie)
+    owner = svc.sessions.get(digest)
+    if owner is None:
+        owner = await svc.store.find_session(digest)
+        if owner is None:
+            return None
+        svc.sessions.put(digest, owner)
+    if owner.expires_at <= svc.store.clock():
+        svc.sessions.drop(digest)
+        return None
+    return Principal(
+        user_id=owner.user.id,
+        email=owner.user.email,
+        workspace_id=owner.user.workspace_id,
+        via="session",
+        scopes=frozenset({"read", "write"}),
+    )
+
+
+async def authenticate() -> Principal:
+    """The caller, or `Unauthorized`. A bearer header, when present, is the only credential
+    considered: agent traffic never falls back to cookies."""
+    header = request.headers.get("Authorization")
+    if header is not None:
+        return await authenticate_bearer(header)
+    principal = await session_principal()
+    if principal is None:
+        raise Unauthorized()
+    return principal
+
+
+def current_principal() -> Principal:
+    principal: Principal | None = g.get("principal")
+    if principal is None:  # a view declared public but asked for a caller: a bug
+        raise RuntimeError("no authenticated principal on a public route")
+    return principal
+
+
+async def enforce_access() -> None:
+    """`before_request` hook: authenticate and authorise according to the view's access level."""
+    view = current_app.view_functions.get(request.endpoint or "")
+    if view is None or not request.path.startswith("/api/"):
+        return
+    access = access_of(view)
+    if access == "public":
+        return
+    principal = await authenticate()
+    if access == "browser" and principal.via != "session":
+        raise Forbidden(
+            "This operation needs a signed-in browser session; access tokens cannot manage keys",
+            suggest=["Sign in at /login and use /account/keys"],
+        )
+    needed = "read" if request.method in READ_METHODS else "write"
+    if needed not in principal.scopes:
+        raise InsufficientScope(needed)
+    if access == "operator" and principal.email.lower() not in services().settings.operators:
+        raise Forbidden("Operators only", suggest=["Ask an administrator to add you"])
+    if principal.via == "session" and needed == "write":
+        refuse_cross_site_writes()
+    g.principal = principal
+
+
+def install(app: Quart) -> None:
+    app.before_request(enforce_access)

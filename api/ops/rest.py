@@ -1,0 +1,180 @@
+"""`/api/ops/*`: what operators watch. Operator accounts only (`NICHESCOPE_OPERATORS`).
+
+In cluster mode the actor list covers every live node: this node's actors as they are now,
+the others' as of their last heartbeat (at most a third of a lease old), each with its node
+and lease expiry. Should the database be unreachable, this node's own actors are still shown
+(`partial: true`), since that is when operators look.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import trio
+from quart import Blueprint, Response
+
+from api.http.openapi import operation
+from api.ops.system import package_version
+from api.services import Services, services
+from engine import ScrapersMarketplace
+from store import DatabaseUnavailable
+
+blueprint = Blueprint("ops", __name__, url_prefix="/api/ops")
+
+STREAM_PERIOD_SECONDS = 2.0
+
+
+async def _snapshot(svc: Services) -> dict[str, object]:
+    engine, node_id = svc.engine, svc.settings.node_id
+    actors: list[dict[str, Any]] = [
+        {**asdict(a), "node_id": node_id, "lease_expires_at": None} for a in engine.actors()
+    ]
+    partial = False
+    if engine.keeper is not None:
+        try:
+            actors += await _other_nodes_actors(svc)
+            leases = await svc.store.cluster.leases("monitor", [a["monitor_id"] for a in actors])
+        except DatabaseUnavailable:
+            partial, leases = True, {}
+        for actor in actors:
+            _, expires = leases.get(actor["monitor_id"], (None, None))
+            actor["lease_expires_at"] = expires.isoformat() if expires else None
+    actors.sort(key=lambda a: (a["node_id"], a["monitor_id"]))
+    slots = svc.import_slots
+    imports = {"running": len(slots.workspaces), "limit": int(slots.node.total_tokens)}
+    dispatcher = svc.engine.dispatcher
+    return {
+        "node_id": node_id,
+        "partial": partial,
+        "actors": actors,
+        "imports": imports,
+        "notifications": dispatcher.status() if dispatcher is not None else None,
+    }
+
+
+async def _other_nodes_actors(svc: Services) -> list[dict[str, Any]]:
+    nodes = await svc.store.cluster.nodes(alive_within=svc.settings.lease_seconds)
+    return [
+        {**actor, "node_id": node.node_id}
+        for node in nodes
+        if node.alive and node.node_id != svc.settings.node_id
+        for actor in json.loads(node.actors)
+    ]
+
+
+def _origins(svc: Services) -> dict[str, object]:
+    market = svc.engine.market
+    reports = market.origin_reports() if isinstance(market, ScrapersMarketplace) else []
+    return {
+        "node_id": svc.settings.node_id,
+        "origins": [
+            {
+                **asdict(report),
+                "last_success_at": _iso(report.last_success_at),
+                "last_block_at": _iso(report.last_block_at),
+            }
+            for report in reports
+        ],
+    }
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+@blueprint.get("/origins")
+@operation("listMarketOrigins", access="operator")
+async def list_origins() -> dict[str, object]:
+    """Per marketplace site this node has talked to: the wire profile in use (and whether it
+    was auto-detected), its API origin, breaker state and remaining block window, last success,
+    last block and its kind, requests in the last hour, detail-API refusals (and whether that
+    source is resting), polls refused as suspected blocks or for ignored filters, profile
+    moves. Counters are this node's; the profile is shared by every node."""
+    return _origins(services())
+
+
+@blueprint.get("/actors")
+@operation("listActors", access="operator")
+async def list_actors() -> dict[str, object]:
+    """Every actor of the cluster (of this node, in single-node mode): kind, state, monitor,
+    workspace, node, lease expiry, last and next poll, consecutive errors, restarts, queue
+    depth; this node's imports of monitor exports (running, and how many may run); and this
+    node's notification dispatcher (alerts delivered and failed sends since start, channels
+    being sent to now, restarts, last delivery, last error)."""
+    return await _snapshot(services())
+
+
+@blueprint.get("/actors/stream")
+@operation("streamActors", access="operator", success=(200, "Actor snapshots", "text/event-stream"))
+async def stream_actors() -> Response:
+    """The same as `/api/ops/actors` as a `text/event-stream`, one `actors` event every 2 s,
+    each followed by an `origins` event (the same as `/api/ops/origins`)."""
+
+    svc = services()  # the generator runs after the view returns, outside the app context
+
+    async def events() -> AsyncIterator[bytes]:
+        while True:
+            yield f"event: actors\ndata: {json.dumps(await _snapshot(svc))}\n\n".encode()
+            yield f"event: origins\ndata: {json.dumps(_origins(svc))}\n\n".encode()
+            await trio.sleep(STREAM_PERIOD_SECONDS)
+
+    response = Response(events(), content_type="text/event-stream")
+    response.headers["Cache-Control"] = "no-store"
+    response.timeout = None  # a live stream: the client decides when it ends
+    return response
+
+
+@blueprint.get("/nodes")
+@operation("listNodes", access="operator")
+async def list_nodes() -> dict[str, object]:
+    """The nodes sharing this database: id, host, pid, role, version, start, last heartbeat,
+    whether alive (a heartbeat within one lease), and the monitors and runs each holds. In
+    single-node (SQLite) mode, just this node, with `cluster: false`."""
+    svc = services()
+    engine = svc.engine
+    if engine.keeper is None:
+        started = datetime.now(UTC) - timedelta(seconds=trio.current_time() - svc.started_at)
+        now = datetime.now(UTC).isoformat()
+        nodes: list[dict[str, object]] = [
+            {
+                "node_id": svc.settings.node_id,
+                "host": os.uname().nodename,
+                "pid": os.getpid(),
+                "role": "serve",
+                "version": package_version(),
+                "started_at": started.isoformat(),
+                "heartbeat_at": now,
+                "alive": True,
+                "monitors": len(engine.actors()),
+                "runs": len(engine.runs.running_ids()),
+                "this_node": True,
+            }
+        ]
+    else:
+        records = await svc.store.cluster.nodes(alive_within=svc.settings.lease_seconds)
+        nodes = [
+            {
+                "node_id": n.node_id,
+                "host": n.host,
+                "pid": n.pid,
+                "role": n.role,
+                "version": n.version,
+                "started_at": n.started_at.isoformat(),
+                "heartbeat_at": n.heartbeat_at.isoformat(),
+                "alive": n.alive,
+                "monitors": n.monitors,
+                "runs": n.runs,
+                "this_node": n.node_id == svc.settings.node_id,
+            }
+            for n in records
+        ]
+    return {
+        "cluster": engine.keeper is not None,
+        "lease_seconds": svc.settings.lease_seconds if engine.keeper is not None else None,
+        "nodes": nodes,
+    }

@@ -1,0 +1,135 @@
+"""The `nichescope` command: serve, worker, migrate, plans."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from functools import partial
+
+import trio
+
+from api.billing.cli import add_plan_commands, run_plan_command
+from api.process.node import SecondNodeOnSqlite
+from api.process.serve import ServeOptions, serve, served_url
+from api.process.worker import work
+from api.settings import ConfigError, Settings
+from store import migrate
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nichescope", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve_cmd = commands.add_parser("serve", help="run the HTTP service")
+    serve_cmd.add_argument("--host", default="127.0.0.1")
+    serve_cmd.add_argument("--port", type=int, default=8000)
+    serve_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
+    serve_cmd.add_argument(
+        "--demo",
+        action="store_true",
+        help="also run the marketplace simulator, allowlisted, with a demo account",
+    )
+    serve_cmd.add_argument(
+        "--simulator-port", type=int, default=8100, help="the demo simulator's port"
+    )
+
+    worker_cmd = commands.add_parser(
+        "worker", help="run the engine without HTTP (a cluster node; PostgreSQL only)"
+    )
+    worker_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
+
+    commands.add_parser(
+        "simulator",
+        help="serve the marketplace simulator (see `nichescope simulator --help`)",
+        add_help=False,
+    )
+
+    migrate_cmd = commands.add_parser("migrate", help="apply database migrations")
+    migrate_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
+    add_plan_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["simulator"]:
+        from scrapers.simulator import simulator_main
+
+        return simulator_main(argv[1:])
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # httpx logs every marketplace request at INFO: thousands a minute on a busy node.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        settings = Settings.from_env()
+    except ConfigError as err:
+        print(f"configuration error: {err}", file=sys.stderr)
+        return 2
+    if args.database_url:
+        settings = dataclasses.replace(settings, database_url=args.database_url)
+
+    if args.command == "plans":
+        return run_plan_command(args, settings)
+    if args.command == "migrate":
+        trio.run(migrate, settings.database_url)
+        print(f"migrated {settings.database_url}")
+        return 0
+    _freeze_imported_objects()
+    try:
+        if args.command == "worker":
+            trio.run(partial(work, settings))
+            return 0
+        if args.port and not os.environ.get("NICHESCOPE_PUBLIC_URL"):
+            # Links in e-mails, the banner and the MCP server card follow the port served.
+            settings = dataclasses.replace(settings, public_url=served_url(args.host, args.port))
+        trio.run(
+            serve,
+            settings,
+            ServeOptions(
+                host=args.host,
+                port=args.port,
+                demo=args.demo,
+                demo_simulator_port=args.simulator_port,
+            ),
+        )
+    except BaseException as err:  # re-raised unless it is the one refusal we explain
+        refusal = _second_node(err)
+        if refusal is None:
+            raise
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _freeze_imported_objects() -> None:
+    """Leave what the imports built (about 150,000 long-lived objects: modules, classes,
+    functions) out of every later garbage collection.
+
+    Otherwise each full collection walks them all and stops the process for 40-80 ms
+    (measured on a serving node), which lands on whatever requests are in flight. Done
+    here, before a long-running command, not in `serve()`, which tests call in-process."""
+    gc.collect()
+    gc.freeze()
+
+
+def _second_node(err: BaseException) -> SecondNodeOnSqlite | None:
+    """The refusal, also when Trio's nurseries have wrapped it in exception groups."""
+    if isinstance(err, SecondNodeOnSqlite):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            found = _second_node(inner)
+            if found is not None:
+                return found
+    return None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""The demo's sample month: a monitor's history recorded from a seeded simulated market, so that
+a newcomer sees ranked niches, alerts and the four graphs within a minute of `make run`.
+
+What is recorded is what a monitor of two categories, polling every `POLL_HOURS` hours over
+the last `DAYS` days, would have seen of the simulated market: each listing at the first poll
+that shows it (listings born and sold between two polls are never seen, as in life), each
+change of state at the next poll with the item page as its evidence. It is written through the
+store's own `record_poll`, stamped on the market's clock (the sample ends now), and analysed by
+an ordinary run of that monitor. The monitor is labelled as sample data, and `paused` from
+its first poll on: it never polls, and holds no active-monitor slot of the plan.
+
+Polls between the first and the last carry only the listings that are new or changed (a poll
+of the whole catalogue every time would cost minutes of start-up for the same analysis); the
+last one carries every open listing, so last sightings are current.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import cast
+from urllib.parse import urlencode
+
+from api.http.security import new_id
+from engine import Engine
+from scrapers.simulator import SimListing, SimulatorConfig, World
+from store import (
+    ConfirmedState,
+    ListingState,
+    MonitorRecord,
+    ObservedListing,
+    PollOutcome,
+    Store,
+)
+
+log = logging.getLogger("nichescope.demo")
+
+DAYS = 30
+POLL_HOURS = 6
+SAMPLE_LABEL = "Sample data · a month of the simulated marketplace"
+LIVE_LABEL = "Live · the simulated marketplace"
+# A market dense enough that exact niches (category, brand, size, condition) reach the
+# analysis' five listings in a month: 600 new listings a day over 60 (category, brand) pairs.
+SAMPLE_MARKET = SimulatorConfig(
+    seed=7, n_listings=1500, arrivals_per_day=600.0, horizon_days=DAYS + 1, n_hot=6
+)
+CATEGORIES = 2  # the sample follows the two categories with the most hot niches
+_FEED_STATES = ("open",)  # what a catalogue feed shows (reserved listings leave it)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    monitor: MonitorRecord
+    run_id: str
+    polls: int
+    listings: int
+
+
+def sample_world(now: datetime) -> tuple[World, tuple[int, ...]]:
+    """The seeded market of the last `DAYS` days and the categories the sample follows."""
+    start = now.timestamp() - DAYS * 86_400
+    world = World(dataclasses.replace(SAMPLE_MARKET, start=start))
+    hot = Counter(c for (c, _), niche in world.niches.items() if niche.kind == "hot")
+    ranked = sorted(world.categories, key=lambda c: (-hot[c], c))
+    return world, tuple(sorted(ranked[:CATEGORIES]))
+
+
+def _observed(world: World, item: SimListing, origin: str, at: float) -> ObservedListing:
+    return ObservedListing(
+        item_id=item.id,
+        title=item.title,
+        brand=world.brands[item.brand_id],
+        size=world.sizes[item.size_id],
+        condition=world.conditions[item.status_id],
+        condition_raw=world.conditions[item.status_id],
+        category_id=item.category_id,
+        category_name=world.category_paths[item.category_id],
+        price=item.price,
+        currency=world.config.currency,
+        favourites=item.favourites_at(at),
+        views=item.views_at(at),
+        seller_id=item.seller_id,
+        url=f"{origin}/items/{item.id}",
+    )
+
+
+async def record_sample(
+    store: Store,
+    engine: Engine,
+    workspace_id: str,
+    origin: str,
+    *,
+    then: Callable[[], Awaitable[None]] | None = None,
+    now: datetime | None = None,
+) -> Sample:
+    """Record the sample month into a new monitor of `workspace_id` and start its analysis.
+
+    `origin` is the simulator's (the monitor's URL and its listings' links point there). The
+    monitor is paused right after its first poll (later polls leave it paused), so it holds
+    no active-monitor slot of the plan for longer than that poll; `then` is awaited at that
+    point (the demo starts its live monitor there). Raises what the store raises; a failure
+    leaves a paused, partial sample monitor behind, which the caller's log names (the demo
+    goes on without it, and a restart does not resume it)."""
+    now = now or datetime.now(UTC)
+    world, categories = sample_world(now)
+    query = urlencode([("catalog[]", c) for c in categories] + [("order", "newest_first")])
+    monitor = await store.monitors.create(
+        monitor_id=new_id("mon"),
+        workspace_id=workspace_id,
+        url=f"{origin}/catalog?{query}",
+        label=SAMPLE_LABEL,
+        interval_seconds=POLL_HOURS * 3600,
+        page_cap=20,
+    )
+    followed = [item for item in world.listings if item.category_id in categories]
+    known: dict[int, str] = {}  # item id -> the state recorded last
+    start = now - timedelta(days=DAYS)
+    polls = int(DAYS * 24 / POLL_HOURS)
+    for k in range(polls + 1):
+        at = start + timedelta(hours=k * POLL_HOURS)
+        t = at.timestamp()
+        last = k == polls
+        seen: list[ObservedListing] = []
+        confirmed: list[ConfirmedState] = []
+        for item in followed:
+            if item.born > t:
+                break  # listings are in birth order
+            before = known.get(item.id)
+            if before in ("sold", "deleted"):
+                continue  # for good
+            state = item.state_at(t)
+            if before is None:
+                if state in _FEED_STATES:
+                    seen.append(_observed(world, item, origin, t))
+                    known[item.id] = "open"
+                continue
+            if state in _FEED_STATES and (last or before != "open"):
+                seen.append(_observed(world, item, origin, t))
+            elif state != before and state is not None and state != "open":
+                # The simulator's states are the store's: reserved, sold, deleted.
+                confirmed.append(ConfirmedState(item.id, cast(ListingState, state), "item_page"))
+            known[item.id] = state or before
+        await store.monitors.record_poll(
+            monitor.id,
+            PollOutcome(
+                poll_id=f"poll_{uuid.uuid4().hex}",
+                started_at=at,
+                finished_at=at + timedelta(seconds=20),
+                pages=max(1, len(seen) // 96),
+                seen=tuple(seen),
+                confirmed=tuple(confirmed),
+                next_poll_at=at + timedelta(hours=POLL_HOURS),
+                observed_at=at,
+                clock="market",
+            ),
+        )
+        if k == 0:
+            await store.monitors.set_status(monitor.id, "paused")
+            if then is not None:
+                await then()
+    run = await engine.runs.start(
+        run_id=new_id("run"),
+        workspace_id=workspace_id,
+        label=None,  # named after the monitor: its label says it is sample data
+        source="monitor",
+        url=None,
+        monitor_id=monitor.id,
+        max_items=len(known),
+    )
+    return Sample(monitor=monitor, run_id=run.id, polls=polls + 1, listings=len(known))

@@ -1,0 +1,326 @@
+"""`/api/runs/*`: analysis runs: create, list, read, cancel, replay, delete, log, alerts.
+
+Run states: `queued` -> `running` -> `succeeded` | `failed` | `cancelled`. Cancel moves a
+queued or running run to `cancelled` (409 `run_finished` once it has ended); replay creates a
+new run with the same inputs (`replay_of` names the original); delete is refused while the run
+is queued or running (409 `run_running`). Another workspace's run is a 404.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from quart import Blueprint, Response
+from quart_schema import (
+    validate_querystring,
+    validate_request,
+    validate_response,
+)
+
+from api.billing.quotas import require_items_per_run, require_quota
+from api.catalogue_urls import refuse_unaccepted_site
+from api.http.auth import current_principal
+from api.http.errors import BadRequest, Conflict, NotFound
+from api.http.openapi import operation
+from api.http.openapi_links import ANALYSIS, MONITOR, RUN
+from api.http.security import new_id
+from api.runs.schemas import (
+    AlertsQuery,
+    CreateRunRequest,
+    DeletedOut,
+    LogQuery,
+    PageQuery,
+    RunList,
+    RunOut,
+)
+from api.services import services
+from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
+from store import RunRecord, record_fields
+
+blueprint = Blueprint("runs", __name__, url_prefix="/api/runs")
+
+# The alerts file: CSV by default, JSON with `?format=json`.
+ALERTS_MEDIA: dict[str, dict[str, Any]] = {
+    "text/csv": {"type": "string"},
+    "application/json": {
+        "type": "object",
+        "required": ["run_id", "alerts"],
+        "properties": {
+            "run_id": {"type": "string"},
+            "alerts": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+}
+# What an answer that is one run feeds: the run's operations, its monitor's, its analysis'.
+RUN_LINKS = (*RUN.links(), *MONITOR.links("monitor_id"), *ANALYSIS.links("analysis_id"))
+
+
+# What a monitor's run stores as `max_items` (the column is required): nothing reads it, as
+# a monitor's whole history is analysed; answers show null.
+MONITOR_RUN_MAX_ITEMS = 0
+
+
+def run_out(run: RunRecord) -> RunOut:
+    return RunOut.model_validate(run_fields(run))
+
+
+def run_fields(run: RunRecord) -> dict[str, object]:
+    """`RunOut`'s fields of `run`, as values `api_json` writes as the model would (a test
+    holds the two equal): for answers that list runs without building models."""
+    fields = record_fields(run)
+    del fields["workspace_id"]
+    if run.source == "monitor":
+        fields["max_items"] = None
+    return fields
+
+
+async def owned_run(run_id: str) -> RunRecord:
+    run = await services().store.runs.get(run_id, current_principal().workspace_id)
+    if run is None:
+        raise NotFound("run")
+    return run
+
+
+async def checked_url(url: str) -> str:
+    refuse_unaccepted_site(url, services().settings, doing="analysed")
+    try:
+        return await services().engine.market.check_url(url)
+    except CatalogueUrlRefused as err:
+        raise BadRequest(
+            f"This catalogue URL cannot be analysed: {err.reason}",
+            code="url_refused",
+            suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
+        ) from err
+
+
+@blueprint.post("")
+@operation("createRun", links=RUN_LINKS)
+@validate_request(CreateRunRequest)
+@validate_response(RunOut, 201)
+async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
+    """Start an analysis run of a catalogue URL (a one-off scrape) or of a monitor's history.
+
+    A catalogue URL's run reads at most `max_items` listings, by default as many as the plan's
+    `items_per_run` allows; a monitor's run analyses the monitor's whole history (bounded by
+    the monitor quota, not by items per run) and ignores `max_items`. Over a quota: 403
+    `quota_exceeded`, naming the limit and the next plan up that allows it (or none).
+    """
+    return run_out(await create_run_in(current_principal().workspace_id, data)), 201
+
+
+async def require_run_quota(workspace_id: str, max_items: int | None) -> int:
+    """The plan's runs per day (UTC) and, for a catalogue URL's run (`max_items` given, or
+    None for the plan's most), items per run; `quota_exceeded`/`plan_required`.
+
+    Returns the listings the run may read: `max_items`, or the plan's `items_per_run` when
+    None. A monitor's run passes `MONITOR_RUN_MAX_ITEMS`: items per run bound what one scrape
+    reads from the marketplace, while a monitor's history is bounded by the monitor quota and
+    is analysed whole, so it is never refused for its size.
+    """
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    runs_today = await services().store.runs.count_since(workspace_id, today)
+    limits = await require_quota(workspace_id, "runs_per_day", runs_today)
+    if max_items == MONITOR_RUN_MAX_ITEMS:
+        return max_items
+    items = max_items if max_items is not None else max(1, limits.items_per_run)
+    await require_items_per_run(workspace_id, items)
+    return items
+
+
+async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
+    """Queue a run in `workspace_id` (the REST view and the MCP `create_analysis` tool).
+
+    Raises `ApiError`s: `NotFound` (monitor of another workspace or none), `BadRequest`
+    `url_refused`; the run comes back `queued` and proceeds in the background.
+    """
+    svc = services()
+    url = None
+    if data.monitor_id is not None:
+        if await svc.store.monitors.get(data.monitor_id, workspace_id) is None:
+            raise NotFound("monitor")
+        max_items = await require_run_quota(workspace_id, MONITOR_RUN_MAX_ITEMS)
+    else:
+        assert data.url is not None
+        url = await checked_url(data.url)
+        max_items = await require_run_quota(workspace_id, data.max_items)
+    run = await svc.engine.runs.start(
+        run_id=new_id("run"),
+        workspace_id=workspace_id,
+        label=data.label.strip() if data.label and data.label.strip() else None,
+        source="monitor" if data.monitor_id else "url",
+        url=url,
+        monitor_id=data.monitor_id,
+        max_items=max_items,
+        include_likely_sales=data.include_likely_sales,
+    )
+    return run
+
+
+@blueprint.get("")
+@operation("listRuns")
+@validate_querystring(PageQuery)
+@validate_response(RunList, 200)
+async def list_runs(query_args: PageQuery) -> RunList:
+    """The workspace's runs, newest first, paged."""
+    runs, total = await services().store.runs.in_workspace(
+        current_principal().workspace_id,
+        (query_args.page - 1) * query_args.page_size,
+        query_args.page_size,
+    )
+    return RunList(
+        runs=[run_out(r) for r in runs],
+        page=query_args.page,
+        page_size=query_args.page_size,
+        total=total,
+    )
+
+
+@blueprint.get("/<id:run_id>")
+@operation("getRun", links=RUN_LINKS)
+@validate_response(RunOut, 200)
+async def get_run(run_id: str) -> RunOut:
+    """State, timings, progress, counts, and the analysis id once it succeeded."""
+    return run_out(await owned_run(run_id))
+
+
+@blueprint.delete("/<id:run_id>")
+@operation("deleteRun", errors=(409,))
+@validate_response(DeletedOut, 200)
+async def delete_run(run_id: str) -> DeletedOut:
+    """Delete a finished run with its log, alerts and analysis (409 while it runs)."""
+    await delete_run_in(await owned_run(run_id))
+    return DeletedOut(id=run_id, deleted=True)
+
+
+async def delete_run_in(run: RunRecord) -> None:
+    """Delete a finished run (the REST view and the web page); `Conflict` `run_running`."""
+    try:
+        deleted = await services().engine.runs.delete(run)
+    except RunStillRunning as err:
+        raise Conflict(str(err), code="run_running", suggest=["Cancel the run first"]) from err
+    if not deleted:
+        raise NotFound("run")
+
+
+@blueprint.post("/<id:run_id>/cancel")
+@operation("cancelRun", errors=(409,), links=RUN_LINKS)
+@validate_response(RunOut, 200)
+async def cancel_run(run_id: str) -> RunOut:
+    """Cancel a queued or running run; it ends `cancelled` within a second."""
+    return run_out(await cancel_run_in(await owned_run(run_id)))
+
+
+async def cancel_run_in(run: RunRecord) -> RunRecord:
+    """Cancel a queued or running run; `Conflict` `run_finished` once it has ended."""
+    try:
+        return await services().engine.runs.cancel(run)
+    except RunNotCancellable as err:
+        raise Conflict(str(err), code="run_finished") from err
+
+
+@blueprint.post("/<id:run_id>/replay")
+@operation("replayRun", errors=(409,), links=RUN_LINKS)
+@validate_response(RunOut, 200)
+async def replay_run(run_id: str) -> RunOut:
+    """Start a new run with the same inputs; `replay_of` links it to the original."""
+    return run_out(await replay_run_in(await owned_run(run_id)))
+
+
+async def replay_run_in(run: RunRecord) -> RunRecord:
+    """A new run with `run`'s inputs; `Conflict` `source_gone`, quota errors."""
+    svc = services()
+    if run.monitor_id is not None and (
+        await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
+    ):
+        raise Conflict("The monitor of this run no longer exists", code="source_gone")
+    max_items = await require_run_quota(
+        run.workspace_id, MONITOR_RUN_MAX_ITEMS if run.source == "monitor" else run.max_items
+    )
+    replay = await svc.engine.runs.start(
+        run_id=new_id("run"),
+        workspace_id=run.workspace_id,
+        label=run.label,
+        source=run.source,
+        url=run.url,
+        monitor_id=run.monitor_id,
+        max_items=max_items,
+        replay_of=run.id,
+        include_likely_sales=run.include_likely_sales,
+    )
+    return replay
+
+
+@blueprint.get("/<id:run_id>/log")
+@operation("getRunLog", success=(200, "The log lines", "text/plain"))
+@validate_querystring(LogQuery)
+async def run_log(run_id: str, query_args: LogQuery) -> Response:
+    """The last `tail_lines` lines of the run's log (1-5000, default 160), as text."""
+    run = await owned_run(run_id)
+    lines = await services().store.runs.log_tail(run.id, query_args.tail_lines)
+    text = "".join(f"{at.isoformat(timespec='seconds')} {line}\n" for at, line in lines)
+    return Response(text, content_type="text/plain; charset=utf-8")
+
+
+def _alerts_of(result_json: str) -> list[dict[str, Any]]:
+    alerts = json.loads(result_json).get("alerts", [])
+    return [a for a in alerts if isinstance(a, dict)]
+
+
+# One row per alert: what, where (the niche in words and its parts), which listing, why.
+ALERT_COLUMNS = ("kind", "niche", "category_id", "brand", "size", "condition", "item_id",
+                 "reason", "figures")  # fmt: skip
+
+
+def _alert_row(alert: dict[str, Any]) -> dict[str, object]:
+    niche = alert.get("niche") if isinstance(alert.get("niche"), dict) else {}
+    assert isinstance(niche, dict)
+    return {
+        "kind": alert.get("kind"),
+        "niche": niche.get("label"),
+        **{part: niche.get(part) for part in ("category_id", "brand", "size", "condition")},
+        "item_id": alert.get("item_id"),
+        "reason": alert.get("reason"),
+        "figures": alert.get("figures"),
+    }
+
+
+def _cell(value: object) -> object:
+    """A CSV cell; text that a spreadsheet would run as a formula is defused (titles and
+    brands come from the marketplace, so they are untrusted)."""
+    if isinstance(value, dict | list):
+        value = json.dumps(value)
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+@blueprint.get("/<id:run_id>/alerts-download")
+@operation("downloadRunAlerts", success=(200, "Alerts as CSV or JSON", ALERTS_MEDIA), errors=(409,))
+@validate_querystring(AlertsQuery)
+async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
+    """The run's alerts as a file: CSV (default) or JSON with `?format=json`."""
+    run = await owned_run(run_id)
+    if run.analysis_id is None:
+        raise Conflict(f"Run {run.id} has no analysis ({run.state})", code="no_analysis")
+    analysis = await services().store.runs.analysis(run.analysis_id, run.workspace_id)
+    if analysis is None:
+        raise NotFound("analysis")
+    alerts = _alerts_of(analysis.result_json)
+    filename = f"nichescope-alerts-{run.id}.{query_args.format}"
+    disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    if query_args.format == "json":
+        return Response(
+            json.dumps({"run_id": run.id, "alerts": alerts}),
+            content_type="application/json",
+            headers=disposition,
+        )
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=ALERT_COLUMNS, extrasaction="ignore")
+    writer.writeheader()  # also with no alert: a spreadsheet still knows the columns
+    for alert in alerts:
+        writer.writerow({k: _cell(v) for k, v in _alert_row(alert).items()})
+    return Response(buffer.getvalue(), content_type="text/csv; charset=utf-8", headers=disposition)

@@ -1,0 +1,128 @@
+"""Bodies of the run, analysis and dashboard endpoints."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from api.accounts.schemas import MAX_PAGE, Strict, exactly_one_of
+
+# The most listings any request may name; the plan's `items_per_run` is the real bound.
+MAX_ITEMS_LIMIT = 20_000
+MAX_ITEMS_DOC = (
+    "A catalogue URL's run: read at most this many listings of the catalogue. Omitted or "
+    "null: as many as the plan's `items_per_run` allows (200 on the trial); more than it "
+    "allows is a 403 `quota_exceeded` naming the next plan up that allows it. Items per run "
+    "bound what one scrape reads from the marketplace; a monitor's history is bounded by the "
+    "plan's monitor quota instead and is analysed whole, so `max_items` is ignored with "
+    "`monitor_id` and a monitor's run is never refused for its size."
+)
+
+
+class CreateRunRequest(Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=exactly_one_of("url", "monitor_id"))
+
+    url: str | None = Field(default=None, min_length=1, max_length=2048)
+    monitor_id: str | None = Field(default=None, min_length=1, max_length=64)
+    label: str | None = Field(default=None, max_length=200)
+    max_items: int | None = Field(default=None, ge=1, le=MAX_ITEMS_LIMIT, description=MAX_ITEMS_DOC)
+    include_likely_sales: bool = Field(
+        default=False,
+        description="A monitor's history: rank niches on likely sales too (listings gone "
+        "from the feed for several checks that no source confirmed sold). By default only "
+        "confirmed sales count, and a likely sale counts as an unsold listing.",
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> CreateRunRequest:
+        if (self.url is None) == (self.monitor_id is None):
+            raise ValueError("give exactly one of url or monitor_id")
+        return self
+
+
+class PageQuery(BaseModel):
+    page: int = Field(default=1, ge=1, le=MAX_PAGE)
+    page_size: int = Field(default=20, ge=1, le=100)
+
+
+class LogQuery(BaseModel):
+    tail_lines: int = Field(default=160, ge=1, le=5000)
+
+
+class AlertsQuery(BaseModel):
+    format: Literal["csv", "json"] = "csv"
+
+
+class ImportQuery(BaseModel):
+    include_likely_sales: bool = Field(
+        default=False,
+        description="Rank niches on likely sales too (sold by absence from the feed); by "
+        "default only confirmed sales count.",
+    )
+
+
+class DashboardQuery(BaseModel):
+    run_id: str | None = None
+    include_top_niches: bool = True
+    include_recent_runs: bool = True
+
+
+class RunOut(BaseModel):
+    id: str
+    label: str | None
+    source: Literal["url", "monitor"]
+    url: str | None
+    monitor_id: str | None
+    max_items: int | None = Field(
+        description="A catalogue URL's run: the most listings it reads (the plan's "
+        "`items_per_run` unless the request asked for fewer). Null for a monitor's run: the "
+        "monitor's whole history is analysed."
+    )
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    replay_of: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    progress: float
+    items: int
+    error: str | None
+    analysis_id: str | None
+    include_likely_sales: bool = False
+
+
+class RunList(BaseModel):
+    runs: list[RunOut]
+    page: int
+    page_size: int
+    total: int
+
+
+class DeletedOut(BaseModel):
+    id: str
+    deleted: bool
+
+
+class AnalysisSummary(BaseModel):
+    id: str
+    title: str = Field(
+        description="What the analysis is of, for people: the run's name if it was given "
+        "one, else its monitor's name or URL, else the catalogue URL it read; never an id."
+    )
+    run_id: str | None
+    source: Literal["scrape", "monitor", "import"]
+    source_url: str | None
+    created_at: datetime
+
+
+class AnalysisList(BaseModel):
+    analyses: list[AnalysisSummary]
+    page: int
+    page_size: int
+    total: int
+
+
+class AnalysisOut(AnalysisSummary):
+    result: dict[str, Any]
+    graphs: dict[str, dict[str, str]]
