@@ -2,12 +2,17 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app
+# The runtime dependencies at the versions `make lock` resolved (no dev tools), in a layer
+# of their own; then the project itself, its dependencies already there.
+COPY requirements.lock ./
+RUN pip install -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY api ./api
 COPY engine ./engine
 COPY scrapers ./scrapers
 COPY store ./store
-RUN pip install . \
+RUN pip install --no-deps . \
+    && pip check \
     && useradd --system --create-home --home-dir /home/nichescope --uid 10001 nichescope \
     && mkdir -p /data && chown nichescope /data
 

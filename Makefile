@@ -4,14 +4,36 @@ PORT ?= 8000
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Exact versions, resolved from pyproject.toml by `make lock`: requirements.lock holds the
+# runtime dependencies (what the Docker image installs), requirements-dev.lock those plus the
+# `dev` extra (what .venv gets), the shared ones at the same versions. Plain pip installs them.
+LOCK := requirements.lock
+DEV_LOCK := requirements-dev.lock
+# The resolver `make lock` runs (installed into .venv on demand, never needed to install).
+UV ?= uv==0.13.9
+# e.g. `make lock LOCK_FLAGS=--upgrade`, or `LOCK_FLAGS='--upgrade-package quart-schema'`:
+# without them, versions already in the lock files are kept wherever pyproject.toml allows.
+LOCK_FLAGS ?=
+LOCK_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 \
+	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: run test fuzz lint bench clean
+.PHONY: run test fuzz lint bench clean lock
 
-$(STAMP): pyproject.toml
+# `pip check` fails when pyproject.toml asks for what the lock does not hold: run `make lock`.
+$(STAMP): pyproject.toml $(DEV_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -r $(DEV_LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
+
+# The dev lock is resolved first; the runtime lock is its subset (constrained to it).
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet '$(UV)'
+	$(LOCK_COMPILE) --extra dev pyproject.toml -o $(DEV_LOCK)
+	$(LOCK_COMPILE) --constraint $(DEV_LOCK) pyproject.toml -o $(LOCK)
 
 run: $(STAMP)
 	NICHESCOPE_COOKIE_SECURE=$${NICHESCOPE_COOKIE_SECURE:-0} $(BIN)/nichescope serve --demo --port $(PORT)
@@ -23,7 +45,7 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest -q
 
-# A longer Schemathesis run than `make test`'s (README, Reliability).
+# A longer Schemathesis run than `make test`'s (docs/reliability.md).
 fuzz: $(STAMP)
 	NICHESCOPE_FUZZ_EXAMPLES=$${NICHESCOPE_FUZZ_EXAMPLES:-400} $(BIN)/python -m pytest -q -s tests/hardening/test_schemathesis.py
 

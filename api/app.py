@@ -24,7 +24,7 @@ from api.http.openapi import INTERFACE_VERSION, NichescopeOpenAPIProvider
 from api.http.ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from api.http.security import ResourceIdConverter, TokenHasher
 from api.http.sessions import CredentialCache
-from api.mail import Mailer, SmtpTarget
+from api.mail import mailer
 from api.monitors import rest as monitoring
 from api.notifications import rest as notifications
 from api.ops import rest as ops
@@ -42,6 +42,26 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
     # The largest body any route accepts; each route's own limit is enforced by `limits`.
     app.config["MAX_CONTENT_LENGTH"] = max(settings.max_body_bytes, settings.import_max_bytes)
     app.config["JSON_SORT_KEYS"] = False
+    _describe(app)
+    app.extensions["nichescope"] = _collaborators(store, engine, settings)
+    app.url_map.converters["id"] = ResourceIdConverter
+    register_error_handlers(app)
+    limits.install(app)
+    auth.install(app)
+    for module in (
+        system, accounts, keys, billing, monitoring, notifications, ops, runs, analyses, mcp, web
+    ):  # fmt: skip
+        app.register_blueprint(module.blueprint)
+    app.register_blueprint(api_docs.blueprint)
+    app.after_request(_security_headers)
+    app.asgi_app = KeepAliveAfterEarlyAnswers(  # type: ignore[method-assign]
+        RunAfterResponse(app, app.asgi_app)
+    )
+    return app
+
+
+def _describe(app: QuartTrio) -> None:
+    """The OpenAPI document (quart-schema) and the JSON encoders of answers."""
     # Response models are dumped to JSON-ready values by pydantic (dates as ISO 8601, decimals
     # as strings) in one pass, instead of every date and decimal reaching the JSON encoder's
     # fallback one exception at a time: a listings page costs half as much. (Set here because
@@ -61,56 +81,35 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
     )
     # After QuartSchema, which installs its own provider: its fallback (pydantic values) kept.
     app.json = OrjsonProvider(app, fallback=app.json)
-    app.extensions["nichescope"] = Services(
+
+
+def _collaborators(store: Store, engine: Engine, settings: Settings) -> Services:
+    """What handlers reach through `services()`: one set per app (so per test app)."""
+    window = settings.login_window_seconds
+    return Services(
         store=store,
         engine=engine,
         settings=settings,
-        mailer=Mailer(
-            settings.outbox_dir,
-            settings.mail_from,
-            SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None,
-        ),
+        mailer=mailer(settings),
         hasher=TokenHasher(settings.secret_key),
         sessions=CredentialCache(),
-        login_ip_limiter=SlidingWindowLimiter(
-            settings.login_attempts_per_ip, settings.login_window_seconds
-        ),
-        login_pair_limiter=SlidingWindowLimiter(
-            settings.login_failures_per_account, settings.login_window_seconds
-        ),
-        login_account_delay=ProgressiveDelay(
-            settings.login_failures_per_account, settings.login_window_seconds
-        ),
-        mail_limiter=SlidingWindowLimiter(5, settings.login_window_seconds),
-        register_ip_limiter=SlidingWindowLimiter(
-            settings.login_attempts_per_ip, settings.login_window_seconds
-        ),
-        owner_notice_limiter=SlidingWindowLimiter(1, settings.login_window_seconds),
+        login_ip_limiter=SlidingWindowLimiter(settings.login_attempts_per_ip, window),
+        login_pair_limiter=SlidingWindowLimiter(settings.login_failures_per_account, window),
+        login_account_delay=ProgressiveDelay(settings.login_failures_per_account, window),
+        mail_limiter=SlidingWindowLimiter(5, window),
+        register_ip_limiter=SlidingWindowLimiter(settings.login_attempts_per_ip, window),
+        owner_notice_limiter=SlidingWindowLimiter(1, window),
     )
-    app.url_map.converters["id"] = ResourceIdConverter
-    register_error_handlers(app)
-    limits.install(app)
-    auth.install(app)
-    for module in (
-        system, accounts, keys, billing, monitoring, notifications, ops, runs, analyses, mcp, web
-    ):  # fmt: skip
-        app.register_blueprint(module.blueprint)
-    app.register_blueprint(api_docs.blueprint)
 
-    @app.after_request
-    async def _security_headers(response: Response) -> Response:
-        headers: dict[str, Any] = {
-            "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "same-origin",
-            "X-Frame-Options": "DENY",
-        }
-        for name, value in headers.items():
-            response.headers.setdefault(name, value)
-        if response.content_type and response.content_type.startswith("application/"):
-            response.headers.setdefault("Cache-Control", "no-store")
-        return response
 
-    app.asgi_app = KeepAliveAfterEarlyAnswers(  # type: ignore[method-assign]
-        RunAfterResponse(app, app.asgi_app)
-    )
-    return app
+async def _security_headers(response: Response) -> Response:
+    headers: dict[str, Any] = {
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+        "X-Frame-Options": "DENY",
+    }
+    for name, value in headers.items():
+        response.headers.setdefault(name, value)
+    if response.content_type and response.content_type.startswith("application/"):
+        response.headers.setdefault("Cache-Control", "no-store")
+    return response

@@ -19,6 +19,7 @@ import trio
 
 from api.http.errors import ServiceUnavailable
 from api.http.security import new_id
+from api.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -135,3 +136,17 @@ class Mailer:
         await trio.to_thread.run_sync(write)
         log.info("mail to outbox: %s (%s)", path, subject)
         return path
+
+
+def normalise_email(email: str) -> str:
+    """The form an address is stored and compared in (accounts, billing, notices)."""
+    return email.strip().lower()
+
+
+def mailer(settings: Settings) -> Mailer:
+    """The mailer `settings` name: SMTP when configured, else the outbox folder."""
+    return Mailer(
+        settings.outbox_dir,
+        settings.mail_from,
+        SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None,
+    )

@@ -13,10 +13,15 @@ from datetime import timedelta
 
 from quart import Response, request
 
+from api.accounts.schemas import (
+    MeResponse,
+)
+from api.billing.actions import summary as billing_summary
 from api.http.after_response import after_response
-from api.http.auth import SESSION_COOKIE, client_ip
+from api.http.auth import SESSION_COOKIE, Principal, client_ip
 from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
 from api.http.security import hash_password, new_access_token, new_id, new_secret, verify_password
+from api.mail import normalise_email
 from api.services import services
 from store import AccessTokenRecord, AlreadyExists, UserRecord
 
@@ -37,10 +42,6 @@ class NewSession:
 class MintedToken:
     record: AccessTokenRecord
     plaintext: str
-
-
-def normalise_email(email: str) -> str:
-    return email.strip().lower()
 
 
 async def register_account(email: str, password: str, name: str | None) -> None:
@@ -297,3 +298,24 @@ async def mint_access_token(
         token_hash=svc.hasher.digest(plaintext),
     )
     return MintedToken(record=record, plaintext=plaintext)
+
+
+async def describe_me(user: UserRecord, principal: Principal) -> MeResponse:
+    return MeResponse.model_validate(
+        {
+            "user": {
+                "id": user.id,
+                "email": user.email,
+                "name": user.name,
+                "created_at": user.created_at,
+            },
+            "workspace": {"id": principal.workspace_id},
+            "auth": {
+                "via": principal.via,
+                "scopes": sorted(principal.scopes),
+                "token_id": principal.token_id,
+            },
+            "operator": user.email in services().settings.operators,
+            "billing": await billing_summary(principal.workspace_id),
+        }
+    )

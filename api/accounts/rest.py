@@ -6,6 +6,7 @@ from quart import Blueprint, Response
 from quart_schema import document_response, validate_request, validate_response
 
 from api.accounts import actions as identity
+from api.accounts.actions import describe_me
 from api.accounts.schemas import (
     ForgotPasswordRequest,
     LoginRequest,
@@ -15,12 +16,10 @@ from api.accounts.schemas import (
     ResetPasswordRequest,
     UpdateMeRequest,
 )
-from api.billing.actions import summary as billing_summary
-from api.http.auth import Principal, current_principal
+from api.http.auth import current_principal
 from api.http.errors import NotFound
 from api.http.openapi import operation
 from api.services import services
-from store import UserRecord
 
 blueprint = Blueprint("accounts", __name__, url_prefix="/api/auth")
 
@@ -84,27 +83,6 @@ async def logout() -> Response:
     return response
 
 
-async def _me(user: UserRecord, principal: Principal) -> MeResponse:
-    return MeResponse.model_validate(
-        {
-            "user": {
-                "id": user.id,
-                "email": user.email,
-                "name": user.name,
-                "created_at": user.created_at,
-            },
-            "workspace": {"id": principal.workspace_id},
-            "auth": {
-                "via": principal.via,
-                "scopes": sorted(principal.scopes),
-                "token_id": principal.token_id,
-            },
-            "operator": user.email in services().settings.operators,
-            "billing": await billing_summary(principal.workspace_id),
-        }
-    )
-
-
 @blueprint.get("/me")
 @operation("getCurrentUser")
 @validate_response(MeResponse, 200)
@@ -114,7 +92,7 @@ async def me() -> MeResponse:
     user = await services().store.get_user(principal.user_id)
     if user is None:
         raise NotFound("user")
-    return await _me(user, principal)
+    return await describe_me(user, principal)
 
 
 @blueprint.patch("/me")
@@ -128,7 +106,7 @@ async def update_me(data: UpdateMeRequest) -> MeResponse:
     user = await services().store.set_user_name(principal.user_id, name)
     if user is None:
         raise NotFound("user")
-    return await _me(user, principal)
+    return await describe_me(user, principal)
 
 
 @blueprint.post("/forgot-password")

@@ -1,48 +1,15 @@
-"""Request and response bodies (pydantic), shared by the blueprints and the OpenAPI document."""
+"""Bodies of the account, session and access-token endpoints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
+from pydantic import BaseModel, EmailStr, Field, field_validator
 
 from api.billing.schemas import BillingSummary
+from api.http.schemas import Strict
 from api.http.security import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
-from api.http.storable import document_storable_text, storable_field
-
-
-class Strict(BaseModel):
-    # Unknown fields are refused (422) rather than silently dropped: a typo in a request must
-    # not pass as a success, and mass assignment has nothing to grab.
-    model_config = ConfigDict(extra="forbid", json_schema_extra=document_storable_text)
-
-    _storable = field_validator("*", mode="after")(storable_field)
-
-
-# The highest page number any paged list accepts (422 above): far past any real list, and
-# it keeps `(page - 1) * page_size` inside the database's 64-bit OFFSET.
-MAX_PAGE = 1_000_000
-
-
-def exactly_one_of(first: str, second: str) -> Callable[[dict[str, Any]], None]:
-    """`json_schema_extra` for "exactly one of two nullable fields is given", so that the
-    document says what the model's validator enforces (and generated clients and fuzzers
-    know it); plain strings are marked as `Strict` marks them."""
-
-    def only(given: str, absent: str) -> dict[str, Any]:
-        return {
-            "required": [given],
-            "properties": {given: {"type": "string"}, absent: {"type": "null"}},
-        }
-
-    def extra(schema: dict[str, Any]) -> None:
-        document_storable_text(schema)
-        schema["oneOf"] = [only(first, second), only(second, first)]
-
-    return extra
-
 
 Password = Field(min_length=MIN_PASSWORD_LENGTH, max_length=MAX_PASSWORD_LENGTH)
 
@@ -146,17 +113,3 @@ class KeyList(BaseModel):
     keys: list[KeyOut]
 
 
-class HealthResponse(BaseModel):
-    status: str
-    database: str
-
-
-class StatusResponse(BaseModel):
-    service: str
-    version: str
-    interface_version: str
-    git_revision: str | None
-    node_id: str
-    started_at: datetime
-    uptime_seconds: float
-    database: str

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -11,68 +9,38 @@ import trio
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_querystring, validate_response
 
-from api.analyses.cache import AnalysisParts, etag, matches
+from api.analyses.actions import (
+    GRAPH_NAMES,
+    AnalysisRead,
+    analysis_out,
+    graph_links,
+    parse_parts,
+    read_analysis,
+    summary,
+)
+from api.analyses.cache import etag, matches
 from api.analyses.imports import import_from_request
+from api.analyses.schemas import AnalysisList, AnalysisOut, DashboardQuery, ImportQuery
 from api.http.auth import current_principal
 from api.http.errors import NotFound
 from api.http.json_encoding import api_json
 from api.http.limits import allow_body
 from api.http.openapi import operation
 from api.http.openapi_links import ANALYSIS, RUN
+from api.http.schemas import PageQuery
 from api.naming import analysis_title, analysis_titles
-from api.runs.rest import run_fields
-from api.runs.schemas import (
-    AnalysisList,
-    AnalysisOut,
-    AnalysisSummary,
-    DashboardQuery,
-    ImportQuery,
-    PageQuery,
-)
+from api.runs.actions import run_fields
 from api.services import services
 from engine import render_svg
-from store import AnalysisRecord
 
 blueprint = Blueprint("analyses", __name__)
 
-GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
-DASHBOARD_NICHES = 10
 DASHBOARD_RUNS = 10
-# Documents bigger than this are parsed in a worker thread (a few ms of the event loop).
-INLINE_PARSE_BYTES = 256 * 1024
 # The graph name as a route converter, so that the OpenAPI document lists the four names
 # (`enum`) and clients, generators and the links below reach real graphs.
 GRAPH_NAME = "any({}):name".format(", ".join(f'"{name}"' for name in GRAPH_NAMES))
 # What an answer that is one analysis feeds: its own operations and its run's (none if imported).
 ANALYSIS_LINKS = (*ANALYSIS.links(), *RUN.links("run_id"))
-
-
-def summary(analysis: AnalysisRecord, title: str) -> AnalysisSummary:
-    """The list entry of `analysis`; `title` from `naming` (what it is of, never an id)."""
-    return AnalysisSummary(
-        id=analysis.id,
-        title=title,
-        run_id=analysis.run_id,
-        source=analysis.source,
-        source_url=analysis.source_url,
-        created_at=analysis.created_at,
-    )
-
-
-def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
-    base = f"/api/analyses/{analysis_id}/graphs"
-    return {
-        name: {"vega_lite": f"{base}/{name}.json", "svg": f"{base}/{name}.svg"}
-        for name in GRAPH_NAMES
-    }
-
-
-async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
-    """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
-    analysis = await services().store.runs.analysis(analysis_id, workspace_id)
-    if analysis is None:
-        raise NotFound("analysis")
-    return analysis
 
 
 @blueprint.get("/api/analyses")
@@ -114,55 +82,6 @@ async def get_analysis(analysis_id: str) -> Response:
         "graphs": graph_links(read.analysis.id),
     }
     return cached_json(orjson.dumps(body), tag)
-
-
-def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
-    # The graph specs are served on their own routes; the body links to them.
-    result = {k: v for k, v in _stored_document(analysis).items() if k != "graphs"}
-    return AnalysisOut(
-        **summary(analysis, title).model_dump(), result=result, graphs=graph_links(analysis.id)
-    )
-
-
-def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(analysis.result_json)
-    return document
-
-
-@dataclass(frozen=True, slots=True)
-class AnalysisRead:
-    analysis: AnalysisRecord  # its `result_json` is not read when the cache had it
-    title: str
-    parts: AnalysisParts
-
-
-async def read_analysis(analysis_id: str) -> AnalysisRead:
-    """The caller's analysis with its document's parts (parsed once per process, see
-    `analysis_cache`); `NotFound` when it does not exist or belongs to another workspace."""
-    svc = services()
-    workspace_id = current_principal().workspace_id
-    parts = svc.analyses.get(analysis_id)
-    origin = await svc.store.runs.analysis_origin(
-        analysis_id, workspace_id, with_result=parts is None
-    )
-    if origin is None:
-        svc.analyses.forget(analysis_id)
-        raise NotFound("analysis")
-    if parts is None:
-        parts = await parse_parts(origin.analysis.id, origin.analysis.result_json)
-    title = analysis_title(origin.analysis, origin.run, origin.monitor)
-    return AnalysisRead(origin.analysis, title, parts)
-
-
-async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
-    """Parse a stored document into the cache (a big one in a worker thread: it would hold
-    the event loop for tens of milliseconds)."""
-    if len(result_json) > INLINE_PARSE_BYTES:
-        parts = await trio.to_thread.run_sync(AnalysisParts.parse, result_json, DASHBOARD_NICHES)
-    else:
-        parts = AnalysisParts.parse(result_json, DASHBOARD_NICHES)
-    services().analyses.put(analysis_id, parts)
-    return parts
 
 
 def cached_json(body: bytes, tag: str, content_type: str = "application/json") -> Response:

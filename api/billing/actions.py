@@ -10,7 +10,6 @@ from typing import Any
 
 from quart import current_app
 
-from api.accounts.actions import normalise_email
 from api.billing.fulfil import fulfil_subscription
 from api.billing.gateway import BillingUnconfigured, StripeGateway
 from api.billing.plans import TRIAL_PLAN, configured_plans
@@ -20,6 +19,7 @@ from api.billing.signature import verify
 from api.http.auth import Principal, client_ip
 from api.http.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound, TooManyRequests
 from api.http.security import new_secret
+from api.mail import normalise_email
 from api.services import services
 from store import BillingAccountRecord, DatabaseUnavailable, Store, StripeEventKey
 

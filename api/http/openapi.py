@@ -214,83 +214,9 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
     def build_paths(self, rule: Rule) -> tuple[dict, dict]:
         paths, components = super().build_paths(rule)
         view = self._app.view_functions[rule.endpoint]
-        access = access_of(view)
         for operations in paths.values():
             for method, op in operations.items():
-                op = dict(op)
-                op["responses"] = {str(code): value for code, value in op["responses"].items()}
-                op["parameters"] = list(op.get("parameters", []))
-                if (body := getattr(view, BODY_ATTRIBUTE, None)) is not None:
-                    op["requestBody"] = {
-                        "required": True,
-                        "content": {media: {"schema": schema} for media, schema in body.items()},
-                    }
-                if access == "public":
-                    op["security"] = []
-                elif access == "browser":
-                    op["security"] = [{"cookieAuth": []}]
-                else:
-                    op["security"] = [{"bearerAuth": []}, {"cookieAuth": []}]
-                if access in {"user", "operator"}:
-                    op["parameters"].append(
-                        {
-                            "name": "session_token",
-                            "in": "cookie",
-                            "required": False,
-                            "schema": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                        }
-                    )
-                # As in the interface: any declared input (the optional session cookie counts)
-                # can fail validation, so it documents 422.
-                takes_input = bool(op["parameters"]) or "requestBody" in op
-                declared = dict(ERROR_STATUSES)
-                if "requestBody" in op:
-                    declared.update(BODY_ERROR_STATUSES)
-                for code in getattr(view, ERRORS_ATTRIBUTE, ()):
-                    declared[str(code)] = EXTRA_ERROR_DESCRIPTIONS[code]
-                for code in getattr(view, RPC_ERRORS_ATTRIBUTE, ()):
-                    op["responses"][str(code)] = {
-                        "description": "Refused at the transport, as a JSON-RPC error",
-                        "content": {"application/json": {"schema": _ref("JsonRpcError")}},
-                    }
-                for status, description in declared.items():
-                    op["responses"].setdefault(
-                        status, _problem_response(description, "ApiErrorEnvelope")
-                    )
-                if takes_input:
-                    # Field validation answers `HTTPValidationError` (application/json); a
-                    # body that parses but means nothing valid (an import) the envelope.
-                    op["responses"].setdefault(
-                        "422",
-                        {
-                            "description": "Validation failed",
-                            "content": {
-                                "application/json": {"schema": _ref("HTTPValidationError")},
-                                "application/problem+json": {"schema": _ref("ApiErrorEnvelope")},
-                            },
-                        },
-                    )
-                if (custom := getattr(view, SUCCESS_ATTRIBUTE, None)) is not None:
-                    status, description, media = custom
-                    response: dict[str, Any] = {"description": description}
-                    if isinstance(media, str):
-                        response["content"] = {media: {"schema": {"type": "string"}}}
-                    elif media is not None:
-                        response["content"] = {m: {"schema": s} for m, s in media.items()}
-                    op["responses"][str(status)] = response
-                if not any(code.startswith("2") for code in op["responses"]):
-                    op["responses"]["200"] = {
-                        "description": "Success",
-                        "content": {"application/json": {"schema": {}}},
-                    }
-                if links := getattr(view, LINKS_ATTRIBUTE, None):
-                    for code, response in op["responses"].items():
-                        if code.startswith("2"):
-                            op["responses"][code] = {
-                                **response,
-                                "links": {name: link.document() for name, link in links.items()},
-                            }
-                operations[method] = op
+                operations[method] = _documented_operation(view, dict(op))
         return paths, components
 
     def schema(self) -> dict[str, Any]:
@@ -328,3 +254,90 @@ def _problem_response(description: str, schema: str) -> dict[str, Any]:
             "application/json": {"schema": _ref(schema)},
         },
     }
+
+
+def _documented_operation(view: Any, op: dict[str, Any]) -> dict[str, Any]:
+    """quart-schema's operation, completed with what the view's decorators declare."""
+    op["responses"] = {str(code): value for code, value in op["responses"].items()}
+    op["parameters"] = list(op.get("parameters", []))
+    if (body := getattr(view, BODY_ATTRIBUTE, None)) is not None:
+        op["requestBody"] = {
+            "required": True,
+            "content": {media: {"schema": schema} for media, schema in body.items()},
+        }
+    _document_access(op, access_of(view))
+    _document_errors(op, view)
+    _document_success(op, view)
+    if links := getattr(view, LINKS_ATTRIBUTE, None):
+        for code, response in op["responses"].items():
+            if code.startswith("2"):
+                op["responses"][code] = {
+                    **response,
+                    "links": {name: link.document() for name, link in links.items()},
+                }
+    return op
+
+
+def _document_access(op: dict[str, Any], access: str) -> None:
+    if access == "public":
+        op["security"] = []
+    elif access == "browser":
+        op["security"] = [{"cookieAuth": []}]
+    else:
+        op["security"] = [{"bearerAuth": []}, {"cookieAuth": []}]
+    if access in {"user", "operator"}:
+        op["parameters"].append(
+            {
+                "name": "session_token",
+                "in": "cookie",
+                "required": False,
+                "schema": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            }
+        )
+
+
+def _document_errors(op: dict[str, Any], view: Any) -> None:
+    # As in the interface: any declared input (the optional session cookie counts) can fail
+    # validation, so it documents 422.
+    takes_input = bool(op["parameters"]) or "requestBody" in op
+    declared = dict(ERROR_STATUSES)
+    if "requestBody" in op:
+        declared.update(BODY_ERROR_STATUSES)
+    for code in getattr(view, ERRORS_ATTRIBUTE, ()):
+        declared[str(code)] = EXTRA_ERROR_DESCRIPTIONS[code]
+    for code in getattr(view, RPC_ERRORS_ATTRIBUTE, ()):
+        op["responses"][str(code)] = {
+            "description": "Refused at the transport, as a JSON-RPC error",
+            "content": {"application/json": {"schema": _ref("JsonRpcError")}},
+        }
+    for status, description in declared.items():
+        op["responses"].setdefault(status, _problem_response(description, "ApiErrorEnvelope"))
+    if takes_input:
+        # Field validation answers `HTTPValidationError` (application/json); a body that
+        # parses but means nothing valid (an import) the envelope.
+        op["responses"].setdefault(
+            "422",
+            {
+                "description": "Validation failed",
+                "content": {
+                    "application/json": {"schema": _ref("HTTPValidationError")},
+                    "application/problem+json": {"schema": _ref("ApiErrorEnvelope")},
+                },
+            },
+        )
+
+
+def _document_success(op: dict[str, Any], view: Any) -> None:
+    if (custom := getattr(view, SUCCESS_ATTRIBUTE, None)) is not None:
+        status, description, media = custom
+        response: dict[str, Any] = {"description": description}
+        if isinstance(media, str):
+            response["content"] = {media: {"schema": {"type": "string"}}}
+        elif media is not None:
+            response["content"] = {m: {"schema": s} for m, s in media.items()}
+        op["responses"][str(status)] = response
+    if not any(code.startswith("2") for code in op["responses"]):
+        op["responses"]["200"] = {
+            "description": "Success",
+            "content": {"application/json": {"schema": {}}},
+        }

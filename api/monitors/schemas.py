@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from api.accounts.schemas import MAX_PAGE, Strict, exactly_one_of
+from api.http.schemas import MAX_PAGE, Strict, exactly_one_of
 from api.http.storable import document_storable_text, storable_field
 
 MAX_CATEGORY_ID = 2**31 - 1

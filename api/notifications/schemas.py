@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from api.accounts.schemas import MAX_PAGE, Strict
+from api.http.schemas import MAX_PAGE, Strict
 from api.http.storable import document_storable_text
 
 ChannelKindName = Literal["email", "webhook", "telegram", "discord"]

@@ -13,9 +13,9 @@ import trio
 from quart import Blueprint, Response
 from quart_schema import document_response, validate_response
 
-from api.accounts.schemas import HealthResponse, StatusResponse
 from api.http.errors import problem
 from api.http.openapi import INTERFACE_VERSION, operation
+from api.ops.schemas import HealthResponse, StatusResponse
 from api.services import services
 from store import DatabaseUnavailable
 

@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import cast
@@ -108,15 +108,7 @@ async def record_sample(
     goes on without it, and a restart does not resume it)."""
     now = now or datetime.now(UTC)
     world, categories = sample_world(now)
-    query = urlencode([("catalog[]", c) for c in categories] + [("order", "newest_first")])
-    monitor = await store.monitors.create(
-        monitor_id=new_id("mon"),
-        workspace_id=workspace_id,
-        url=f"{origin}/catalog?{query}",
-        label=SAMPLE_LABEL,
-        interval_seconds=POLL_HOURS * 3600,
-        page_cap=20,
-    )
+    monitor = await _sample_monitor(store, workspace_id, origin, categories)
     followed = [item for item in world.listings if item.category_id in categories]
     known: dict[int, str] = {}  # item id -> the state recorded last
     start = now - timedelta(days=DAYS)
@@ -125,26 +117,7 @@ async def record_sample(
         at = start + timedelta(hours=k * POLL_HOURS)
         t = at.timestamp()
         last = k == polls
-        seen: list[ObservedListing] = []
-        confirmed: list[ConfirmedState] = []
-        for item in followed:
-            if item.born > t:
-                break  # listings are in birth order
-            before = known.get(item.id)
-            if before in ("sold", "deleted"):
-                continue  # for good
-            state = item.state_at(t)
-            if before is None:
-                if state in _FEED_STATES:
-                    seen.append(_observed(world, item, origin, t))
-                    known[item.id] = "open"
-                continue
-            if state in _FEED_STATES and (last or before != "open"):
-                seen.append(_observed(world, item, origin, t))
-            elif state != before and state is not None and state != "open":
-                # The simulator's states are the store's: reserved, sold, deleted.
-                confirmed.append(ConfirmedState(item.id, cast(ListingState, state), "item_page"))
-            known[item.id] = state or before
+        seen, confirmed = _observe(world, followed, known, origin, t, last=last)
         await store.monitors.record_poll(
             monitor.id,
             PollOutcome(
@@ -173,3 +146,51 @@ async def record_sample(
         max_items=len(known),
     )
     return Sample(monitor=monitor, run_id=run.id, polls=polls + 1, listings=len(known))
+
+
+def _observe(
+    world: World,
+    followed: list[SimListing],
+    known: dict[int, str],
+    origin: str,
+    t: float,
+    *,
+    last: bool,
+) -> tuple[list[ObservedListing], list[ConfirmedState]]:
+    """What a poll at `t` sees in the feed and confirms on item pages; `known` (item id ->
+    the state recorded last) is brought up to date."""
+    seen: list[ObservedListing] = []
+    confirmed: list[ConfirmedState] = []
+    for item in followed:
+        if item.born > t:
+            break  # listings are in birth order
+        before = known.get(item.id)
+        if before in ("sold", "deleted"):
+            continue  # for good
+        state = item.state_at(t)
+        if before is None:
+            if state in _FEED_STATES:
+                seen.append(_observed(world, item, origin, t))
+                known[item.id] = "open"
+            continue
+        if state in _FEED_STATES and (last or before != "open"):
+            seen.append(_observed(world, item, origin, t))
+        elif state != before and state is not None and state != "open":
+            # The simulator's states are the store's: reserved, sold, deleted.
+            confirmed.append(ConfirmedState(item.id, cast(ListingState, state), "item_page"))
+        known[item.id] = state or before
+    return seen, confirmed
+
+
+async def _sample_monitor(
+    store: Store, workspace_id: str, origin: str, categories: Iterable[int]
+) -> MonitorRecord:
+    query = urlencode([("catalog[]", c) for c in categories] + [("order", "newest_first")])
+    return await store.monitors.create(
+        monitor_id=new_id("mon"),
+        workspace_id=workspace_id,
+        url=f"{origin}/catalog?{query}",
+        label=SAMPLE_LABEL,
+        interval_seconds=POLL_HOURS * 3600,
+        page_cap=20,
+    )

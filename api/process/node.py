@@ -15,9 +15,10 @@ from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 from sqlalchemy.engine import make_url
 
-from api.mail import Mailer, SmtpTarget
+from api.mail import mailer
 from api.ops.system import package_version
 from api.settings import Settings
 from engine import (
@@ -113,41 +114,11 @@ async def open_node(
         on_cluster_size = None
         if market is None:
             real = await stack.enter_async_context(
-                open_marketplace(
-                    MarketplaceSettings(
-                        extra_origins=settings.market_origins,
-                        rate=settings.market_rate,
-                        burst=settings.market_burst,
-                        block_cool_down=settings.market_block_seconds,
-                        request_timeout=settings.market_timeout_seconds,
-                        profile=settings.market_profile,
-                        api_origins=settings.market_api_origins,
-                        user_agent=settings.market_user_agent,
-                        proxy=settings.market_proxy or None,
-                    ),
-                    memory=StoreProfileMemory(store),
-                )
+                open_marketplace(marketplace_settings(settings), memory=StoreProfileMemory(store))
             )
             market, on_cluster_size = real, real.share_politeness
-        dispatcher = NotificationDispatcher(
-            store,
-            courier(
-                store,
-                SecretBox(settings.secret_key),
-                await stack.enter_async_context(
-                    open_outbound(
-                        settings.outbound_allow, telegram_api_base=settings.telegram_api_base
-                    )
-                ),
-                mail=mailer(settings).send,
-                telegram_api_base=settings.telegram_api_base,
-                allow=settings.outbound_allow,
-            ),
-            DispatchSettings(
-                node_id=settings.node_id,
-                disable_after=timedelta(hours=settings.notify_disable_after_hours),
-            ),
-            mail_owner=mailer(settings).send,
+        outbound = await stack.enter_async_context(
+            open_outbound(settings.outbound_allow, telegram_api_base=settings.telegram_api_base)
         )
         engine = await stack.enter_async_context(
             Engine(
@@ -155,16 +126,47 @@ async def open_node(
                 market,
                 engine_settings(settings, role=role, clustered=clustered),
                 on_cluster_size=on_cluster_size,
-                dispatcher=dispatcher,
+                dispatcher=notification_dispatcher(store, outbound, settings),
             )
         )
         yield store, engine
 
 
-def mailer(settings: Settings) -> Mailer:
-    """The mailer `settings` name: SMTP when configured, else the outbox folder."""
-    return Mailer(
-        settings.outbox_dir,
-        settings.mail_from,
-        SmtpTarget.parse(settings.smtp_url) if settings.smtp_url else None,
+def marketplace_settings(settings: Settings) -> MarketplaceSettings:
+    return MarketplaceSettings(
+        extra_origins=settings.market_origins,
+        rate=settings.market_rate,
+        burst=settings.market_burst,
+        block_cool_down=settings.market_block_seconds,
+        request_timeout=settings.market_timeout_seconds,
+        profile=settings.market_profile,
+        api_origins=settings.market_api_origins,
+        user_agent=settings.market_user_agent,
+        proxy=settings.market_proxy or None,
     )
+
+
+def notification_dispatcher(
+    store: Store, outbound: httpx.AsyncClient, settings: Settings
+) -> NotificationDispatcher:
+    """The node's dispatcher: the couriers of every channel kind over `outbound` (the
+    SSRF-guarded client) and the mailer, paced and retried as `DispatchSettings` say."""
+    send_mail = mailer(settings).send
+    return NotificationDispatcher(
+        store,
+        courier(
+            store,
+            SecretBox(settings.secret_key),
+            outbound,
+            mail=send_mail,
+            telegram_api_base=settings.telegram_api_base,
+            allow=settings.outbound_allow,
+        ),
+        DispatchSettings(
+            node_id=settings.node_id,
+            disable_after=timedelta(hours=settings.notify_disable_after_hours),
+        ),
+        mail_owner=send_mail,
+    )
+
+

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from quart import Blueprint, Response
@@ -21,25 +20,21 @@ from quart_schema import (
     validate_response,
 )
 
-from api.billing.quotas import require_items_per_run, require_quota
-from api.catalogue_urls import refuse_unaccepted_site
 from api.http.auth import current_principal
-from api.http.errors import BadRequest, Conflict, NotFound
+from api.http.errors import Conflict, NotFound
 from api.http.openapi import operation
 from api.http.openapi_links import ANALYSIS, MONITOR, RUN
-from api.http.security import new_id
-from api.runs.schemas import (
-    AlertsQuery,
-    CreateRunRequest,
-    DeletedOut,
-    LogQuery,
-    PageQuery,
-    RunList,
-    RunOut,
+from api.http.schemas import DeletedOut, PageQuery
+from api.runs.actions import (
+    cancel_run_in,
+    create_run_in,
+    delete_run_in,
+    owned_run,
+    replay_run_in,
+    run_out,
 )
+from api.runs.schemas import AlertsQuery, CreateRunRequest, LogQuery, RunList, RunOut
 from api.services import services
-from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
-from store import RunRecord, record_fields
 
 blueprint = Blueprint("runs", __name__, url_prefix="/api/runs")
 
@@ -59,44 +54,6 @@ ALERTS_MEDIA: dict[str, dict[str, Any]] = {
 RUN_LINKS = (*RUN.links(), *MONITOR.links("monitor_id"), *ANALYSIS.links("analysis_id"))
 
 
-# What a monitor's run stores as `max_items` (the column is required): nothing reads it, as
-# a monitor's whole history is analysed; answers show null.
-MONITOR_RUN_MAX_ITEMS = 0
-
-
-def run_out(run: RunRecord) -> RunOut:
-    return RunOut.model_validate(run_fields(run))
-
-
-def run_fields(run: RunRecord) -> dict[str, object]:
-    """`RunOut`'s fields of `run`, as values `api_json` writes as the model would (a test
-    holds the two equal): for answers that list runs without building models."""
-    fields = record_fields(run)
-    del fields["workspace_id"]
-    if run.source == "monitor":
-        fields["max_items"] = None
-    return fields
-
-
-async def owned_run(run_id: str) -> RunRecord:
-    run = await services().store.runs.get(run_id, current_principal().workspace_id)
-    if run is None:
-        raise NotFound("run")
-    return run
-
-
-async def checked_url(url: str) -> str:
-    refuse_unaccepted_site(url, services().settings, doing="analysed")
-    try:
-        return await services().engine.market.check_url(url)
-    except CatalogueUrlRefused as err:
-        raise BadRequest(
-            f"This catalogue URL cannot be analysed: {err.reason}",
-            code="url_refused",
-            suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
-        ) from err
-
-
 @blueprint.post("")
 @operation("createRun", links=RUN_LINKS)
 @validate_request(CreateRunRequest)
@@ -110,54 +67,6 @@ async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
     `quota_exceeded`, naming the limit and the next plan up that allows it (or none).
     """
     return run_out(await create_run_in(current_principal().workspace_id, data)), 201
-
-
-async def require_run_quota(workspace_id: str, max_items: int | None) -> int:
-    """The plan's runs per day (UTC) and, for a catalogue URL's run (`max_items` given, or
-    None for the plan's most), items per run; `quota_exceeded`/`plan_required`.
-
-    Returns the listings the run may read: `max_items`, or the plan's `items_per_run` when
-    None. A monitor's run passes `MONITOR_RUN_MAX_ITEMS`: items per run bound what one scrape
-    reads from the marketplace, while a monitor's history is bounded by the monitor quota and
-    is analysed whole, so it is never refused for its size.
-    """
-    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    runs_today = await services().store.runs.count_since(workspace_id, today)
-    limits = await require_quota(workspace_id, "runs_per_day", runs_today)
-    if max_items == MONITOR_RUN_MAX_ITEMS:
-        return max_items
-    items = max_items if max_items is not None else max(1, limits.items_per_run)
-    await require_items_per_run(workspace_id, items)
-    return items
-
-
-async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
-    """Queue a run in `workspace_id` (the REST view and the MCP `create_analysis` tool).
-
-    Raises `ApiError`s: `NotFound` (monitor of another workspace or none), `BadRequest`
-    `url_refused`; the run comes back `queued` and proceeds in the background.
-    """
-    svc = services()
-    url = None
-    if data.monitor_id is not None:
-        if await svc.store.monitors.get(data.monitor_id, workspace_id) is None:
-            raise NotFound("monitor")
-        max_items = await require_run_quota(workspace_id, MONITOR_RUN_MAX_ITEMS)
-    else:
-        assert data.url is not None
-        url = await checked_url(data.url)
-        max_items = await require_run_quota(workspace_id, data.max_items)
-    run = await svc.engine.runs.start(
-        run_id=new_id("run"),
-        workspace_id=workspace_id,
-        label=data.label.strip() if data.label and data.label.strip() else None,
-        source="monitor" if data.monitor_id else "url",
-        url=url,
-        monitor_id=data.monitor_id,
-        max_items=max_items,
-        include_likely_sales=data.include_likely_sales,
-    )
-    return run
 
 
 @blueprint.get("")
@@ -196,16 +105,6 @@ async def delete_run(run_id: str) -> DeletedOut:
     return DeletedOut(id=run_id, deleted=True)
 
 
-async def delete_run_in(run: RunRecord) -> None:
-    """Delete a finished run (the REST view and the web page); `Conflict` `run_running`."""
-    try:
-        deleted = await services().engine.runs.delete(run)
-    except RunStillRunning as err:
-        raise Conflict(str(err), code="run_running", suggest=["Cancel the run first"]) from err
-    if not deleted:
-        raise NotFound("run")
-
-
 @blueprint.post("/<id:run_id>/cancel")
 @operation("cancelRun", errors=(409,), links=RUN_LINKS)
 @validate_response(RunOut, 200)
@@ -214,44 +113,12 @@ async def cancel_run(run_id: str) -> RunOut:
     return run_out(await cancel_run_in(await owned_run(run_id)))
 
 
-async def cancel_run_in(run: RunRecord) -> RunRecord:
-    """Cancel a queued or running run; `Conflict` `run_finished` once it has ended."""
-    try:
-        return await services().engine.runs.cancel(run)
-    except RunNotCancellable as err:
-        raise Conflict(str(err), code="run_finished") from err
-
-
 @blueprint.post("/<id:run_id>/replay")
 @operation("replayRun", errors=(409,), links=RUN_LINKS)
 @validate_response(RunOut, 200)
 async def replay_run(run_id: str) -> RunOut:
     """Start a new run with the same inputs; `replay_of` links it to the original."""
     return run_out(await replay_run_in(await owned_run(run_id)))
-
-
-async def replay_run_in(run: RunRecord) -> RunRecord:
-    """A new run with `run`'s inputs; `Conflict` `source_gone`, quota errors."""
-    svc = services()
-    if run.monitor_id is not None and (
-        await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
-    ):
-        raise Conflict("The monitor of this run no longer exists", code="source_gone")
-    max_items = await require_run_quota(
-        run.workspace_id, MONITOR_RUN_MAX_ITEMS if run.source == "monitor" else run.max_items
-    )
-    replay = await svc.engine.runs.start(
-        run_id=new_id("run"),
-        workspace_id=run.workspace_id,
-        label=run.label,
-        source=run.source,
-        url=run.url,
-        monitor_id=run.monitor_id,
-        max_items=max_items,
-        replay_of=run.id,
-        include_likely_sales=run.include_likely_sales,
-    )
-    return replay
 
 
 @blueprint.get("/<id:run_id>/log")

@@ -1,13 +1,13 @@
-"""Bodies of the run, analysis and dashboard endpoints."""
+"""Bodies of the run endpoints."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.accounts.schemas import MAX_PAGE, Strict, exactly_one_of
+from api.http.schemas import Strict, exactly_one_of
 
 # The most listings any request may name; the plan's `items_per_run` is the real bound.
 MAX_ITEMS_LIMIT = 20_000
@@ -42,31 +42,12 @@ class CreateRunRequest(Strict):
         return self
 
 
-class PageQuery(BaseModel):
-    page: int = Field(default=1, ge=1, le=MAX_PAGE)
-    page_size: int = Field(default=20, ge=1, le=100)
-
-
 class LogQuery(BaseModel):
     tail_lines: int = Field(default=160, ge=1, le=5000)
 
 
 class AlertsQuery(BaseModel):
     format: Literal["csv", "json"] = "csv"
-
-
-class ImportQuery(BaseModel):
-    include_likely_sales: bool = Field(
-        default=False,
-        description="Rank niches on likely sales too (sold by absence from the feed); by "
-        "default only confirmed sales count.",
-    )
-
-
-class DashboardQuery(BaseModel):
-    run_id: str | None = None
-    include_top_niches: bool = True
-    include_recent_runs: bool = True
 
 
 class RunOut(BaseModel):
@@ -99,30 +80,3 @@ class RunList(BaseModel):
     total: int
 
 
-class DeletedOut(BaseModel):
-    id: str
-    deleted: bool
-
-
-class AnalysisSummary(BaseModel):
-    id: str
-    title: str = Field(
-        description="What the analysis is of, for people: the run's name if it was given "
-        "one, else its monitor's name or URL, else the catalogue URL it read; never an id."
-    )
-    run_id: str | None
-    source: Literal["scrape", "monitor", "import"]
-    source_url: str | None
-    created_at: datetime
-
-
-class AnalysisList(BaseModel):
-    analyses: list[AnalysisSummary]
-    page: int
-    page_size: int
-    total: int
-
-
-class AnalysisOut(AnalysisSummary):
-    result: dict[str, Any]
-    graphs: dict[str, dict[str, str]]

@@ -8,8 +8,8 @@ from urllib.parse import urlencode
 
 from quart import Response, request
 
+from api.analyses.actions import GRAPH_NAMES, analysis_in_workspace
 from api.analyses.imports import import_from_request
-from api.analyses.rest import GRAPH_NAMES, analysis_in_workspace
 from api.http.errors import ApiError
 from api.http.limits import allow_body
 from api.naming import analysis_title, analysis_titles, run_and_monitor

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from quart import Response, request
 
 from api.http.errors import ApiError, NotFound
-from api.monitors.rest import (
+from api.monitors.actions import (
     counted,
     market_profile_of,
     monitor_out,

@@ -8,7 +8,7 @@ from quart import Response, request
 from api.billing.quotas import plan_limits
 from api.http.errors import ApiError, NotFound
 from api.naming import run_title, run_titles
-from api.runs.rest import cancel_run_in, create_run_in, delete_run_in, replay_run_in
+from api.runs.actions import cancel_run_in, create_run_in, delete_run_in, replay_run_in
 from api.runs.schemas import MAX_ITEMS_LIMIT, CreateRunRequest
 from api.services import services
 from api.web import csrf

@@ -5,7 +5,7 @@ from __future__ import annotations
 from api.http.auth import Principal
 from api.mcp._registry import Tool
 from api.mcp.tools.create_monitor import CREATES_AND_SCRAPES
-from api.runs.rest import create_run_in, run_out
+from api.runs.actions import create_run_in, run_out
 from api.runs.schemas import CreateRunRequest, RunOut
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from api.http.auth import Principal
 from api.mcp._registry import Annotations, Tool
-from api.monitors.rest import monitor_out, start_monitor_in
+from api.monitors.actions import monitor_out, start_monitor_in
 from api.monitors.schemas import MonitorOut, StartMonitorRequest
 
 # Creates (never overwrites or deletes), each call a new monitor, and it polls the marketplace.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.analyses.rest import analysis_in_workspace, analysis_out
+from api.analyses.actions import analysis_in_workspace, analysis_out
+from api.analyses.schemas import AnalysisOut
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.naming import title_of_analysis
-from api.runs.schemas import AnalysisOut
 
 
 class GetAnalysisArguments(BaseModel):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from api.analyses.rest import summary
+from api.analyses.actions import summary
+from api.analyses.schemas import AnalysisSummary
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
 from api.naming import analysis_titles
-from api.runs.schemas import AnalysisSummary
 from api.services import services
 
 

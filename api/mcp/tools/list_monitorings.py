@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
-from api.monitors.rest import counted
+from api.monitors.actions import counted
 from api.monitors.schemas import MonitorOut
 from api.services import services
 

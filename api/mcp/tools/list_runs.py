@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
-from api.runs.rest import run_out
+from api.runs.actions import run_out
 from api.runs.schemas import RunOut
 from api.services import services
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.accounts.rest import _me
+from api.accounts.actions import describe_me
 from api.accounts.schemas import MeResponse
 from api.http.auth import Principal
 from api.http.errors import NotFound
@@ -16,7 +16,7 @@ async def whoami(principal: Principal, arguments: NoArguments) -> MeResponse:
     user = await services().store.get_user(principal.user_id)
     if user is None:
         raise NotFound("user")
-    return await _me(user, principal)
+    return await describe_me(user, principal)
 
 
 TOOL = Tool(

@@ -1,0 +1,105 @@
+"""Analysis use cases shared by the REST handlers (`rest.py`), the web pages and the MCP tools.
+
+Reading an analysis of the caller's workspace (its document parsed once per process, see
+`cache.py`), and the shapes its answers take. Another workspace's analysis is a 404.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from api.analyses.cache import AnalysisParts
+from api.analyses.schemas import AnalysisOut, AnalysisSummary
+from api.http.auth import current_principal
+from api.http.errors import NotFound
+from api.naming import analysis_title
+from api.services import services
+from store import AnalysisRecord
+
+DASHBOARD_NICHES = 10  # niches an analysis' cached parts keep ready for the dashboard
+GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
+
+
+# Documents bigger than this are parsed in a worker thread (a few ms of the event loop).
+INLINE_PARSE_BYTES = 256 * 1024
+
+
+def summary(analysis: AnalysisRecord, title: str) -> AnalysisSummary:
+    """The list entry of `analysis`; `title` from `naming` (what it is of, never an id)."""
+    return AnalysisSummary(
+        id=analysis.id,
+        title=title,
+        run_id=analysis.run_id,
+        source=analysis.source,
+        source_url=analysis.source_url,
+        created_at=analysis.created_at,
+    )
+
+
+def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
+    base = f"/api/analyses/{analysis_id}/graphs"
+    return {
+        name: {"vega_lite": f"{base}/{name}.json", "svg": f"{base}/{name}.svg"}
+        for name in GRAPH_NAMES
+    }
+
+
+async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
+    """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
+    analysis = await services().store.runs.analysis(analysis_id, workspace_id)
+    if analysis is None:
+        raise NotFound("analysis")
+    return analysis
+
+
+def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
+    # The graph specs are served on their own routes; the body links to them.
+    result = {k: v for k, v in _stored_document(analysis).items() if k != "graphs"}
+    return AnalysisOut(
+        **summary(analysis, title).model_dump(), result=result, graphs=graph_links(analysis.id)
+    )
+
+
+def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(analysis.result_json)
+    return document
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisRead:
+    analysis: AnalysisRecord  # its `result_json` is not read when the cache had it
+    title: str
+    parts: AnalysisParts
+
+
+async def read_analysis(analysis_id: str) -> AnalysisRead:
+    """The caller's analysis with its document's parts (parsed once per process, see
+    `analysis_cache`); `NotFound` when it does not exist or belongs to another workspace."""
+    svc = services()
+    workspace_id = current_principal().workspace_id
+    parts = svc.analyses.get(analysis_id)
+    origin = await svc.store.runs.analysis_origin(
+        analysis_id, workspace_id, with_result=parts is None
+    )
+    if origin is None:
+        svc.analyses.forget(analysis_id)
+        raise NotFound("analysis")
+    if parts is None:
+        parts = await parse_parts(origin.analysis.id, origin.analysis.result_json)
+    title = analysis_title(origin.analysis, origin.run, origin.monitor)
+    return AnalysisRead(origin.analysis, title, parts)
+
+
+async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
+    """Parse a stored document into the cache (a big one in a worker thread: it would hold
+    the event loop for tens of milliseconds)."""
+    if len(result_json) > INLINE_PARSE_BYTES:
+        parts = await trio.to_thread.run_sync(AnalysisParts.parse, result_json, DASHBOARD_NICHES)
+    else:
+        parts = AnalysisParts.parse(result_json, DASHBOARD_NICHES)
+    services().analyses.put(analysis_id, parts)
+    return parts

@@ -1,0 +1,182 @@
+"""The layout's rules, checked on the source (CONTRIBUTING.md, "Layout"):
+
+- no import cycle inside `api/` (imports inside functions count: they only hide a cycle);
+- the web pages and the MCP tools use a resource through its `actions` and `schemas`, never
+  its REST handlers;
+- no module over 400 lines and no function over 60 in the service's packages;
+- every third-party module the code imports is a declared dependency (tests and benchmarks:
+  of the `dev` extra too).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import tomllib
+from collections.abc import Iterator
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("api", "engine", "scrapers", "store")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def modules_of(package: str) -> dict[str, Path]:
+    found = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def runtime_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every node of `tree` but those under `if TYPE_CHECKING:` (names for the checker only)."""
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
+            yield from ast.walk(node)
+
+
+def imported_modules(tree: ast.Module, known: dict[str, Path]) -> Iterator[str]:
+    """The modules of `known` that `tree` imports, anywhere but under `if TYPE_CHECKING`."""
+    for node in runtime_nodes(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            submodules = [f"{node.module}.{a.name}" for a in node.names]
+            named = [m for m in submodules if m in known]
+            yield from named
+            if len(named) < len(submodules) and node.module in known:
+                yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in known)
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycle_inside_api() -> None:
+    known = modules_of("api")
+    graph = {
+        name: set(imported_modules(ast.parse(path.read_text()), known)) - {name}
+        for name, path in known.items()
+    }
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("folder", ["api/web", "api/mcp"])
+def test_pages_and_tools_use_actions_not_rest_handlers(folder: str) -> None:
+    known = modules_of("api")
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {target}"
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for target in imported_modules(ast.parse(path.read_text()), known)
+        if target.endswith(".rest")
+    ]
+    assert offenders == []
+
+
+def source_files() -> Iterator[Path]:
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" not in path.parts:  # history, written once per schema change
+                yield path
+
+
+def test_no_module_over_the_line_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in source_files()
+        if (lines := path.read_text().count("\n")) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_no_function_over_the_line_limit() -> None:
+    long = {}
+    for path in source_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = lines
+    assert long == {}
+
+
+def declared(extra: str | None) -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = list(project["dependencies"])
+    if extra:
+        requirements += project["optional-dependencies"][extra]
+    return {Requirement(line).name.lower().replace("_", "-") for line in requirements}
+
+
+def third_party_imports(paths: list[Path]) -> set[str]:
+    local = {*PACKAGES, "tests", "bench"}
+    names = set()
+    for path in paths:
+        for node in runtime_nodes(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+    return {n for n in names if n not in local and n not in sys.stdlib_module_names}
+
+
+def undeclared(paths: list[Path], allowed: set[str]) -> list[str]:
+    distributions = packages_distributions()
+    missing = []
+    for module in sorted(third_party_imports(paths)):
+        owners = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+        if not owners & allowed:
+            missing.append(f"{module} (from {', '.join(sorted(owners))})")
+    return missing
+
+
+def test_the_service_imports_only_declared_dependencies() -> None:
+    assert undeclared(list(source_files()), declared(None)) == []
+
+
+def test_tests_and_benchmarks_import_only_declared_dependencies() -> None:
+    paths = sorted((ROOT / "tests").rglob("*.py")) + sorted((ROOT / "bench").rglob("*.py"))
+    assert undeclared(paths, declared("dev")) == []
