@@ -51,7 +51,7 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
     """The workspace's analyses, newest first, paged."""
     workspace_id = current_principal().workspace_id
     analyses, total = await services().store.runs.analyses(
-        workspace_id, (query_args.page - 1) * query_args.page_size, query_args.page_size
+        workspace_id, query_args.offset, query_args.page_size
     )
     titles = await analysis_titles(workspace_id, analyses)
     return AnalysisList(

@@ -7,8 +7,9 @@ Every `/api/*` view declares an access level with `@operation(access=...)`:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from quart import Quart, current_app, g, request
 
@@ -17,9 +18,11 @@ from api.http.errors import Forbidden, InsufficientScope, Unauthorized
 from api.http.openapi import access_of
 from api.http.security import looks_like_access_token
 from api.services import services
+from store import SessionOwner, TokenOwner
 
 SESSION_COOKIE = "session_token"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+OwnerT = TypeVar("OwnerT", SessionOwner, TokenOwner)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,20 @@ def client_ip() -> str:
     return peer
 
 
+async def _owner(
+    digest: str,
+    cached: Callable[[str], OwnerT | None],
+    load: Callable[[str], Awaitable[OwnerT | None]],
+) -> OwnerT | None:
+    """Whose credential `digest` is: this node's cache, else the store (then cached)."""
+    owner = cached(digest)
+    if owner is None:
+        owner = await load(digest)
+        if owner is not None:
+            services().sessions.put(digest, owner)
+    return owner
+
+
 async def authenticate_bearer(header: str) -> Principal:
     """The principal of an `Authorization: Bearer nsc_...` header value, or `Unauthorized`
     (missing scheme, malformed, unknown or revoked token). Never looks at cookies."""
@@ -54,13 +71,10 @@ async def authenticate_bearer(header: str) -> Principal:
         raise Unauthorized()
     svc = services()
     digest = svc.hasher.digest(token)
-    owner = svc.sessions.get_token(digest)
+    # A cache miss asks the store, which stamps `last_used_at` when a minute old or more.
+    owner = await _owner(digest, svc.sessions.get_token, svc.store.use_access_token)
     if owner is None:
-        # Stamps `last_used_at` when it is a minute old or more (see `use_access_token`).
-        owner = await svc.store.use_access_token(digest)
-        if owner is None:
-            raise Unauthorized()
-        svc.sessions.put(digest, owner)
+        raise Unauthorized()
     return Principal(
         user_id=owner.user.id,
         email=owner.user.email,
@@ -78,12 +92,9 @@ async def session_principal() -> Principal | None:
         return None
     svc = services()
     digest = svc.hasher.digest(cookie)
-    owner = svc.sessions.get(digest)
+    owner = await _owner(digest, svc.sessions.get, svc.store.find_session)
     if owner is None:
-        owner = await svc.store.find_session(digest)
-        if owner is None:
-            return None
-        svc.sessions.put(digest, owner)
+        return None
     if owner.expires_at <= svc.store.clock():
         svc.sessions.drop(digest)
         return None

@@ -1,5 +1,5 @@
 """What every resource's bodies share: `Strict` (unknown fields refused, text checked storable),
-the highest page number, the paging query and the answer to a delete.
+the highest page number, the paging query and page count, and the answer to a delete.
 """
 
 from __future__ import annotations
@@ -43,9 +43,19 @@ def exactly_one_of(first: str, second: str) -> Callable[[dict[str, Any]], None]:
     return extra
 
 
+def page_count(total: int, page_size: int) -> int:
+    """How many pages of `page_size` hold `total` items: 1 for an empty list."""
+    return max(1, -(-total // page_size))
+
+
 class PageQuery(BaseModel):
     page: int = Field(default=1, ge=1, le=MAX_PAGE)
     page_size: int = Field(default=20, ge=1, le=100)
+
+    @property
+    def offset(self) -> int:
+        """How many items the pages before this one hold."""
+        return (self.page - 1) * self.page_size
 
 
 class DeletedOut(BaseModel):

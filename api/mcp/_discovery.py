@@ -54,17 +54,24 @@ def _auth() -> dict[str, Any]:
     }
 
 
-def manifest() -> dict[str, Any]:
-    public_url = services().settings.public_url
+def _server() -> dict[str, Any]:
+    """Who the server is and which protocol versions it speaks: both documents start so."""
     return {
         "name": "nichescope",
         "title": "Nichescope",
         "version": package_version(),
         "description": DESCRIPTION,
-        "endpoint": f"{public_url}/mcp",
-        "transport": "streamable-http",
         "protocolVersion": LATEST_VERSION,
         "supportedProtocolVersions": list(SUPPORTED_VERSIONS),
+    }
+
+
+def manifest() -> dict[str, Any]:
+    public_url = services().settings.public_url
+    return {
+        **_server(),
+        "endpoint": f"{public_url}/mcp",
+        "transport": "streamable-http",
         "auth": _auth(),
         "tools": [{**tool.descriptor(), "scope": tool.scope} for tool in mcp_state().registry],
     }
@@ -72,14 +79,10 @@ def manifest() -> dict[str, Any]:
 
 def server_card() -> dict[str, Any]:
     public_url = services().settings.public_url
+    server = _server()
     return {
-        "name": "nichescope",
-        "title": "Nichescope",
-        "version": package_version(),
-        "description": DESCRIPTION,
-        "serverInfo": {"name": "nichescope", "title": "Nichescope", "version": package_version()},
-        "protocolVersion": LATEST_VERSION,
-        "supportedProtocolVersions": list(SUPPORTED_VERSIONS),
+        **server,
+        "serverInfo": {key: server[key] for key in ("name", "title", "version")},
         "remotes": [{"type": "streamable-http", "url": f"{public_url}/mcp"}],
         "capabilities": {"tools": {"listChanged": False}},
         "auth": _auth(),

@@ -70,8 +70,12 @@ def listing_out(listing: ListingRecord) -> dict[str, object]:
     return fields
 
 
-async def owned_monitor(monitor_id: str) -> MonitorRecord:
-    monitor = await services().store.monitors.get(monitor_id, current_principal().workspace_id)
+async def owned_monitor(monitor_id: str, workspace_id: str | None = None) -> MonitorRecord:
+    """The monitor `monitor_id` of `workspace_id`, by default the API caller's (a page passes its
+    signed-in person's); `NotFound` for another workspace's monitor or none."""
+    if workspace_id is None:
+        workspace_id = current_principal().workspace_id
+    monitor = await services().store.monitors.get(monitor_id, workspace_id)
     if monitor is None:
         raise NotFound("monitor")
     return monitor

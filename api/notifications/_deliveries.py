@@ -7,13 +7,13 @@ never enters the outbox, so it is never retried.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import trio
 
 from api.http.errors import TooManyRequests
+from api.http.schemas import page_count
 from api.notifications._channels import open_secrets, owned_channel
 from api.notifications._rules import owned_monitor_id
 from api.services import services
@@ -84,7 +84,7 @@ class Page(Generic[T]):
 
     @property
     def pages(self) -> int:
-        return max(1, math.ceil(self.total / PAGE_SIZE))
+        return page_count(self.total, PAGE_SIZE)
 
 
 async def list_deliveries(

@@ -199,25 +199,7 @@ async def list_notifications(query_args: NotificationsQuery) -> NotificationPage
     q = query_args
     found = await actions.list_notifications(_workspace(), q.monitor_id, q.status, q.page)
     return NotificationPage(
-        notifications=[
-            NotificationOut(
-                id=n.id,
-                monitor_id=n.monitor_id,
-                rule_id=n.rule_id,
-                channel_id=n.channel_id,
-                kind=n.kind,
-                subject=n.subject,
-                payload=n.payload,
-                created_at=n.created_at,
-                due_at=n.due_at,
-                status=n.status,
-                attempts=n.attempts,
-                next_attempt_at=n.next_attempt_at,
-                delivered_at=n.delivered_at,
-                last_error=n.last_error,
-            )
-            for n in found.items
-        ],
+        notifications=[NotificationOut.model_validate(record_fields(n)) for n in found.items],
         page=found.page,
         total=found.total,
         pages=found.pages,

@@ -41,8 +41,12 @@ def run_fields(run: RunRecord) -> dict[str, object]:
     return fields
 
 
-async def owned_run(run_id: str) -> RunRecord:
-    run = await services().store.runs.get(run_id, current_principal().workspace_id)
+async def owned_run(run_id: str, workspace_id: str | None = None) -> RunRecord:
+    """The run `run_id` of `workspace_id`, by default the API caller's (a page passes its
+    signed-in person's); `NotFound` for another workspace's run or none."""
+    if workspace_id is None:
+        workspace_id = current_principal().workspace_id
+    run = await services().store.runs.get(run_id, workspace_id)
     if run is None:
         raise NotFound("run")
     return run

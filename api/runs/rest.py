@@ -76,9 +76,7 @@ async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
 async def list_runs(query_args: PageQuery) -> RunList:
     """The workspace's runs, newest first, paged."""
     runs, total = await services().store.runs.in_workspace(
-        current_principal().workspace_id,
-        (query_args.page - 1) * query_args.page_size,
-        query_args.page_size,
+        current_principal().workspace_id, query_args.offset, query_args.page_size
     )
     return RunList(
         runs=[run_out(r) for r in runs],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -37,10 +38,17 @@ def oidc_enabled() -> bool:
     return bool(settings.oidc_issuer and settings.oidc_client_id)
 
 
-async def page(template: str, *, status: int = 200, **context: Any) -> Response:
-    """Render `template` with what every page needs: the person, CSRF tokens, a notice."""
+async def page(
+    template: str,
+    *,
+    status: int = 200,
+    notices: Mapping[str, str] = NOTICES,
+    **context: Any,
+) -> Response:
+    """Render `template` with what every page needs: the person, CSRF tokens, a notice (the
+    `notice` given, else the one of `notices` that `?notice=` names)."""
     who = await person()
-    notice = NOTICES.get(request.args.get("notice", ""))
+    notice = notices.get(request.args.get("notice", ""))
     body = await render_template(
         template,
         person=who,

@@ -6,6 +6,7 @@ session cookie and never at a bearer header.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
 from pydantic import ValidationError
@@ -40,7 +41,7 @@ async def signed_in() -> Principal:
 
 
 async def _keys_page(
-    who: Principal, *, status: int = 200, created: object = None, **context: object
+    who: Principal, *, status: int = 200, created: object = None, **context: Any
 ) -> Response:
     keys = await services().store.list_access_tokens(who.user_id)
     context.setdefault("form", {"label": "", "scopes": ["read"]})

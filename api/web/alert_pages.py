@@ -15,6 +15,7 @@ from quart import Response, request
 
 from api.http.auth import Principal
 from api.http.errors import ApiError
+from api.monitors.actions import owned_monitor
 from api.notifications import actions
 from api.notifications.schemas import MonitorRule
 from api.web import csrf
@@ -22,7 +23,6 @@ from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in
-from api.web.monitor_pages import owned
 from store import RuleRecord
 
 KINDS = (
@@ -93,7 +93,7 @@ def _values(rule: RuleRecord | None) -> dict[str, Any]:
 async def _alerts_page(
     who: Principal, monitor_id: str, *, status: int = 200, **context: Any
 ) -> Response:
-    monitor = await owned(monitor_id, who.workspace_id)
+    monitor = await owned_monitor(monitor_id, who.workspace_id)
     own = await actions.list_rules(who.workspace_id, monitor.id)
     channels = await actions.list_channels(who.workspace_id)
     context.setdefault("form", _values(own[0] if own else None))
@@ -106,7 +106,7 @@ async def _alerts_page(
         channels=channels,
         kinds=KINDS,
         zones=ZONES,
-        notice=context.pop("notice", NOTICES.get(request.args.get("notice", ""))),
+        notices=NOTICES,
         **context,
     )
 
@@ -179,7 +179,7 @@ def _errors(err: ValidationError) -> dict[str, str]:
 async def save_alerts(monitor_id: str) -> Response:
     who = await signed_in()
     await csrf.check("session")
-    monitor = await owned(monitor_id, who.workspace_id)
+    monitor = await owned_monitor(monitor_id, who.workspace_id)
     form = await request.form
     values: dict[str, Any] = {k: form.get(k, "").strip() for k in TEXT_FIELDS}
     values["kinds"] = form.getlist("kinds")

@@ -6,6 +6,8 @@ calls the same `api.accounts.actions` functions as `/api/auth/*` (same limits, s
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 from quart import Response, request
 
@@ -141,7 +143,7 @@ async def reset_form() -> Response:
     return await _reset_page(token, errors={})
 
 
-async def _reset_page(token: str, *, status: int = 200, **context: object) -> Response:
+async def _reset_page(token: str, *, status: int = 200, **context: Any) -> Response:
     """The reset form, with the account's live access tokens offered for revocation (a link
     that no longer works shows the "ask for a new link" state instead)."""
     tokens = await identity.tokens_at_reset(token)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from quart import Response, redirect, request
 
 from api.billing import actions as service
@@ -23,7 +25,7 @@ def billing_configured() -> bool:
     return bool(services().settings.stripe_secret_key)
 
 
-async def _billing_page(*, status: int = 200, **context: object) -> Response:
+async def _billing_page(*, status: int = 200, **context: Any) -> Response:
     who = await signed_in()
     await service.ensure_plans()
     plans = await services().store.billing.plans()
@@ -39,8 +41,7 @@ async def _billing_page(*, status: int = 200, **context: object) -> Response:
 
 @blueprint.get("/billing")
 async def billing() -> Response:
-    notice = NOTICES.get(request.args.get("notice", ""))
-    return await _billing_page(notice=notice)
+    return await _billing_page(notices=NOTICES)
 
 
 @blueprint.post("/billing/trial")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from urllib.parse import urlencode
 
 from pydantic import ValidationError
 from quart import Response, request
 
 from api.http.errors import ApiError, NotFound
+from api.http.schemas import page_count
 from api.monitors.actions import (
     counted,
     market_profile_of,
@@ -17,6 +17,7 @@ from api.monitors.actions import (
     resume_monitor_in,
     start_monitor_in,
 )
+from api.monitors.actions import owned_monitor as owned
 from api.monitors.schemas import MAX_CATEGORY_ID, StartMonitorRequest
 from api.naming import analysis_titles
 from api.notifications.actions import alert_summary
@@ -26,7 +27,7 @@ from api.web._blueprint import blueprint
 from api.web._render import page, requested_page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in
-from store import LISTING_STATES, ListingFilter, ListingRecord, MonitorRecord
+from store import LISTING_STATES, ListingFilter, ListingRecord
 
 PAGE_SIZE = 25
 # How a listing's current state was established, as the listings table says it.
@@ -52,13 +53,6 @@ INTERVALS = (
 )
 
 
-async def owned(monitor_id: str, workspace_id: str) -> MonitorRecord:
-    monitor = await services().store.monitors.get(monitor_id, workspace_id)
-    if monitor is None:
-        raise NotFound("monitor")
-    return monitor
-
-
 async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
     monitors = await services().store.monitors.in_workspace(workspace_id)
     analyses, _ = await services().store.runs.analyses(workspace_id, 0, 20)
@@ -71,7 +65,7 @@ async def _list_page(workspace_id: str, *, status: int = 200, **context: object)
         analyses=analyses,
         analysis_names=await analysis_titles(workspace_id, analyses),
         intervals=INTERVALS,
-        notice=NOTICES.get(request.args.get("notice", "")),
+        notices=NOTICES,
         **context,
     )
 
@@ -177,7 +171,6 @@ async def monitor_detail(monitor_id: str) -> Response:
     )
     if listings is None:  # deleted since `owned` found it
         raise NotFound("monitor")
-    pages = max(1, math.ceil(listings.total / PAGE_SIZE))
     return await page(
         "monitor.html",
         monitor=monitor_out(
@@ -192,9 +185,9 @@ async def monitor_detail(monitor_id: str) -> Response:
         niche_query=urlencode(asked),
         states=STATES,
         current=current,
-        pages=pages,
+        pages=page_count(listings.total, PAGE_SIZE),
         evidence_words=EVIDENCE_WORDS,
-        notice=NOTICES.get(request.args.get("notice", "")),
+        notices=NOTICES,
         alerts=await alert_summary(who.workspace_id, monitor.id),
     )
 

@@ -94,7 +94,7 @@ async def _notifications_page(who: Principal, *, status: int = 200, **context: A
         kinds=KIND_WORDS,
         health_words=HEALTH_WORDS,
         max_channels=actions.MAX_CHANNELS,
-        notice=context.pop("notice", NOTICES.get(request.args.get("notice", ""))),
+        notices=NOTICES,
         **context,
     )
 

@@ -6,9 +6,11 @@ from pydantic import ValidationError
 from quart import Response, request
 
 from api.billing.quotas import plan_limits
-from api.http.errors import ApiError, NotFound
+from api.http.errors import ApiError
+from api.http.schemas import page_count
 from api.naming import run_title, run_titles
 from api.runs.actions import cancel_run_in, create_run_in, delete_run_in, replay_run_in
+from api.runs.actions import owned_run as owned
 from api.runs.schemas import MAX_ITEMS_LIMIT, CreateRunRequest
 from api.services import services
 from api.web import csrf
@@ -16,7 +18,6 @@ from api.web._blueprint import blueprint
 from api.web._render import page, requested_page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in
-from store import RunRecord
 
 PAGE_SIZE = 20
 LOG_LINES = 40
@@ -26,13 +27,6 @@ NOTICES = {
     "replayed": "A new analysis with the same inputs has started.",
     "deleted": "The analysis run and its results were deleted.",
 }
-
-
-async def owned(run_id: str, workspace_id: str) -> RunRecord:
-    run = await services().store.runs.get(run_id, workspace_id)
-    if run is None:
-        raise NotFound("run")
-    return run
 
 
 async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
@@ -55,8 +49,8 @@ async def _list_page(workspace_id: str, *, status: int = 200, **context: object)
         items_allowed=limits.items_per_run if limits.can_create else None,
         monitors=monitors,
         current=current,
-        pages=max(1, -(-total // PAGE_SIZE)),
-        notice=NOTICES.get(request.args.get("notice", "")),
+        pages=page_count(total, PAGE_SIZE),
+        notices=NOTICES,
         **context,
     )
 
@@ -124,7 +118,7 @@ async def run_detail(run_id: str) -> Response:
         log=lines,
         log_lines=LOG_LINES,
         live=run.state in ("queued", "running"),
-        notice=NOTICES.get(request.args.get("notice", "")),
+        notices=NOTICES,
     )
 
 

@@ -35,7 +35,9 @@ def decode_cursor(kind: str, cursor: str) -> int:
 
 
 class PageArguments(BaseModel):
-    """`cursor` (from the previous page's `nextCursor`) and `limit`; unknown fields refused."""
+    """`cursor` (from the previous page's `nextCursor`) and `limit`; unknown fields refused. A
+    list tool's arguments subclass it and name their list in `kind` (the schema's title is the
+    subclass' name)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: ClassVar[str]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from api.analyses.actions import summary
 from api.analyses.schemas import AnalysisSummary
@@ -14,7 +14,6 @@ from api.services import services
 
 
 class ListAnalysesArguments(PageArguments):
-    model_config = ConfigDict(extra="forbid", title="ListAnalysesArguments")
     kind = "analyses"
 
 

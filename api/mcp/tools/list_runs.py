@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
@@ -13,7 +13,6 @@ from api.services import services
 
 
 class ListRunsArguments(PageArguments):
-    model_config = ConfigDict(extra="forbid", title="ListRunsArguments")
     kind = "runs"
 
 
