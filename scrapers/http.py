@@ -6,88 +6,43 @@ session (anon id + bearer token) and what operators see (requests in the last ho
 last block). A site's API origin (`api.vinted.<tld>`) shares its site's state: one marketplace,
 one budget, one session. robots.txt rules are cached per origin actually fetched. Every URL
 passes the SSRF guard first; redirects are followed by hand and only within the same origin.
+
+The policies live beside it: the per-site state and its windows in `_origin_state`, what each
+answer status does in `_status_policy`, the redirect guard in `_redirects`, the byte-capped
+reading of a body in `_reading`, sockets only to checked addresses in `_pinned`. Here: the
+request loop (retries, backoff), one attempt's pacing, the session warm-up and robots.txt.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
-from urllib.parse import urljoin
 
 import httpx
 import trio
 
 from ._breaker import BreakerState, CircuitBreaker
+from ._origin_state import OriginState, OriginStatus
 from ._pinned import GuardedBackend, GuardedTransport
 from ._ratelimit import TokenBucket
-from ._retry import full_jitter, parse_retry_after
+from ._reading import EnoughRead, MarketResponse, read_capped
+from ._redirects import redirect_target
+from ._retry import full_jitter
 from ._robots import RobotsRules
 from ._settings import ClientSettings
 from ._ssrf import NormalisedUrl, Resolver, check_catalogue_url, normalise_origin, system_resolver
+from ._status_policy import Next, Progress, Refusal, judge
 from .errors import (
-    Blocked,
-    EndpointRefused,
     HttpStatusError,
     MarketplaceError,
     MarketplaceTimeout,
     MarketplaceUnavailable,
     ParseError,
-    RateLimited,
-    ResponseTooLarge,
     RobotsDisallowed,
-    UrlRefused,
 )
-
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_HOUR = 3600.0
-Refusal = Callable[[int, bytes], bool]
-"""`refusal(status, body)`: True when a 403 refuses one endpoint rather than blocking us."""
-EnoughRead = Callable[[bytes], bool]
-"""`enough(body_so_far)`: True once the caller has what it needs (the rest is not read)."""
-
-
-@dataclass(frozen=True, slots=True)
-class MarketResponse:
-    """A fully read answer (body within the size cap)."""
-
-    url: str
-    status: int
-    headers: dict[str, str]
-    cookies: dict[str, str]
-    content: bytes
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", errors="replace")
-
-    def json(self) -> Any:
-        """The decoded JSON body; `ParseError` (never `ValueError`) when it is not JSON."""
-        try:
-            return json.loads(self.content)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ParseError(f"JSON from {self.url[:200]}", str(err)) from err
-
-
-@dataclass(frozen=True, slots=True)
-class OriginStatus:
-    """What a caller may want to show about one origin."""
-
-    origin: str
-    breaker: BreakerState
-    consecutive_failures: int
-    blocked_for: float  # seconds until requests may go out again (Retry-After / block window)
-    has_session: bool
-    requests_last_hour: int = 0
-    last_success_at: datetime | None = None
-    last_block_at: datetime | None = None
-    last_block_kind: str | None = None  # "blocked" (403 page), "rate_limited" (429)
 
 
 class _Transient(Exception):
@@ -96,24 +51,6 @@ class _Transient(Exception):
     def __init__(self, error: MarketplaceError) -> None:
         super().__init__(str(error))
         self.error = error
-
-
-@dataclass
-class _Origin:
-    breaker: CircuitBreaker
-    bucket: TokenBucket
-    limiter: trio.CapacityLimiter
-    not_before: float = 0.0
-    anon_id: str | None = None
-    token: str | None = None
-    session_lock: trio.Lock = field(default_factory=trio.Lock)
-    sent: deque[float] = field(default_factory=deque)  # trio times of requests, last hour
-    last_success_at: datetime | None = None
-    last_block_at: datetime | None = None
-    last_block_kind: str | None = None
-
-    def note_block(self, kind: str) -> None:
-        self.last_block_at, self.last_block_kind = datetime.now(UTC), kind
 
 
 @dataclass
@@ -143,7 +80,7 @@ class MarketClient:
         self._resolver = resolver or system_resolver
         self._transport = transport
         self._rng = random.Random(seed)
-        self._origins: dict[str, _Origin] = {}
+        self._origins: dict[str, OriginState] = {}
         self._robots: dict[str, _Robots] = {}
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._http: httpx.AsyncClient | None = None
@@ -187,11 +124,11 @@ class MarketClient:
 
     # -- state visible to callers ------------------------------------------------------------
 
-    def _origin(self, origin: str) -> _Origin:
+    def _origin(self, origin: str) -> OriginState:
         state = self._origins.get(origin)
         if state is None:
             s = self.settings
-            state = _Origin(
+            state = OriginState(
                 breaker=CircuitBreaker(origin, s.breaker_threshold, s.breaker_reset),
                 bucket=TokenBucket(self._shared_rate(), s.burst),
                 limiter=trio.CapacityLimiter(max(1, s.concurrency)),
@@ -212,20 +149,7 @@ class MarketClient:
 
     def origin_status(self, origin: str) -> OriginStatus:
         key = origin.rstrip("/")
-        state = self._origin(key)
-        now = trio.current_time()
-        _forget_before(state.sent, now - _HOUR)
-        return OriginStatus(
-            origin=key,
-            breaker=state.breaker.state,
-            consecutive_failures=state.breaker.failures,
-            blocked_for=max(0.0, state.not_before - now),
-            has_session=state.token is not None,
-            requests_last_hour=len(state.sent),
-            last_success_at=state.last_success_at,
-            last_block_at=state.last_block_at,
-            last_block_kind=state.last_block_kind,
-        )
+        return self._origin(key).status(key)
 
     def known_origins(self) -> tuple[str, ...]:
         """Every site this client has sent requests for (what the operators' view lists)."""
@@ -287,7 +211,7 @@ class MarketClient:
         self._dns[(host, port)] = (now + self.settings.dns_cache_ttl, addresses)
         return addresses
 
-    async def _robots_allow(self, state: _Origin, target: NormalisedUrl) -> bool:
+    async def _robots_allow(self, state: OriginState, target: NormalisedUrl) -> bool:
         robots = self._robots.setdefault(target.origin, _Robots())
         async with robots.lock:
             now = trio.current_time()
@@ -311,7 +235,7 @@ class MarketClient:
             assert robots.rules is not None
             return robots.rules.can_fetch(target.target)
 
-    async def _warm(self, state: _Origin, target: NormalisedUrl, stale: str | None) -> None:
+    async def _warm(self, state: OriginState, target: NormalisedUrl, stale: str | None) -> None:
         """Fetch `/` for fresh cookies, once even when many requests ask at the same time."""
         async with state.session_lock:
             if state.token is not None and state.token != stale:
@@ -326,18 +250,19 @@ class MarketClient:
             state.token = token
             state.anon_id = response.cookies.get("anon_id")
 
-    async def _request(self, state: _Origin, target: NormalisedUrl, call: _Call) -> MarketResponse:
+    async def _request(
+        self, state: OriginState, target: NormalisedUrl, call: _Call
+    ) -> MarketResponse:
+        """Send until an answer settles it (`_status_policy` says what each status does).
+        Transport errors and 5xx answers count as breaker failures and are retried after a
+        full-jitter backoff, at most `max_retries` times; timeouts are never retried."""
         s = self.settings
-        api = call.api
-        attempt = 0
-        redirects = 0
-        rewarmed = False
-        current = target
+        progress = Progress(current=target)
         while True:
             failure: MarketplaceError
             token_used = state.token
             try:
-                response = await self._send_once(state, current, call)
+                response = await self._send_once(state, progress.current, call)
             except _Transient as transient:
                 failure = transient.error
                 if isinstance(failure, MarketplaceTimeout):
@@ -347,99 +272,50 @@ class MarketClient:
                     state.breaker.record_failure()
                     raise failure from None
             else:
-                status = response.status
-                if 200 <= status < 300:
-                    state.breaker.record_success()
-                    state.bucket.speed_up()
-                    state.last_success_at = datetime.now(UTC)
+                verdict = judge(
+                    state, response, progress,
+                    api=call.api, refusal=call.refusal, settings=s, rng=self._rng,
+                )  # fmt: skip
+                if verdict is Next.DONE:
                     return response
-                if status in _REDIRECTS:
-                    state.breaker.record_success()
-                    current = await self._redirect_target(current, response, redirects)
-                    redirects += 1
+                if verdict is Next.REDIRECT:
+                    progress.current = await redirect_target(
+                        progress.current, response, progress.redirects,
+                        max_redirects=s.max_redirects, check=self.check_url,
+                    )  # fmt: skip
+                    progress.redirects += 1
                     continue
-                if status == 401 and api and not rewarmed and _is_token_error(response):
-                    state.breaker.record_success()  # the origin is healthy, our token is not
-                    rewarmed = True
+                if verdict is Next.REWARM:
                     await self._warm(state, call.site, stale=token_used)
                     continue
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-                if status == 429:
-                    state.note_block("rate_limited")
-                    wait = retry_after
-                    if wait is None:
-                        wait = full_jitter(attempt, s.backoff_base, s.backoff_cap, self._rng)
-                    state.not_before = max(state.not_before, trio.current_time() + wait)
-                    state.bucket.slow_down()
-                    attempt += 1
-                    if attempt > s.max_retries or wait > s.max_retry_wait:
-                        raise RateLimited(current.origin, wait)
+                if verdict is Next.AGAIN:
                     continue
-                if status == 403 and call.refusal is not None and call.refusal(
-                    status, response.content
-                ):
-                    state.breaker.record_success()  # the origin answered; one door is shut
-                    raise EndpointRefused(current.url, status)
-                if status == 403:
-                    state.note_block("blocked")
-                    state.breaker.record_failure()
-                    cool_down = max(s.block_cool_down, retry_after or 0.0)
-                    state.not_before = max(state.not_before, trio.current_time() + cool_down)
-                    raise Blocked(current.url, status, cool_down)
-                if status < 500:
-                    state.breaker.record_success()
-                    raise HttpStatusError(current.url, status, response.content)
-                if retry_after is not None:  # a 503 may say how long; never come back sooner
-                    state.not_before = max(state.not_before, trio.current_time() + retry_after)
-                failure = MarketplaceUnavailable(current.url, f"HTTP {status}")
+                failure = verdict
             state.breaker.record_failure()
-            attempt += 1
-            if attempt > s.max_retries:
+            progress.attempt += 1
+            if progress.attempt > s.max_retries:
                 raise failure
-            await trio.sleep(full_jitter(attempt - 1, s.backoff_base, s.backoff_cap, self._rng))
-
-    async def _redirect_target(
-        self, current: NormalisedUrl, response: MarketResponse, redirects: int
-    ) -> NormalisedUrl:
-        location = response.headers.get("location")
-        if not location or redirects >= self.settings.max_redirects:
-            raise HttpStatusError(current.url, response.status)
-        next_url = urljoin(current.url, location)
-        try:
-            nxt = await self.check_url(next_url)
-        except UrlRefused as err:
-            raise UrlRefused(next_url, f"redirect refused: {err.reason}") from err
-        if nxt.origin != current.origin:
-            raise UrlRefused(next_url, "redirect leaves the origin")
-        return nxt
-
-    async def _wait_window(self, state: _Origin, origin: str) -> None:
-        # Loop: another task may extend the window (a fresh 429) while we sleep.
-        while (wait := state.not_before - trio.current_time()) > 0:
-            if wait > self.settings.max_retry_wait:
-                raise RateLimited(origin, wait)
-            await trio.sleep_until(state.not_before)
+            delay = full_jitter(progress.attempt - 1, s.backoff_base, s.backoff_cap, self._rng)
+            await trio.sleep(delay)
 
     async def _send_once(
-        self, state: _Origin, target: NormalisedUrl, call: _Call
+        self, state: OriginState, target: NormalisedUrl, call: _Call
     ) -> MarketResponse:
         s = self.settings
-        await self._wait_window(state, target.origin)
+        await state.wait_window(target.origin, s.max_retry_wait)
         probe = state.breaker.before_request()
         verdict = False
         try:
             async with state.limiter:
                 await state.bucket.take()
-                await self._wait_window(state, target.origin)
+                await state.wait_window(target.origin, s.max_retry_wait)
                 headers = {"Accept": "application/json" if call.api else "text/html,*/*"}
                 headers.update(call.headers)
                 if call.api and state.token:
                     headers["Authorization"] = f"Bearer {state.token}"
                     if state.anon_id:
                         headers["X-Anon-Id"] = state.anon_id
-                now = trio.current_time()
-                state.sent.append(now)
-                _forget_before(state.sent, now - _HOUR)
+                state.note_sent()
                 try:
                     with trio.fail_after(s.request_timeout):
                         response = await self._transfer(target.url, headers, call.enough)
@@ -460,35 +336,7 @@ class MarketClient:
     ) -> MarketResponse:
         if self._http is None:
             raise RuntimeError("MarketClient used outside `async with`")
-        limit = self.settings.max_bytes
-        request = self._http.build_request("GET", url, headers=headers)
-        response = await self._http.send(request, stream=True)
-        try:
-            declared = response.headers.get("content-length", "")
-            if declared.isascii() and declared.isdigit() and int(declared) > limit:
-                raise ResponseTooLarge(url, limit)
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise ResponseTooLarge(url, limit)
-                # Only a successful page is worth stopping early on; closing the response
-                # unread drops its connection instead of returning it half-read to the pool.
-                if enough is not None and response.is_success and enough(bytes(body)):
-                    break
-        finally:
-            await response.aclose()
-        try:
-            cookies = {k: v for k, v in response.cookies.items()}
-        except httpx.CookieConflict:
-            cookies = {}
-        return MarketResponse(
-            url=url,
-            status=response.status_code,
-            headers={k.lower(): v for k, v in response.headers.items()},
-            cookies=cookies,
-            content=bytes(body),
-        )
+        return await read_capped(self._http, url, headers, self.settings.max_bytes, enough)
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,19 +348,3 @@ class _Call:
     headers: tuple[tuple[str, str], ...] = ()
     refusal: Refusal | None = None
     enough: EnoughRead | None = None
-
-
-def _forget_before(times: deque[float], cutoff: float) -> None:
-    while times and times[0] < cutoff:
-        times.popleft()
-
-
-def _is_token_error(response: MarketResponse) -> bool:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return True  # a bare 401 on an API call still means "warm up again"
-    return not isinstance(body, dict) or body.get("message_code") in (
-        "invalid_authentication_token",
-        None,
-    )

@@ -144,7 +144,23 @@ def record_outcome(
             test=False,
         )
     )
-    mine = and_(_N.channel_id == channel.id, _N.id.in_(ids), _N.status == "pending")
+    _settle_batch(db, channel.id, ids, outcome, now)
+    if outcome.next_send_at is not None:
+        channel.next_send_at = outcome.next_send_at
+    if channel.claimed_by == node_id:
+        channel.claimed_by, channel.claim_until = None, None
+    if not _follow_health(channel, outcome, now):
+        return None
+    db.flush()
+    return channel_record(channel)
+
+
+def _settle_batch(
+    db: Session, channel_id: str, ids: list[str], outcome: DeliveryOutcome, now: datetime
+) -> None:
+    """One attempt more for each of the batch's still pending notifications, and their fate:
+    delivered; failed for good (`permanent`); or due again at `retry_at` (now if None)."""
+    mine = and_(_N.channel_id == channel_id, _N.id.in_(ids), _N.status == "pending")
     if outcome.ok:
         values: dict[str, object] = {"status": "delivered", "delivered_at": now, "last_error": None}
     elif outcome.permanent:
@@ -158,25 +174,25 @@ def record_outcome(
             .values(attempts=_N.attempts + 1, **values)
             .execution_options(synchronize_session=False)
         )
-    if outcome.next_send_at is not None:
-        channel.next_send_at = outcome.next_send_at
-    if channel.claimed_by == node_id:
-        channel.claimed_by, channel.claim_until = None, None
+
+
+def _follow_health(channel: NotificationChannel, outcome: DeliveryOutcome, now: datetime) -> bool:
+    """The channel's health after the attempt; True when this outcome disabled it (failing
+    for `disable_after` or longer: disabled, with the reason in words)."""
     if outcome.ok:
         channel.last_success_at, channel.failing_since, channel.last_error = now, None, None
-        return None
+        return False
     channel.last_failure_at, channel.last_error = now, outcome.error
     channel.failing_since = channel.failing_since or now
     if not channel.enabled or now - channel.failing_since < outcome.disable_after:
-        return None
+        return False
     hours = outcome.disable_after.total_seconds() / 3600
     channel.enabled = False
     channel.disabled_reason = (
         f"Disabled after failing for {hours:g} hours in a row; "
         f"the last error: {outcome.error or 'unknown'}."
     )
-    db.flush()
-    return channel_record(channel)
+    return True
 
 
 def next_due_at(db: Session) -> datetime | None:

@@ -11,6 +11,10 @@ side door and, in 2026-09, `/svc-catalogue/items`; anything else there is a 404 
 Without an API port the 2026-09 catalogue is served on the site origin. Every answer's `Date`
 header is the simulated time (the market's clock), and each request's log entry says whether it
 came to the API origin (`"api": true`).
+
+Here: the ASGI plumbing, the request log, the freeze, the fault gate in front of every
+marketplace path (per-client budget, 429, 403 block page, 503, slow answers, truncation) and
+the session tokens. What the marketplace paths answer is `_market`'s.
 """
 
 from __future__ import annotations
@@ -21,33 +25,23 @@ import re
 import secrets
 import uuid
 from collections.abc import Awaitable, Callable
-from decimal import InvalidOperation
 from email.utils import formatdate
 from typing import Any
-from urllib.parse import parse_qsl
 
 import trio
 
-from .._query import parse_catalogue_url
-from ..errors import InvalidCatalogueUrl
 from . import _render as render
-from . import _render_2026 as render_2026
-from ._answer import Answer, access_denied_106, json_answer, not_found_104
-from ._config import PROFILE_2026_09, PROFILES, Faults
+from ._answer import Answer, json_answer, not_found_104
+from ._config import PROFILES, Faults
+from ._market import market_answer
 from ._side_door import side_door
-from ._world import FeedFilter, World
+from ._world import World
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-_DETAILS = re.compile(r"^/api/v2/items/(\d+)/details$")
-# Any slug: `render.slug` keeps punctuation such as the `&` of "h&m", and the redirect from a
-# bare id must land on a page, not on a 404 that reads as "deleted".
-_ITEM_PAGE = re.compile(r"^/items/(\d+)(-[^/]*)?$")
 _MARKET_PATHS = re.compile(r"^/(api/v2/|catalog|items/|svc-catalogue/)")
-_SVC_CATALOGUE = "/svc-catalogue/items"
-_LEGACY_CATALOGUE = "/api/v2/catalog/items"
 
 
 class SimulatorApp:
@@ -66,8 +60,8 @@ class SimulatorApp:
         # client -> (start, end) of the last Retry-After window we sent
         self._windows: dict[str, tuple[float, float]] = {}
         self._clock_zero: float | None = None
-        self._served = 0
-        self._request_origin = "http://127.0.0.1"
+        self.served = 0  # marketplace requests answered (the page handlers read it)
+        self.request_origin = "http://127.0.0.1"  # the current request's, for absolute URLs
         # A frozen marketplace accepts requests and answers none until thawed (every path,
         # `/` and robots.txt included, but `/__sim__/`): the fault a timeout exists for.
         self._thawed = trio.Event()
@@ -200,51 +194,21 @@ class SimulatorApp:
         if fault is not None:
             return fault
         # No await from here to the answer, so this per-request value cannot interleave.
-        self._request_origin = "http://" + headers.get("host", "127.0.0.1")
-        self._served += 1
-        answer = self._market(path, query, headers, cookies, api)
-        if answer.status == 200 and self._take("truncated", self.faults.rate_truncated):
+        self.request_origin = "http://" + headers.get("host", "127.0.0.1")
+        self.served += 1
+        answer = market_answer(self, path, query, headers, cookies, api)
+        if answer.status == 200 and self.take("truncated", self.faults.rate_truncated):
             answer.body = answer.body[: len(answer.body) // 2]
         return answer
 
-    def _market(
-        self, path: str, query: str, headers: dict[str, str], cookies: dict[str, str], api: bool
-    ) -> Answer:
-        """Marketplace paths by origin and live profile (see the module docstring)."""
-        today = self.profile == PROFILE_2026_09
-        if path == _SVC_CATALOGUE:
-            if not today or (self.api_port is not None and not api):
-                return not_found_104()
-            if not self._authorised(headers, cookies):
-                return _unauthorised()
-            return self._catalogue_api(query)
-        if api:  # the API host serves nothing else
-            return not_found_104()
-        if path.startswith("/api/"):
-            if path == _LEGACY_CATALOGUE and today:  # dropped since September 2026
-                return not_found_104()
-            if not self._authorised(headers, cookies):
-                return _unauthorised()
-            if path == _LEGACY_CATALOGUE:
-                return self._catalogue_api(query)
-            if match := _DETAILS.match(path):
-                if self._chance(self.faults.detail_refusal):  # one endpoint refused, not a block
-                    return access_denied_106()
-                return self._details(int(match.group(1)))
-            return json_answer(404, {"code": 404, "message": "Not found"})
-        if path == "/catalog" or path.startswith("/catalog/"):
-            return self._catalogue_html(path, query)
-        if match := _ITEM_PAGE.match(path):
-            return self._item_page(int(match.group(1)), match.group(2))
-        return Answer(404, b"<h1>Not found</h1>", "text/html")
-
-    def _take(self, counter: str, rate: float) -> bool:
+    def take(self, counter: str, rate: float) -> bool:
+        """Whether a fault fires: always while its `first_*` counter lasts, then by `rate`."""
         if self._remaining[counter] > 0:
             self._remaining[counter] -= 1
             return True
-        return self._chance(rate)
+        return self.chance(rate)
 
-    def _chance(self, rate: float) -> bool:
+    def chance(self, rate: float) -> bool:
         """Draws from the shared rng only when the knob is on, so knobs left at 0 keep every
         other fault's sequence (and the tests pinned on it) as it was."""
         return rate > 0 and self.rng.random() < rate
@@ -259,11 +223,11 @@ class SimulatorApp:
                 self._buckets[client] = (tokens, now)
                 return self._too_many(client, max(1, math.ceil((1.0 - tokens) / f.client_rate)))
             self._buckets[client] = (tokens - 1.0, now)
-        if self._take("429", f.rate_429):
+        if self.take("429", f.rate_429):
             return self._too_many(client, f.retry_after)
-        if self._take("403", f.rate_403):
+        if self.take("403", f.rate_403):
             return Answer(403, render.BLOCK_PAGE.encode(), "text/html")
-        if self._take("5xx", f.rate_5xx):
+        if self.take("5xx", f.rate_5xx):
             return Answer(503, b"<h1>Service unavailable</h1>", "text/html")
         if f.rate_slow > 0 and self.rng.random() < f.rate_slow:
             await trio.sleep(f.slow_seconds)
@@ -288,7 +252,8 @@ class SimulatorApp:
             429, {"code": 429, "message": "Too many requests"}, [("retry-after", value)]
         )
 
-    def _authorised(self, headers: dict[str, str], cookies: dict[str, str]) -> bool:
+    def authorised(self, headers: dict[str, str], cookies: dict[str, str]) -> bool:
+        """The request carries a live token (bearer header, else the `access_token_web` cookie)."""
         auth = headers.get("authorization", "")
         token = auth[7:] if auth.lower().startswith("bearer ") else cookies.get("access_token_web")
         expiry = self.tokens.get(token or "")
@@ -308,139 +273,11 @@ class SimulatorApp:
             ],
         )
 
-    def _origin(self) -> str:
-        return self._request_origin
-
-    def _catalogue_filter(self, feed_filter: FeedFilter) -> FeedFilter | None:
-        """The fault knobs that make a block look like success: None for an empty answer, the
-        unfiltered feed when filters are ignored, else the filter as asked."""
-        if self._take("empty", self.faults.rate_empty):
-            return None
-        if self._take("ignore_filters", self.faults.rate_ignore_filters):
-            return FeedFilter()
-        return feed_filter
-
-    def _catalogue_api(self, query: str) -> Answer:
-        """The JSON catalogue in the live profile: legacy `*_ids` filters and `{"code": 0}`, or
-        2026-09 `attribute_ids[...]` filters, today's item shape and promoted items."""
-        today = self.profile == PROFILE_2026_09
-        pairs = parse_qsl(query)
-        params = dict(pairs)
-        try:
-            if today:
-                asked = render_2026.filter_from_pairs(pairs)
-            else:
-                asked = render.filter_from_params(params)
-            page = max(1, int(params.get("page", "1")))
-            per_page = min(200, max(1, int(params.get("per_page", "96"))))
-        except (ValueError, InvalidOperation):
-            return json_answer(400, {"code": 400, "message": "bad parameters"})
-        now = self.sim_now()
-        feed_filter = self._catalogue_filter(asked)
-        live = [] if feed_filter is None else self.world.live(now, feed_filter)
-        items, total, pages = self.world.page_of(live, page, per_page, params.get("order"))
-        origin = self._origin()
-        if today:
-            share = self.world.config.promoted_share
-            key = f"{self.world.config.seed}|{query}|{int(now // render_2026.PROMOTION_PERIOD)}"
-            entries = render_2026.with_promoted(live, items, share, key)
-            locale = self.world.config.locale
-            docs = [render_2026.catalogue_item(self.world, item, now, origin, locale, promoted)
-                    for item, promoted in entries]  # fmt: skip
-        else:
-            docs = [render.catalogue_item(self.world, i, now, origin) for i in items]
-        self._damage(docs, render_2026.drop_fields if today else render.drop_fields)
-        if today:
-            tracking = f"{self.world.config.seed}|{self._served}"
-            return json_answer(200, render_2026.catalogue_body(docs, page, per_page, total, pages,
-                                                               now, tracking))  # fmt: skip
-        return json_answer(200, {
-            "items": docs,
-            "pagination": {"current_page": page, "total_pages": pages, "total_entries": total,
-                           "per_page": per_page},
-            "code": 0,
-        })  # fmt: skip
-
-    def _damage(
-        self,
-        docs: list[dict[str, Any]],
-        drop: Callable[[dict[str, Any], random.Random], dict[str, Any]],
-    ) -> None:
-        """The drifting-JSON faults: ids as strings, missing fields (in place)."""
-        if self.faults.ids_as_strings > 0:
-            for doc in docs:
-                if self.rng.random() < self.faults.ids_as_strings:
-                    doc["id"] = str(doc["id"])
-        if self.faults.rate_missing_fields > 0:
-            for index, doc in enumerate(docs):
-                if self.rng.random() < self.faults.rate_missing_fields:
-                    docs[index] = drop(doc, self.rng)
-
-    def _details(self, item_id: int) -> Answer:
-        now = self.sim_now()
-        item = self.world.by_id.get(item_id)
-        state = item.state_at(now) if item is not None else None
-        # Deleted listings answer 404 (odd ids) or a hidden item (even ids): both happen for real.
-        if item is None or state is None or (state == "deleted" and item_id % 2):
-            return json_answer(404, {"code": 404, "message": "Item not found"})
-        return json_answer(200, {"item": render.item_detail(self.world, item, now, self._origin()),
-                           "code": 0})  # fmt: skip
-
-    def _catalogue_html(self, path: str, query: str) -> Answer:
-        try:
-            parsed = parse_catalogue_url(f"http://sim{path}?{query}")
-        except InvalidCatalogueUrl as err:
-            return Answer(400, f"<h1>{err.reason}</h1>".encode(), "text/html")
-        feed_filter = FeedFilter(
-            catalog_ids=frozenset(parsed.catalog_ids), brand_ids=frozenset(parsed.brand_ids),
-            size_ids=frozenset(parsed.size_ids), status_ids=frozenset(parsed.status_ids),
-            price_from=parsed.price_from, price_to=parsed.price_to,
-            search_text=parsed.search_text,
-        )  # fmt: skip
-        page = dict(parse_qsl(query)).get("page", "1")
-        now = self.sim_now()
-        served = self._catalogue_filter(feed_filter)
-        live = [] if served is None else self.world.live(now, served)
-        items, _, _ = self.world.page_of(
-            live, max(1, int(page) if page.isascii() and page.isdigit() else 1), 96, parsed.order
-        )
-        layout = self.world.config.html_layout
-        if layout not in ("A", "B"):
-            layout = "AB"[self._served % 2]
-        broken = None
-        rate = self.faults.rate_missing_fields
-        if items and rate > 0 and self.rng.random() < rate:
-            broken = self.rng.randrange(len(items))
-        page_html = render.catalogue_html(self.world, items, now, layout, broken)
-        return Answer(200, page_html.encode(), "text/html; charset=utf-8")
-
-    def _item_page(self, item_id: int, slug_part: str | None) -> Answer:
-        now = self.sim_now()
-        item = self.world.by_id.get(item_id)
-        state = item.state_at(now) if item is not None else None
-        if item is None or state is None or state == "deleted":
-            return Answer(404, b"<h1>This item is gone</h1>", "text/html")
-        if not slug_part:  # the marketplace redirects bare ids to the canonical slug URL
-            return Answer(301, b"", "text/html",
-                           [("location", f"/items/{item.id}-{render.slug(item)}")])  # fmt: skip
-        if self.profile == PROFILE_2026_09:
-            config = self.world.config
-            page = render_2026.item_page(self.world, item, state, self._origin(), config.locale,
-                                         config.item_page_padding)  # fmt: skip
-            return Answer(200, page, "text/html; charset=utf-8")
-        page_html = render.item_page(self.world, item, now, self._origin())
-        return Answer(200, page_html.encode(), "text/html; charset=utf-8")
-
 
 def _wall_time() -> float:
     import time
 
     return time.time()
-
-
-def _unauthorised() -> Answer:
-    return json_answer(401, {"code": 100, "message_code": "invalid_authentication_token",
-                             "message": "Token expired or invalid"})  # fmt: skip
 
 
 def _cookies(header: str) -> dict[str, str]:

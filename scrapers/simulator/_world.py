@@ -152,10 +152,16 @@ class World:
     # -- generation ----------------------------------------------------------------------------
 
     def _generate(self, rng: random.Random) -> list[SimListing]:
+        end = self.config.start + self.config.horizon_days * DAY
+        drafts = self._drafts(rng, self._births(rng, end), end)
+        drafts.sort(key=lambda d: (d.born, d.index))
+        ids = {d.index: 5_000_000_000 + n * 3 for n, d in enumerate(drafts)}
+        return [self._listing(d, ids) for d in drafts]
+
+    def _births(self, rng: random.Random, end: float) -> list[float]:
+        """`n_listings` born in the 20 days before the start, then a Poisson stream of
+        `arrivals_per_day` until `end`."""
         c = self.config
-        end = c.start + c.horizon_days * DAY
-        niche_keys = list(self.niches)
-        weights = [_SHARE[self.niches[k].kind] for k in niche_keys]
         births = [c.start - rng.uniform(0, 20 * DAY) for _ in range(c.n_listings)]
         t = c.start
         while c.arrivals_per_day > 0:
@@ -163,6 +169,13 @@ class World:
             if t >= end:
                 break
             births.append(t)
+        return births
+
+    def _drafts(self, rng: random.Random, births: list[float], end: float) -> list[_Draft]:
+        """One listing per birth (niche, price, seller, life drawn in this order), and the
+        cheaper relists of deleted ones, in the order drawn (`index`)."""
+        niche_keys = list(self.niches)
+        weights = [_SHARE[self.niches[k].kind] for k in niche_keys]
         drafts: list[_Draft] = []
         queue: list[tuple[float, tuple[int, int] | None, Decimal | None, int | None, int]] = [
             (born, None, None, None, -1) for born in births
@@ -194,32 +207,29 @@ class World:
                 if relist_born < end:
                     cheaper = (price * Decimal("0.9")).quantize(Decimal("0.5"))
                     queue.append((relist_born, key, cheaper, seller, len(drafts) - 1))
-        drafts.sort(key=lambda d: (d.born, d.index))
-        ids = {d.index: 5_000_000_000 + n * 3 for n, d in enumerate(drafts)}
-        out: list[SimListing] = []
-        for d in drafts:
-            cat, brand = d.key
-            item_id = ids[d.index]
-            out.append(
-                SimListing(
-                    id=item_id,
-                    title=f"{self.brands[brand]} {self.categories[cat].lower()} {item_id % 997}",
-                    category_id=cat,
-                    brand_id=brand,
-                    size_id=d.size,
-                    status_id=d.status,
-                    price=d.price,
-                    seller_id=d.seller,
-                    seller_login=f"seller{d.seller}",
-                    business=d.seller % 10 == 0,
-                    born=d.born,
-                    events=d.events,
-                    fav_per_day=d.fav,
-                    views_per_day=d.views,
-                    relist_of=ids[d.parent] if d.parent != -1 else None,
-                )
-            )
-        return out
+        return drafts
+
+    def _listing(self, d: _Draft, ids: dict[int, int]) -> SimListing:
+        """The listing `d` becomes, under its id (`ids`: draft index to listing id)."""
+        cat, brand = d.key
+        item_id = ids[d.index]
+        return SimListing(
+            id=item_id,
+            title=f"{self.brands[brand]} {self.categories[cat].lower()} {item_id % 997}",
+            category_id=cat,
+            brand_id=brand,
+            size_id=d.size,
+            status_id=d.status,
+            price=d.price,
+            seller_id=d.seller,
+            seller_login=f"seller{d.seller}",
+            business=d.seller % 10 == 0,
+            born=d.born,
+            events=d.events,
+            fav_per_day=d.fav,
+            views_per_day=d.views,
+            relist_of=ids[d.parent] if d.parent != -1 else None,
+        )
 
     def _life(
         self, rng: random.Random, born: float, end: float, niche: Niche, price: Decimal

@@ -29,7 +29,7 @@ import httpx
 import pytest
 import trio
 
-from api.analyses.rest import GRAPH_NAMES
+from api.analyses.actions import GRAPH_NAMES
 from api.http.security import TokenHasher, new_id
 from api.process.serve import ServeOptions, hypercorn_config
 from api.settings import Settings
@@ -641,11 +641,17 @@ async def test_slowloris_connections_are_cut_and_others_are_served(
     headers = b"GET /health HTTP/1.1\r\nHost: probe\r\nX-Trickle: " + b"a" * 1000
     closed_after: list[float] = []
     latencies: list[float] = []
+    unconnected = TRICKLERS
+    all_connected = trio.Event()
 
     async def trickle() -> None:
         """Send a header byte a second, never finishing; note when the server hangs up."""
+        nonlocal unconnected
         opened = trio.current_time()
         stream = await trio.open_tcp_stream(host, port)
+        unconnected -= 1
+        if not unconnected:
+            all_connected.set()
         async with stream, trio.open_nursery() as nursery:
 
             async def until_closed() -> None:
@@ -666,7 +672,7 @@ async def test_slowloris_connections_are_cut_and_others_are_served(
                 await trio.sleep_forever()  # until_closed records the hang-up
 
     async def health_meanwhile() -> None:
-        await trio.sleep(1)  # every trickler is connected
+        await all_connected.wait()
         for _ in range(int(keep_alive) - 4):
             began = trio.current_time()
             async with service.client() as client:  # a new connection each time

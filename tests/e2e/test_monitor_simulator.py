@@ -14,12 +14,19 @@ from api.settings import Settings
 from scrapers.simulator import SimulatorConfig, serve_simulator
 from tests.api.helpers import signed_in
 from tests.conftest import start_service
+from tests.waiting import eventually
 
 SPEED = 3600.0  # one simulated hour per real second
 
 
 async def _monitor(client: httpx.AsyncClient, monitor_id: str) -> dict[str, object]:
     return (await client.get(f"/api/monitoring/{monitor_id}")).json()  # type: ignore[no-any-return]
+
+
+async def _actor_paused(ops: httpx.AsyncClient, monitor_id: str) -> bool:
+    """Whether the monitor's actor sits idle, paused (no poll in flight)."""
+    actors = (await ops.get("/api/ops/actors")).json()["actors"]
+    return [a["state"] for a in actors if a["monitor_id"] == monitor_id] == ["paused"]
 
 
 async def _polls_reach(client: httpx.AsyncClient, monitor_id: str, polls: int) -> None:
@@ -62,7 +69,8 @@ async def test_monitor_tracks_the_simulator_truth_across_faults_and_a_restart(
 
         # Second life: the monitor is re-spawned from the database and goes on.
         service, stop = await start_service(nursery, settings)
-        async with service.client() as client:
+        async with service.client() as client, service.client() as ops:
+            await signed_in(ops, "ops@example.com")  # an operator: it may read the actors
             login = await client.post(
                 "/api/auth/login", json={"email": email, "password": "correct horse battery"}
             )
@@ -71,7 +79,8 @@ async def test_monitor_tracks_the_simulator_truth_across_faults_and_a_restart(
             await _polls_reach(client, monitor_id, before + 6)
             paused = await client.post(f"/api/monitoring/{monitor_id}/pause")
             assert paused.json()["status"] == "paused"
-            await trio.sleep(1.5)  # let a poll in flight finish
+            # The actor has taken the pause (a poll it had in flight finished) and sits idle.
+            await eventually(lambda: _actor_paused(ops, monitor_id), within=60)
             monitor = await _monitor(client, monitor_id)
             export = (await client.get(f"/api/monitoring/{monitor_id}/export")).json()
         stop.set()

@@ -29,6 +29,7 @@ from store import LeaseLost, NodeInfo, PollOutcome, Store
 from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket
 from tests.engine.test_engine import _until
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.postgres
 
@@ -112,8 +113,15 @@ async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None
     first = await store.cluster.claim_one("monitor", monitor_id, "node-a", 0.2)
     assert first is not None
     assert await store.cluster.claim_one("monitor", monitor_id, "node-b", 30) is None  # held
-    await trio.sleep(0.4)  # node-a's lease lapses (a paused or partitioned node)
-    second = await store.cluster.claim_one("monitor", monitor_id, "node-b", 30)
+    # Node-a's lease lapses (a paused or partitioned node): node-b's claim then succeeds.
+    claims: list[int | None] = []
+
+    async def claimed_by_b() -> bool:
+        claims.append(await store.cluster.claim_one("monitor", monitor_id, "node-b", 30))
+        return claims[-1] is not None
+
+    await eventually(claimed_by_b, what="node-b claiming the lapsed lease")
+    second = claims[-1]
     assert second == first + 1
     now = store.clock()
     outcome = PollOutcome(

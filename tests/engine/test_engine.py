@@ -12,6 +12,7 @@ from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy
 from store import MonitorRecord, Store
 from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket
+from tests.waiting import eventually
 
 FAST = EngineSettings(
     monitor_policy=MonitorPolicy(max_consecutive_errors=3, max_backoff_seconds=0.2),
@@ -117,7 +118,7 @@ async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> No
         assert failed is not None and failed.consecutive_errors == 3
         assert failed.last_error is not None and "403 blocked" in failed.last_error
         calls = market.feed_calls
-        await trio.sleep(0.5)
+        await trio.sleep(0.5)  # absence: no poll may happen in this while
         assert market.feed_calls == calls  # in `error`, the actor waits its long retry
         assert engine.is_running(monitor.id)  # ...but it is alive and listening
         assert failed.next_poll_at is not None
@@ -179,9 +180,10 @@ async def test_pause_stops_polling_and_delete_stops_the_actor(store: Store) -> N
 
         await _until(active)
         await engine.pause(monitor)
-        await trio.sleep(0.2)
+        # The actor has taken the pause (a poll it had in flight finished) and sits idle.
+        await eventually(lambda: [s.state for s in engine.actors()] == ["paused"])
         calls = market.feed_calls
-        await trio.sleep(1.5)
+        await trio.sleep(1.5)  # absence: no poll may happen in this while (interval: 1 s)
         assert market.feed_calls == calls
         assert await engine.delete_monitor(monitor)
         assert not engine.is_running(monitor.id)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import pytest
 import trio
 
 from engine import DispatchSettings, NotificationDispatcher, SecretBox, check_destination, courier
@@ -19,6 +20,7 @@ from scrapers import normalise_origin
 from store import ChannelRecord, NewChannel, Store
 from tests.notify_fakes import FakeTelegram, WebhookReceiver
 from tests.store.notify_helpers import listing, new_monitor, new_rule, outbox, poll
+from tests.waiting import eventually
 
 KEY = "dispatcher-test-secret-key"
 TOKEN = "123456789:" + "A" * 35
@@ -196,7 +198,18 @@ async def test_a_restarted_node_takes_its_own_claims_back_at_once(store: Store) 
         assert [a.id for a in receiver.accepted] == [claimed.notifications[0].id]
 
 
-async def test_a_poll_that_queues_alerts_wakes_the_dispatcher(store: Store) -> None:
+async def test_a_poll_that_queues_alerts_wakes_the_dispatcher(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looks: list[int] = []  # the number of channels each of the dispatcher's looks claimed
+    claim_due = store.notify.claim_due
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        claimed = await claim_due(*args, **kwargs)
+        looks.append(len(claimed))
+        return claimed
+
+    monkeypatch.setattr(store.notify, "claim_due", counted)
     secret = new_signing_secret()
     async with WebhookReceiver(secret) as receiver:
         monitor_id, workspace_id = await new_monitor(store)
@@ -207,7 +220,8 @@ async def test_a_poll_that_queues_alerts_wakes_the_dispatcher(store: Store) -> N
         # The sweep would come in five minutes: only the poll's own news can bring the
         # alert sooner.
         async with dispatching(store, receiver.url, sweep_seconds=300):
-            await trio.sleep(0.2)  # the dispatcher's first look found nothing; it sleeps
+            await eventually(lambda: bool(looks), within=DEADLINE)
+            assert looks[0] == 0  # its first look found nothing: it sleeps until woken
             started = trio.current_time()
             await store.monitors.record_poll(
                 monitor_id, poll(at + timedelta(seconds=1), [listing(1, "30"), listing(2, "9")])
