@@ -1,10 +1,11 @@
 """Engine: supervised actors (monitors, runs) and niche analysis."""
 
-from ._engine import Engine, EngineBusy, EngineSettings
+from ._engine import Engine, EngineSettings
 from .analysis import InvalidExport, render_svg
 from .cluster import ClusterSettings, LeaseKeeper
 from .monitors._actor import MonitorPolicy
-from .monitors._commands import ActorStatus, GetStatus, Pause, PollNow, Resume, Stop
+from .monitors._commands import ActorStatus, Pause, PollNow, Resume, Stop
+from .monitors._handle import EngineBusy
 from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedBlock
 from .monitors._poll import ConfirmPolicy
 from .monitors._scrapers_market import (
@@ -46,7 +47,6 @@ __all__ = [
     "EngineSettings",
     "Evidence",
     "Feed",
-    "GetStatus",
     "InvalidExport",
     "LeaseKeeper",
     "Marketplace",

@@ -6,7 +6,12 @@ each actor to stop after its current step, waits up to `grace_seconds`, then can
 
 In cluster mode (`EngineSettings.cluster`, PostgreSQL) the engine runs only what it holds a
 lease on: its `LeaseKeeper` claims and renews work, and commands for work another node
-holds travel through the database (`store.cluster.send_command`, woken by NOTIFY).
+holds travel through the database (`store.cluster.send_command`, woken by NOTIFY), as the
+same command values serialised (`engine/cluster/_codec.py`).
+
+A monitor's actor is the only writer of its status. `pause` and `resume` are commands the
+actor carries out; they return once it has (`engine/_routing.py` says where the command goes,
+`engine/monitors/_handle.py` when it is `EngineBusy`).
 """
 
 from __future__ import annotations
@@ -15,23 +20,17 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from types import TracebackType
 
 import trio
 
-from store import (
-    CommandRecord,
-    DatabaseUnavailable,
-    MonitorRecord,
-    RunRecord,
-    Store,
-    TargetKind,
-)
+from store import CommandRecord, DatabaseUnavailable, MonitorRecord, RunRecord, Store
 
+from ._routing import CommandRouter
 from .cluster import ClusterSettings, LeaseKeeper
 from .monitors._actor import ActorStatusBoard, MonitorActor, MonitorPolicy
-from .monitors._commands import ActorStatus, Command, Pause, PollNow, Resume, Stop
+from .monitors._commands import ActorStatus, Command, Envelope, Pause, PollNow, Resume, Stop
+from .monitors._handle import EngineBusy, MonitorHandle, drop_pending
 from .monitors._market import Marketplace
 from .monitors._supervisor import RestartPolicy, supervise
 from .notifications._dispatcher import NotificationDispatcher
@@ -45,38 +44,16 @@ log = logging.getLogger(__name__)
 COMMAND_BUFFER = 8
 
 
-class EngineBusy(Exception):
-    def __init__(self, monitor_id: str) -> None:
-        super().__init__(f"monitor {monitor_id} has too many commands queued; try again shortly")
-        self.monitor_id = monitor_id
-
-
 @dataclass(frozen=True)
 class EngineSettings:
     monitor_policy: MonitorPolicy = field(default_factory=MonitorPolicy)
     restart_policy: RestartPolicy = field(default_factory=RestartPolicy)
     grace_seconds: float = 10.0
     poll_concurrency: int = 16  # polls in flight at once across every monitor of this node
+    # How long `pause`/`resume` wait for the actor to take the command (it takes it between
+    # polls: at worst after the poll in flight); past it the command is withdrawn, `EngineBusy`.
+    command_timeout_seconds: float = 30.0
     cluster: ClusterSettings | None = None  # None: a single node (SQLite, or tests)
-
-
-@dataclass
-class MonitorHandle:
-    monitor_id: str
-    send: trio.MemorySendChannel[Command]
-    board: ActorStatusBoard
-    done: trio.Event
-    lease_token: int | None = None  # the fencing token of this node's claim (cluster mode)
-    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-
-    def ask_to_stop(self) -> None:
-        """Queue `Stop` (the actor ends after its current step); the scope is the fallback."""
-        try:
-            self.send.send_nowait(Stop())
-        except trio.WouldBlock:
-            self.scope.cancel()
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
 
 
 class Engine:
@@ -111,6 +88,14 @@ class Engine:
         # Set once previous work has been re-spawned (cluster mode: once work was claimed).
         self.resumed = trio.Event() if self.keeper is None else self.keeper.ready
         self._keeper_scope = trio.CancelScope()
+        self._router = CommandRouter(
+            store,
+            node_id=self.node_id,
+            timeout=self.settings.command_timeout_seconds,
+            live=self._live,
+            start_actor=self._claim_and_spawn,
+            cancel_run_here=self.runs.cancel_here,
+        )
         self._nursery_manager = trio.open_nursery()
         self._nursery: trio.Nursery | None = None
 
@@ -132,7 +117,9 @@ class Engine:
 
     async def _run_dispatcher(self, dispatcher: NotificationDispatcher) -> None:
         """The dispatcher under one-for-one supervision, like a monitor. Started with
-        `start_soon`: it does no I/O before taking work, so there is nothing to wait for."""
+        `start_soon`, unlike monitors: nothing here waits for it, and it is ready only after
+        a database round trip (it gives back a previous life's claims first), which a
+        database down at start-up must not hold the engine's start back for."""
         policy = self.settings.restart_policy
         await supervise("notification dispatcher", dispatcher.run, dispatcher.board, policy)
 
@@ -216,8 +203,9 @@ class Engine:
         if existing is not None and not existing.done.is_set():
             if lease_token is not None:
                 existing.lease_token = lease_token
+            await existing.ready.wait()
             return existing
-        send, receive = trio.open_memory_channel[Command](COMMAND_BUFFER)
+        send, receive = trio.open_memory_channel[Envelope](COMMAND_BUFFER)
         board = ActorStatusBoard(monitor.id, monitor.workspace_id, send)
         handle = MonitorHandle(monitor.id, send, board, trio.Event(), lease_token)
         self._monitors[monitor.id] = handle
@@ -231,25 +219,35 @@ class Engine:
             poll_slots=self._poll_slots,
             lease_token=lambda: handle.lease_token,
             after_poll=self.niche_watch.after_poll,
+            initial=monitor,
         )
-        self.nursery.start_soon(self._run_supervised, handle, actor, receive)
+        try:
+            # Returns once the actor is ready: scheduled, on the board, taking commands.
+            await self.nursery.start(self._run_supervised, handle, actor, receive)
+        finally:
+            handle.ready.set()
         return handle
 
     async def _run_supervised(
         self,
         handle: MonitorHandle,
         actor: MonitorActor,
-        receive: trio.MemoryReceiveChannel[Command],
+        receive: trio.MemoryReceiveChannel[Envelope],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
-            with handle.scope, receive:
+            with handle.scope:
                 await supervise(
                     f"monitor {handle.monitor_id}",
-                    partial(actor.run),
+                    actor.run,
                     handle.board,
                     self.settings.restart_policy,
+                    task_status=task_status,
                 )
         finally:
+            drop_pending(receive)
+            receive.close()
             handle.board.set_state("stopped")
             handle.done.set()
             if self._monitors.get(handle.monitor_id) is handle:
@@ -280,39 +278,33 @@ class Engine:
         await self._claim_and_spawn(monitor)
         return monitor
 
-    async def _claim_and_spawn(self, monitor: MonitorRecord) -> None:
-        """Run the monitor here; in cluster mode only once this node holds its lease (if
-        another node claimed it first, it runs there)."""
+    async def _claim_and_spawn(self, monitor: MonitorRecord) -> MonitorHandle | None:
+        """Run the monitor here; in cluster mode only once this node holds its lease (None
+        if another node claimed it first: it runs there)."""
         if self.settings.cluster is None:
-            await self.spawn_monitor(monitor)
-            return
+            return await self.spawn_monitor(monitor)
         token = await self.store.cluster.claim_one(
             "monitor", monitor.id, self.settings.cluster.node.node_id, self.lease_seconds
         )
-        if token is not None:
-            await self.spawn_monitor(monitor, lease_token=token)
+        if token is None:
+            return None
+        return await self.spawn_monitor(monitor, lease_token=token)
 
     @property
     def lease_seconds(self) -> float:
         return 0.0 if self.settings.cluster is None else self.settings.cluster.lease_seconds
 
-    async def _tell_owner(self, kind: TargetKind, target_id: str, command: str) -> bool:
-        """Send `command` to the node holding a live lease on the target, if it is another
-        node; False when no other node holds it (single node: always)."""
-        if self.node_id is None:
-            return False
-        owner = await self.store.cluster.live_owner(kind, target_id)
-        if owner is None or owner == self.node_id:
-            return False
-        await self.store.cluster.send_command(kind, target_id, command)
-        return True
+    def _live(self, monitor_id: str) -> MonitorHandle | None:
+        handle = self._monitors.get(monitor_id)
+        return None if handle is None or handle.done.is_set() else handle
 
     def _send(self, monitor_id: str, command: Command) -> bool:
-        handle = self._monitors.get(monitor_id)
+        """Queue a command nobody waits on; False if no actor runs the monitor here."""
+        handle = self._live(monitor_id)
         if handle is None:
             return False
         try:
-            handle.send.send_nowait(command)
+            handle.send.send_nowait(Envelope(command))
         except trio.WouldBlock as err:
             raise EngineBusy(monitor_id) from err
         except (trio.ClosedResourceError, trio.BrokenResourceError):
@@ -320,27 +312,21 @@ class Engine:
         return True
 
     async def pause(self, monitor: MonitorRecord) -> None:
-        """Stop polling until resumed; takes effect now (the actor is woken to notice)."""
-        await self.store.monitors.set_status(monitor.id, "paused")
-        if not self._send(monitor.id, Pause()):
-            await self._tell_owner("monitor", monitor.id, "pause")
+        """Stop polling until resumed. Returns once the monitor's actor has written `paused`
+        (after the poll it has in flight, if any); `EngineBusy` if it cannot take it now."""
+        await self._router.order(monitor.id, Pause())
 
     async def resume(self, monitor: MonitorRecord) -> None:
-        """Resume polling (also out of `error`); restarts the actor if it is not running."""
-        await self.store.monitors.set_status(monitor.id, "active", reset_errors=True)
-        if self._send(monitor.id, Resume()):
-            return
-        if await self._tell_owner("monitor", monitor.id, "resume"):
-            return
-        refreshed = await self.store.monitors.get(monitor.id, None)
-        if refreshed is not None:
-            await self._claim_and_spawn(refreshed)
+        """Resume polling, at once (also out of `error`, the error count cleared); starts the
+        actor if none runs. Returns once the actor has written `active`; `EngineBusy` if it
+        cannot take it now."""
+        await self._router.order(monitor.id, Resume())
 
     async def poll_now(self, monitor_id: str) -> bool:
         """Poll at once, on whichever node runs the monitor; False if none runs it."""
         if self._send(monitor_id, PollNow()):
             return True
-        return await self._tell_owner("monitor", monitor_id, "poll_now")
+        return await self._router.tell_owner("monitor", monitor_id, PollNow())
 
     async def delete_monitor(self, monitor: MonitorRecord) -> bool:
         """Stop the actor (after its current step, at most the grace period), delete the data."""
@@ -354,7 +340,7 @@ class Engine:
         else:
             # Another node's actor stops at the command; a poll it is writing meanwhile is
             # refused by its fence once the row is gone.
-            await self._tell_owner("monitor", monitor.id, "stop")
+            await self._router.tell_owner("monitor", monitor.id, Stop())
         return await self.store.monitors.delete(monitor.id, monitor.workspace_id)
 
     def actors(self) -> list[ActorStatus]:
@@ -399,32 +385,9 @@ class Engine:
             handle.scope.cancel()
             await handle.done.wait()
 
-    def deliver(self, command: CommandRecord) -> None:
-        """A command another node sent for work held here."""
-        if command.target_kind == "run":
-            if command.command == "cancel":
-                self.runs.cancel_here(command.target_id)
-            return
-        handle = self._monitors.get(command.target_id)
-        if handle is None:
-            return
-        match command.command:
-            case "pause":
-                self._send_quietly(command.target_id, Pause())
-            case "resume":
-                self._send_quietly(command.target_id, Resume())
-            case "poll_now":
-                self._send_quietly(command.target_id, PollNow())
-            case "stop":
-                handle.ask_to_stop()
-            case _:
-                log.warning("unknown cluster command %r ignored", command.command)
-
-    def _send_quietly(self, monitor_id: str, command: Command) -> None:
-        try:
-            self._send(monitor_id, command)
-        except EngineBusy:
-            log.warning("monitor %s busy; cluster command %r dropped", monitor_id, command)
+    def deliver(self, record: CommandRecord) -> None:
+        """A command another node sent for work held here (see `CommandRouter.deliver`)."""
+        self._router.deliver(record)
 
     def snapshot_json(self) -> str:
         return json.dumps([asdict(status) for status in self.actors()], separators=(",", ":"))

@@ -270,7 +270,8 @@ def leases(db: Session, kind: TargetKind, ids: Collection[str]) -> dict[str, Any
 
 def send_command(db: Session, kind: TargetKind, target_id: str, command: str) -> None:
     """Queue a command for whichever node owns the target, and wake the nodes (the NOTIFY is
-    delivered when this transaction commits, and not at all if it rolls back)."""
+    delivered when this transaction commits, and not at all if it rolls back). `command` is
+    opaque here: the engine's serialised command (`engine/cluster/_codec.py`)."""
     db.execute(
         insert(ClusterCommand).values(
             target_kind=kind, target_id=target_id, command=command, created_at=func.now()
@@ -280,8 +281,9 @@ def send_command(db: Session, kind: TargetKind, target_id: str, command: str) ->
 
 
 def take_commands(db: Session, node_id: str) -> list[CommandRecord]:
-    """Remove and return the commands for work `node_id` owns, oldest first; commands nobody
-    picked up for ten minutes (their target has no owner) are dropped."""
+    """Remove and return the commands for work `node_id` owns, oldest first, each with its
+    age on the database's clock (so that the owner can drop one its sender no longer waits
+    for); commands nobody picked up for ten minutes (their target has no owner) are dropped."""
     owned_monitors = select(Monitor.id).where(Monitor.lease_owner == node_id)
     owned_runs = select(Run.id).where(Run.lease_owner == node_id)
     rows = db.execute(
@@ -303,11 +305,18 @@ def take_commands(db: Session, node_id: str) -> list[CommandRecord]:
             ClusterCommand.target_kind,
             ClusterCommand.target_id,
             ClusterCommand.command,
+            func.extract("epoch", func.now() - ClusterCommand.created_at),
         )
     )
     taken = sorted(
         (
-            CommandRecord(id=r[0], target_kind=cast(TargetKind, r[1]), target_id=r[2], command=r[3])
+            CommandRecord(
+                id=r[0],
+                target_kind=cast(TargetKind, r[1]),
+                target_id=r[2],
+                command=r[3],
+                age_seconds=max(0.0, float(r[4] or 0)),
+            )
             for r in rows
         ),
         key=lambda c: c.id,

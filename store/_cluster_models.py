@@ -44,5 +44,5 @@ class ClusterCommand(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     target_kind: Mapped[str] = mapped_column(String(16))  # "monitor" or "run"
     target_id: Mapped[str] = mapped_column(String(40))
-    command: Mapped[str] = mapped_column(String(16))
+    command: Mapped[str] = mapped_column(String(16))  # e.g. "Pause" (engine/cluster/_codec.py)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())

@@ -40,4 +40,5 @@ class CommandRecord:
     id: int
     target_kind: TargetKind
     target_id: str
-    command: str
+    command: str  # serialised by the engine (`engine/cluster/_codec.py`), opaque to the store
+    age_seconds: float = 0.0  # how long it waited in the table (the database's clock)

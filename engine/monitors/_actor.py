@@ -8,6 +8,11 @@ recorded on the monitor and backed off (they never end the actor); after
 and returns to `active` by itself at the first poll that succeeds; `Resume` tries at once.
 Anything else that goes wrong (a database outage, a bug) escapes to the supervisor, which
 restarts it.
+
+The actor is the only writer of its monitor's status: its polls, and the `Pause` and `Resume`
+it is sent, which it carries out between polls and answers through the envelope's `Reply`.
+A queued command goes before a poll falling due, and wins over the wait for a poll slot, so
+a command waits at most for the poll in flight.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import trio
 
 from store import LeaseLost, MonitorRecord, Store
 
-from ._commands import ActorStatus, Command, GetStatus, Pause, PollNow, Resume, Stop
+from ._commands import ActorStatus, Envelope, Pause, PollNow, Resume, Stop
 from ._market import Marketplace, SuspectedBlock
 from ._poll import ConfirmPolicy, poll_once
 
@@ -57,15 +62,18 @@ class MonitorActor:
         *,
         store: Store,
         market: Marketplace,
-        commands: trio.MemoryReceiveChannel[Command],
+        commands: trio.MemoryReceiveChannel[Envelope],
         policy: MonitorPolicy,
         status: ActorStatusBoard,
         poll_slots: trio.CapacityLimiter,
         lease_token: Callable[[], int | None] = lambda: None,
         after_poll: Callable[[MonitorRecord], Awaitable[object]] | None = None,
+        initial: MonitorRecord | None = None,
     ) -> None:
         """`after_poll(monitor)` runs after each successful poll, outside the poll's slot
-        (the niche alerts' analysis); it must not raise but for cancellation."""
+        (the niche alerts' analysis); it must not raise but for cancellation. `initial`, the
+        monitor as just read, lets the first run be ready without a round trip (a restart
+        reads it afresh)."""
         self.monitor_id = monitor_id
         self._store = store
         self._market = market
@@ -75,9 +83,12 @@ class MonitorActor:
         self._poll_slots = poll_slots
         self._lease_token = lease_token
         self._after_poll = after_poll
+        self._initial = initial
         self._next_poll = 0.0  # trio time; 0 means "now"
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Take commands and poll until stopped; `task_status.started()` once scheduled and
+        listening (a command sent from then on is taken in order)."""
         try:
             await self._run(task_status)
         except LeaseLost as err:
@@ -85,24 +96,93 @@ class MonitorActor:
             raise MonitorStopped(self.monitor_id) from err
 
     async def _run(self, task_status: trio.TaskStatus[None]) -> None:
-        monitor = await self._load()
+        monitor = self._initial or await self._load()
+        self._initial = None  # a restart reads the monitor afresh
         self._schedule_from(monitor)
+        self._show(monitor)
         task_status.started()
         while True:
             monitor = await self._load()
-            deadline = self._next_poll if self._wants_polls(monitor) else math.inf
-            self._board.update(monitor, "idle" if deadline < math.inf else monitor.status)
-            command: Command | None = None
-            with trio.move_on_at(deadline):
-                try:
-                    command = await self._commands.receive()
-                except trio.EndOfChannel:
-                    raise MonitorStopped(self.monitor_id) from None
+            polling = self._show(monitor)
+            envelope = await self._next_command(self._next_poll if polling else math.inf)
+            if envelope is None:  # a poll is due
+                envelope = await self._poll_unless_commanded(monitor)
             # Handled outside the deadline's scope, so a poll falling due cannot cut it short.
-            if command is not None:
-                await self._handle(command, monitor)
-            else:
-                await self._poll(monitor)
+            if envelope is not None:
+                await self._handle(envelope)
+
+    def _show(self, monitor: MonitorRecord) -> bool:
+        """Put the monitor on the board; whether it wants polls."""
+        polling = self.wants_polls(monitor)
+        self._board.update(monitor, "idle" if polling else monitor.status)
+        return polling
+
+    async def _next_command(self, deadline: float) -> Envelope | None:
+        """The next command, or None once `deadline` passes without one. A command already
+        queued is taken first, even when a poll is overdue."""
+        try:
+            return self._commands.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        except trio.EndOfChannel:
+            raise MonitorStopped(self.monitor_id) from None
+        with trio.move_on_at(deadline):
+            try:
+                return await self._commands.receive()
+            except trio.EndOfChannel:
+                raise MonitorStopped(self.monitor_id) from None
+        return None
+
+    async def _poll_unless_commanded(self, monitor: MonitorRecord) -> Envelope | None:
+        """Wait for a poll slot and poll; a command that arrives before the slot is returned
+        instead (no poll: the loop reconsiders, the poll being still due if it wants one)."""
+        arrived = await self._slot_or_command()
+        if arrived is not None:
+            return arrived
+        try:
+            polled = await self._poll_now(monitor)
+        finally:
+            self._poll_slots.release_on_behalf_of(self)
+        if polled and self._after_poll is not None:
+            await self._after_poll(monitor)
+        return None
+
+    async def _slot_or_command(self) -> Envelope | None:
+        """None once holding a poll slot (on behalf of `self`), or the command that came
+        first (then no slot is held); the end of the channel stops the actor."""
+        # Polls queue here, cheaply, rather than for database connections (whose pool would
+        # time out under a thousand monitors); the wait shows as schedule lag.
+        try:
+            self._poll_slots.acquire_on_behalf_of_nowait(self)
+            return None
+        except trio.WouldBlock:
+            pass
+        held = False
+        arrived: list[Envelope | None] = []  # None: the channel ended
+
+        async def slot(race: trio.CancelScope) -> None:
+            nonlocal held
+            await self._poll_slots.acquire_on_behalf_of(self)
+            held = True
+            race.cancel()
+
+        async def command(race: trio.CancelScope) -> None:
+            try:
+                arrived.append(await self._commands.receive())
+            except trio.EndOfChannel:
+                arrived.append(None)
+            race.cancel()
+
+        async with trio.open_nursery() as race:
+            race.start_soon(slot, race.cancel_scope)
+            race.start_soon(command, race.cancel_scope)
+        if not arrived:
+            return None
+        if held:  # both in the same instant: the command goes first, the slot back
+            self._poll_slots.release_on_behalf_of(self)
+        if arrived[0] is None:
+            raise MonitorStopped(self.monitor_id)
+        return arrived[0]
 
     async def _load(self) -> MonitorRecord:
         monitor = await self._store.monitors.get(self.monitor_id, None)
@@ -111,7 +191,8 @@ class MonitorActor:
         return monitor
 
     @staticmethod
-    def _wants_polls(monitor: MonitorRecord) -> bool:
+    def wants_polls(monitor: MonitorRecord) -> bool:
+        """Active, in error, or still bootstrapping: an actor runs for it (and polls)."""
         return monitor.status in ("active", "error") or (
             monitor.status == "paused" and monitor.bootstrapped_at is None
         )
@@ -124,8 +205,32 @@ class MonitorActor:
         wait = (monitor.next_poll_at - self._store.clock()).total_seconds()
         self._next_poll = trio.current_time() + max(0.0, wait)
 
-    async def _handle(self, command: Command, monitor: MonitorRecord) -> None:
-        match command:
+    async def _handle(self, envelope: Envelope) -> None:
+        """Carry out one command and settle its reply. A command whose sender stopped waiting
+        (withdrawn, or past its deadline) is skipped: it must not take effect after its sender
+        was told it did not."""
+        reply = envelope.reply
+        expired = trio.current_time() >= envelope.deadline
+        if expired or (reply is not None and not reply.take()):
+            if reply is not None:
+                reply.dropped()  # a no-op once withdrawn
+            log.info("monitor %s: %r no longer wanted; skipped", self.monitor_id, envelope.command)
+            return
+        try:
+            await self._execute(envelope)
+        except Exception as err:
+            if reply is not None:
+                reply.failed(err)
+            raise
+        except BaseException:
+            if reply is not None:
+                reply.dropped()  # cancelled mid-write: the unit rolled back, nothing changed
+            raise
+        if reply is not None:
+            reply.done()
+
+    async def _execute(self, envelope: Envelope) -> None:
+        match envelope.command:
             case PollNow():
                 self._next_poll = trio.current_time()
             case Pause():
@@ -135,17 +240,6 @@ class MonitorActor:
                 self._next_poll = trio.current_time()
             case Stop():
                 raise MonitorStopped(self.monitor_id)
-            case GetStatus(reply_to=reply_to):
-                with trio.move_on_after(1):
-                    await reply_to.send(self._board.snapshot())
-
-    async def _poll(self, monitor: MonitorRecord) -> None:
-        # Polls queue here, cheaply, rather than for database connections (whose pool would
-        # time out under a thousand monitors); the wait shows as schedule lag.
-        async with self._poll_slots:
-            polled = await self._poll_now(monitor)
-        if polled and self._after_poll is not None:
-            await self._after_poll(monitor)
 
     async def _poll_now(self, monitor: MonitorRecord) -> bool:
         """One poll, its failure recorded and backed off; True when it succeeded."""
@@ -212,7 +306,7 @@ class ActorStatusBoard:
     """What an actor last said about itself; read by the ops endpoint without a round trip."""
 
     def __init__(
-        self, monitor_id: str, workspace_id: str, queue: trio.MemorySendChannel[Command]
+        self, monitor_id: str, workspace_id: str, queue: trio.MemorySendChannel[Envelope]
     ) -> None:
         self._queue = queue
         self._status = ActorStatus(

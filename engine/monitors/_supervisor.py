@@ -4,12 +4,16 @@ The policy, said out loud: `Exception` from an actor is logged, counted on its s
 and the actor restarted after `min(cap, base * 2**n)` seconds (n = restarts in a row, reset
 once the actor has run for `healthy_after` seconds). `MonitorStopped` ends supervision.
 `trio.Cancelled` (and every other `BaseException`) is never caught: it propagates.
+
+Supervision is started with `nursery.start`: the actor is handed a `task_status` and says
+when it is ready; a restart before that keeps the starter waiting, and supervision that ends
+before it (the actor stopped at once) releases the starter all the same.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,6 +30,12 @@ class RestartBoard(Protocol):
     def restarted(self, error: str) -> None: ...
 
 
+class Startable(Protocol):
+    """An actor's `run`: reports readiness through `task_status`, as `nursery.start` wants."""
+
+    def __call__(self, *, task_status: trio.TaskStatus[None]) -> Awaitable[None]: ...
+
+
 @dataclass(frozen=True)
 class RestartPolicy:
     base_seconds: float = 1.0
@@ -33,21 +43,38 @@ class RestartPolicy:
     healthy_after: float = 60.0
 
 
+class _Readiness:
+    """Passes the first `started()` on to the starter; later runs' are no-ops."""
+
+    def __init__(self, task_status: trio.TaskStatus[None]) -> None:
+        self._task_status = task_status
+        self.told = False
+
+    def started(self, value: None = None) -> None:
+        if not self.told:
+            self.told = True
+            self._task_status.started()
+
+
 async def supervise(
     name: str,
-    run_actor: Callable[[], Awaitable[None]],
+    run_actor: Startable,
     board: RestartBoard,
     policy: RestartPolicy,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run `run_actor` until it stops on purpose; restart it when it fails."""
+    """Run `run_actor` until it stops on purpose; restart it when it fails. `task_status` is
+    told once the actor is first ready (or has stopped)."""
+    readiness = _Readiness(task_status)
     in_a_row = 0
     while True:
         started = trio.current_time()
         try:
-            await run_actor()
-            return
+            await run_actor(task_status=readiness)
+            break
         except MonitorStopped:
-            return
+            break
         except Exception as err:
             if trio.current_time() - started >= policy.healthy_after:
                 in_a_row = 0
@@ -56,3 +83,4 @@ async def supervise(
             board.restarted(f"{type(err).__name__}: {err}"[:500])
             log.exception("actor %s crashed; restart in %.1f s", name, delay)
             await trio.sleep(delay)
+    readiness.started()  # stopped before it was ever ready: the starter must not hang

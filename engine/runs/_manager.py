@@ -16,8 +16,9 @@ import trio
 
 from store import FINISHED_RUN_STATES, RunRecord, RunSource, Store
 
-from ..cluster import ClusterSettings
+from ..cluster import ClusterSettings, encode_command
 from ..monitors._market import Marketplace
+from ._commands import Cancel
 from ._task import Analyser, execute_run
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,7 @@ class RunManager:
                 await self._store.runs.log(run.id, "cancelled")
                 await self._store.runs.finish(run.id, "cancelled", lease_token=token)
                 return
-        await self._store.cluster.send_command("run", run.id, "cancel")
+        await self._store.cluster.send_command("run", run.id, encode_command(Cancel()))
         with trio.move_on_after(CANCEL_WAIT_SECONDS):
             while True:
                 current = await self._store.runs.get(run.id, run.workspace_id)

@@ -23,7 +23,7 @@ async def test_failed_actor_restarts_with_capped_exponential_backoff(
 ) -> None:
     starts: list[float] = []
 
-    async def flaky() -> None:
+    async def flaky(*, task_status: trio.TaskStatus[None]) -> None:
         starts.append(trio.current_time())
         if len(starts) <= 5:
             raise RuntimeError("boom")
@@ -38,7 +38,7 @@ async def test_failed_actor_restarts_with_capped_exponential_backoff(
 
 
 async def test_cancellation_is_never_swallowed(autojump_clock: trio.testing.MockClock) -> None:
-    async def forever() -> None:
+    async def forever(*, task_status: trio.TaskStatus[None]) -> None:
         await trio.sleep_forever()
 
     with trio.move_on_after(5) as scope:
@@ -47,8 +47,35 @@ async def test_cancellation_is_never_swallowed(autojump_clock: trio.testing.Mock
 
 
 async def test_base_exceptions_are_not_restarted(autojump_clock: trio.testing.MockClock) -> None:
-    async def interrupted() -> None:
+    async def interrupted(*, task_status: trio.TaskStatus[None]) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         await supervise("interrupted", interrupted, _board(), RestartPolicy())
+
+
+async def test_a_supervised_start_returns_once_the_actor_is_ready(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    runs: list[float] = []
+
+    async def slow_to_start(*, task_status: trio.TaskStatus[None]) -> None:
+        runs.append(trio.current_time())
+        if len(runs) == 1:
+            raise RuntimeError("not yet")  # before it was ready: restarted, the starter waits
+        task_status.started()
+        await trio.sleep_forever()
+
+    board = _board()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(supervise, "slow", slow_to_start, board, RestartPolicy(base_seconds=1))
+        assert len(runs) == 2 and board.snapshot().restarts == 1
+        nursery.cancel_scope.cancel()
+
+
+async def test_supervision_that_ends_before_ready_releases_the_starter() -> None:
+    async def stops_at_once(*, task_status: trio.TaskStatus[None]) -> None:
+        raise MonitorStopped("mon_1")
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(supervise, "stops", stops_at_once, _board(), RestartPolicy())

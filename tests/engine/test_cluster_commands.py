@@ -1,0 +1,101 @@
+"""Pause and resume across nodes (two engines on one PostgreSQL): the command travels to the
+node holding the monitor, serialised; its actor writes the status and the sender sees it. A
+command the owner cannot take in time is dropped there, and the sender answers busy with
+nothing changed."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import pytest
+import trio
+
+from engine import Engine, EngineBusy
+from store import Store
+from tests.conftest import new_workspace
+from tests.engine.fake_market import FakeMarket
+from tests.engine.test_cluster import node_settings
+from tests.engine.test_engine import _until
+
+pytestmark = pytest.mark.postgres
+
+TIMEOUT = 0.5  # how long a sender waits for a command to take effect
+
+
+@pytest.fixture
+def database_url(postgres_url: str) -> str:
+    return postgres_url
+
+
+async def _started(engine: Engine) -> Engine:
+    with trio.fail_after(60):
+        await engine.resumed.wait()
+    return engine
+
+
+async def _status(store: Store, monitor_id: str) -> str:
+    monitor = await store.monitors.get(monitor_id, None)
+    assert monitor is not None
+    return monitor.status
+
+
+async def test_a_pause_the_owner_cannot_take_in_time_is_busy_and_never_applied(
+    store: Store,
+) -> None:
+    market = FakeMarket()
+    market.list(1)
+    workspace = await new_workspace(store)
+    settings = {
+        name: dataclasses.replace(node_settings(name), command_timeout_seconds=TIMEOUT)
+        for name in ("node-a", "node-b")
+    }
+    async with (
+        Engine(store, market, settings["node-a"]) as a,
+        Engine(store, FakeMarket(), settings["node-b"]) as b,
+    ):
+        await _started(a)
+        await _started(b)
+        monitor = await a.start_monitor(
+            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
+            workspace_id=workspace,
+            url="https://www.vinted.fr/catalog?brand_ids[]=53",
+            label=None,
+            interval_seconds=3600,
+            page_cap=1,
+        )
+        assert monitor.id in a.monitor_tokens()
+        await _until(lambda: _is(store, monitor.id, "active"))
+
+        # Asked of node B, carried out by node A's actor: B returns once it is written.
+        await b.pause(monitor)
+        assert await _status(store, monitor.id) == "paused"
+        await b.resume(monitor)
+        assert await _status(store, monitor.id) == "active"
+        assert monitor.id not in b.monitor_tokens()
+
+        # Node A's actor is held in a poll: B's pause is not taken in time.
+        gate = trio.Event()
+        market.gate = gate
+        calls = market.feed_calls
+        assert await b.poll_now(monitor.id)
+        await _until(lambda: _const(market.feed_calls > calls))
+        with pytest.raises(EngineBusy, match="was not paused by its node"):
+            await b.pause(monitor)
+        assert _queue_depth(a, monitor.id) == 1  # delivered to A, queued behind the poll
+        gate.set()
+        # A takes the command after its poll, past its deadline, and skips it.
+        await _until(lambda: _const(_queue_depth(a, monitor.id) == 0))
+        assert await _status(store, monitor.id) == "active"
+
+
+def _queue_depth(engine: Engine, monitor_id: str) -> int:
+    return next(s.queue_depth for s in engine.actors() if s.monitor_id == monitor_id)
+
+
+async def _is(store: Store, monitor_id: str, wanted: str) -> bool:
+    return await _status(store, monitor_id) == wanted
+
+
+async def _const(value: bool) -> bool:
+    return value
