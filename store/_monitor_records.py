@@ -112,9 +112,10 @@ class PollOutcome:
     confirmed: tuple[ConfirmedState, ...]
     next_poll_at: datetime
     # Live listings that should have been in the feed's window (newer than its oldest organic
-    # listing, or the whole feed was read) yet were missing, and that no source confirmed.
-    # The store counts consecutive absences; at `likely_after` in a row the listing becomes a
-    # likely sale (state "sold", evidence "absence"). Seen again, the count restarts.
+    # listing, or the whole feed was read) yet were missing, whose state was asked this poll
+    # and answered without one (no source could tell). Absences are counted; at
+    # `likely_after` in a row the listing becomes a likely sale (state "sold", evidence
+    # "absence"). Seen again, or confirmed by a source, the count restarts.
     absent: tuple[int, ...] = ()
     likely_after: int = 3
     # When the observations happened on the clock that stamps them (`clock`): the market's
@@ -123,6 +124,10 @@ class PollOutcome:
     # `finished_at` and `next_poll_at` are always the service's: they schedule the monitor.
     observed_at: datetime | None = None
     clock: str = "service"
+    # Missing from the window like `absent`, but not asked about (the poll's confirmation
+    # budget ran out) or refused an answer (a 429, a block page, an outage): unknown. They
+    # are marked out of the feed; their absence count neither advances nor restarts.
+    unknown: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

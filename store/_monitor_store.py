@@ -21,6 +21,7 @@ from ._monitor_records import (
     PollOutcome,
     PollRecord,
 )
+from ._poll_decisions import PollRules
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -103,12 +104,19 @@ class MonitorStore:
         return await self._store.unit(lambda db: repo.last_good_poll(db, monitor_id))
 
     async def record_poll(
-        self, monitor_id: str, outcome: PollOutcome, *, lease_token: int | None = None
+        self,
+        monitor_id: str,
+        outcome: PollOutcome,
+        *,
+        lease_token: int | None = None,
+        decide: PollRules | None = None,
     ) -> PollRecord:
-        """Write one poll (see `_polls` for how states and evidence move); with
-        `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
+        """Write one poll as `decide` rules it (the engine's listing state machine, which
+        it passes; by default the one it registered: see `_poll_decisions`), in one
+        transaction; with `lease_token`, only while this node's lease holds (`LeaseLost`
+        otherwise)."""
         return await self._store.notify.unit(
-            lambda db: polls.record_poll(db, monitor_id, outcome, lease_token)
+            lambda db: polls.record_poll(db, monitor_id, outcome, lease_token, decide)
         )
 
     async def record_poll_error(

@@ -1,22 +1,14 @@
 """Writing polls: one successful poll's observations, or one failed poll, in the caller's
 transaction. `record_poll` is the only writer of listings and their events.
 
-How a listing's state moves, and the evidence each move records (`listing_events.evidence`
-and `listings.state_evidence`, which always describes the current state):
-
-- first seen in the feed: `open`, no evidence (the feed itself);
-- seen in the feed again while `reserved`, `deleted` or sold *by absence*: back to `open`, no
-  evidence (a reservation fell through, a relisting, or a likely sale that was not one);
-- confirmed by a source (`ConfirmedState`: the detail API or the item page): its state and
-  evidence. A listing confirmed sold by a source stays sold whatever comes later;
-- absent from the feed's window (`PollOutcome.absent`) `likely_after` polls in a row, open or
-  reserved, last seen organically (not promoted): `sold` with evidence `absence`, a *likely*
-  sale (`Monitor.likely_sold_count`).
-
-A source confirming the state a listing already holds changes no state and writes no new
-event: it updates `state_evidence`. When that upgrades a likely sale (sold by absence) to a
-confirmed one, the evidence of the state event that recorded the sale is upgraded in place,
-so the history holds one sale, at the time it was detected, established by the source.
+It decides nothing about them: how a listing's state moves (a confirmed sale stays sold, a
+reservation may reopen, repeated absence makes a likely sale...) and how the monitor moves
+(out of `error`, out of the bootstrap's pause) is the engine's state machine
+(`engine.monitors._listing_states`), which `record_poll` calls inside the poll's transaction
+with the snapshots of the stored listings the poll mentions (`PollRules`, see
+`_poll_decisions`). What it returns is written here: rows and events, the listings' descriptive
+fields as the feed showed them, the per-state counters kept on the monitor row, and the
+upgrade in place of a likely sale's event that a source confirmed.
 
 Both writers also queue the notifications they cause, in the same transaction (see
 `_notify_outbox`): a poll its new listings, deals and price drops (none for the bootstrap
@@ -27,10 +19,11 @@ poll, where everything is new), a failed poll that puts the monitor in `error` i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import cast
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -38,26 +31,40 @@ from sqlalchemy.orm import Session
 from ._fence import fence
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
-    ConfirmedState,
+    Evidence,
+    ListingState,
     MonitorRecord,
+    MonitorStatus,
     ObservedListing,
     PollOutcome,
     PollRecord,
 )
 from ._notify_outbox import write_error_alerts, write_poll_alerts
+from ._poll_decisions import (
+    ListingSnapshot,
+    ListingStep,
+    MonitorSnapshot,
+    MonitorStep,
+    PollRules,
+    poll_rules,
+)
 from ._rows import to_record
 
 _IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
-_LIVE = ("open", "reserved")
+# The columns the state machine decides (`ListingSnapshot` field -> column), and a sighting's
+# other fields, copied onto the row as observed (those it carries).
+_DECIDED = {
+    f.name: "state_evidence" if f.name == "evidence" else f.name
+    for f in fields(ListingSnapshot)
+    if f.name != "item_id"
+}
+_OBSERVED = tuple(
+    f.name for f in fields(ObservedListing) if f.name not in _DECIDED and f.name != "item_id"
+)
 
 
 def poll_record(row: Poll) -> PollRecord:
     return to_record(PollRecord, row)
-
-
-def _likely(row: Listing) -> bool:
-    """Sold by absence from the feed: a likely sale, which the feed or a source can undo."""
-    return row.state == "sold" and row.state_evidence == "absence"
 
 
 def _existing(db: Session, monitor_id: str, ids: Sequence[int]) -> dict[int, Listing]:
@@ -71,11 +78,44 @@ def _existing(db: Session, monitor_id: str, ids: Sequence[int]) -> dict[int, Lis
     return found
 
 
-class _Changes:
-    """What one poll does to the listings: rows and events added, counters moved."""
+def _mentioned(outcome: PollOutcome) -> list[int]:
+    """Every listing the poll says something about, each once, by id."""
+    ids: Iterable[int] = (
+        *(s.item_id for s in outcome.seen),
+        *(c.item_id for c in outcome.confirmed),
+        *outcome.absent,
+        *outcome.unknown,
+    )
+    return sorted(set(ids))
 
-    def __init__(self, db: Session, monitor_id: str, poll_id: str, at: datetime) -> None:
+
+def _snapshot(row: Listing) -> ListingSnapshot:
+    return ListingSnapshot(
+        item_id=row.item_id, state=cast(ListingState, row.state),
+        evidence=cast(Evidence | None, row.state_evidence), absent_polls=row.absent_polls,
+        in_feed=row.in_feed, promoted=row.promoted, price=row.price, favourites=row.favourites,
+        category_id=row.category_id, category_name=row.category_name,
+    )  # fmt: skip
+
+
+def _monitor_snapshot(monitor: Monitor | None) -> MonitorSnapshot | None:
+    if monitor is None:
+        return None
+    return MonitorSnapshot(cast(MonitorStatus, monitor.status), monitor.bootstrapped_at is not None)
+
+
+def _is_likely(listing: ListingSnapshot | None) -> bool:
+    return listing is not None and listing.state == "sold" and listing.evidence == "absence"
+
+
+class _Writes:
+    """Persists one poll's listing steps: rows and events, and what they add up to."""
+
+    def __init__(
+        self, db: Session, monitor_id: str, poll_id: str, at: datetime, rows: dict[int, Listing]
+    ) -> None:
         self.db, self.monitor_id, self.poll_id, self.at = db, monitor_id, poll_id, at
+        self.rows = rows
         self.new = self.changed = 0
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
         self.likely = 0  # likely sales gained (+) and lost (-)
@@ -84,127 +124,58 @@ class _Changes:
         self.new_rows: list[Listing] = []
         self.drops: list[tuple[Listing, Decimal]] = []
 
-    def event(self, item_id: int, kind: str, **kw: Any) -> None:
-        self.db.add(
-            ListingEvent(
-                monitor_id=self.monitor_id,
-                item_id=item_id,
-                poll_id=self.poll_id,
-                kind=kind,
-                at=self.at,
-                **kw,
-            )
-        )
+    def apply(self, step: ListingStep) -> None:
+        before, after = step.before, step.after
+        row = self._created(step) if before is None else self.rows[step.item_id]
+        if before is not None and step.sighting is not None:
+            for name in _OBSERVED:
+                value = getattr(step.sighting, name)
+                if value is not None:
+                    setattr(row, name, value)
+        for name, column in _DECIDED.items():
+            setattr(row, column, getattr(after, name))
+        if step.sighting is not None:
+            row.last_seen_at = self.at
+        if step.moved:
+            row.state_changed_at = self.at
+        for event in step.events:
+            self.db.add(
+                ListingEvent(
+                    monitor_id=self.monitor_id, item_id=step.item_id, poll_id=self.poll_id,
+                    kind=event.kind, at=self.at, from_state=event.from_state,
+                    to_state=event.to_state, evidence=event.evidence, price=event.price,
+                    favourites=event.favourites, views=event.views,
+                )
+            )  # fmt: skip
+        self._count(step, row)
 
-    def move(self, row: Listing, state: str, evidence: str | None) -> None:
-        """A state change of `row`, with its event and the monitor's counters."""
-        self.event(row.item_id, "state", from_state=row.state, to_state=state, evidence=evidence)
-        self.likely -= _likely(row)
-        self.moved[row.state] -= 1
-        self.moved[state] += 1
-        row.state, row.state_changed_at, row.state_evidence = state, self.at, evidence
-        self.likely += _likely(row)
+    def _created(self, step: ListingStep) -> Listing:
+        seen = step.sighting
+        assert seen is not None, "only a sighting makes a listing"
+        observed = {name: getattr(seen, name) for name in _OBSERVED}
+        row = Listing(
+            monitor_id=self.monitor_id, item_id=step.item_id, first_seen_at=self.at,
+            last_seen_at=self.at, state_changed_at=self.at, **observed,
+        )  # fmt: skip
+        self.db.add(row)
+        self.rows[step.item_id] = row
+        self.new_rows.append(row)
+        return row
 
-    def seen(self, existing: dict[int, Listing], seen: ObservedListing) -> None:
-        fields = {
-            "title": seen.title,
-            "brand": seen.brand,
-            "size": seen.size,
-            "condition": seen.condition,
-            "category_id": seen.category_id,
-            "price": seen.price,
-            "currency": seen.currency,
-            "favourites": seen.favourites,
-            "views": seen.views,
-            "seller_id": seen.seller_id,
-            "url": seen.url,
-            "photo_url": seen.photo_url,
-            "listed_at": seen.listed_at,
-            "condition_raw": seen.condition_raw,
-            "category_name": seen.category_name,
-            "total_price": seen.total_price,
-            "service_fee": seen.service_fee,
-            "seller_login": seen.seller_login,
-            "seller_business": seen.seller_business,
-        }
-        row = existing.get(seen.item_id)
-        if row is None:
-            existing[seen.item_id] = row = Listing(
-                monitor_id=self.monitor_id,
-                item_id=seen.item_id,
-                first_seen_at=self.at,
-                last_seen_at=self.at,
-                state="open",
-                state_changed_at=self.at,
-                in_feed=True,
-                promoted=seen.promoted,
-                state_evidence=None,
-                absent_polls=0,
-                **fields,
-            )
-            self.db.add(row)
-            self.event(
-                seen.item_id,
-                "new",
-                to_state="open",
-                price=seen.price,
-                favourites=seen.favourites,
-                views=seen.views,
-            )
+    def _count(self, step: ListingStep, row: Listing) -> None:
+        before, after = step.before, step.after
+        if before is None:
             self.new += 1
-            self.moved["open"] += 1
-            self.new_rows.append(row)
-            return
-        touched = False
-        if seen.price is not None and row.price is not None and seen.price != row.price:
-            self.event(seen.item_id, "price", price=seen.price)
-            if seen.price < row.price:
-                self.drops.append((row, row.price))
-            touched = True
-        if seen.favourites is not None and seen.favourites != row.favourites:
-            self.event(seen.item_id, "counts", favourites=seen.favourites, views=seen.views)
-            touched = True
-        # Back in the feed means on sale again (a reservation fell through, a relisting, or
-        # a likely sale that was not one); a sale a source confirmed stays a sale.
-        if row.state in ("reserved", "deleted") or _likely(row):
-            self.move(row, "open", None)
-            touched = True
-        if row.category_name and seen.category_id in (None, row.category_id):
-            del fields["category_name"]  # a name once stored stays (a confirmation's is its own)
-        for name, value in fields.items():
-            if value is not None:
-                setattr(row, name, value)
-        row.promoted = seen.promoted
-        row.last_seen_at, row.in_feed, row.absent_polls = self.at, True, 0
-        self.changed += touched
-
-    def confirmed(self, row: Listing, confirmation: ConfirmedState) -> None:
-        row.in_feed, row.absent_polls = False, 0
-        if confirmation.category_name and not row.category_name:
-            row.category_name = confirmation.category_name  # the item page names it
-        if row.state == "sold" and not _likely(row):
-            return  # a confirmed sale is final
-        if confirmation.state != row.state:
-            self.move(row, confirmation.state, confirmation.evidence)
-            self.changed += 1
-        elif confirmation.evidence != row.state_evidence and confirmation.evidence != "absence":
-            # The state held is now established by a source: no state change, no new event.
-            if _likely(row):
-                self.upgraded[row.item_id] = confirmation.evidence
-                self.likely -= 1
-                self.changed += 1
-            row.state_evidence = confirmation.evidence
-
-    def absent(self, row: Listing, likely_after: int) -> None:
-        # Last seen as a paid placement: promoted listings follow no filter and no date order,
-        # so missing from an answer says nothing about them (MARKETPLACE.md).
-        if row.state not in _LIVE or row.promoted:
-            return
-        row.absent_polls += 1
-        row.in_feed = False
-        if row.absent_polls >= likely_after:
-            self.move(row, "sold", "absence")
-            self.changed += 1
+            self.moved[after.state] += 1
+        elif before.state != after.state:
+            self.moved[before.state] -= 1
+            self.moved[after.state] += 1
+        self.likely += _is_likely(after) - _is_likely(before)
+        self.changed += step.changed
+        if step.dropped_from is not None:
+            self.drops.append((row, step.dropped_from))
+        if step.confirmed_by is not None:
+            self.upgraded[step.item_id] = step.confirmed_by
 
 
 def _upgrade_sale_events(db: Session, monitor_id: str, upgraded: dict[int, str]) -> None:
@@ -233,85 +204,91 @@ def _upgrade_sale_events(db: Session, monitor_id: str, upgraded: dict[int, str])
             )
 
 
-def record_poll(
-    db: Session, monitor_id: str, outcome: PollOutcome, lease_token: int | None = None
-) -> PollRecord:
-    """Apply one poll's observations against the stored state, all or nothing.
-
-    Idempotent: a poll id already recorded is not applied again (a replay after a crash
-    between commit and acknowledgement), and changes are computed against what the database
-    holds now, so the same observation applied twice yields no second event (an absence is
-    the exception by nature: each poll that misses a listing is one more absence). A listing
-    seen in the feed or confirmed by a source in this poll is not also counted absent. With
-    a `lease_token` (cluster mode) nothing is written unless the lease is still this poll's:
-    `LeaseLost` otherwise.
-    """
-    if lease_token is not None:
-        fence(db, "monitor", monitor_id, lease_token)
-    already = db.get(Poll, outcome.poll_id)
-    if already is not None:
-        return poll_record(already)
-    # Listings and their events are stamped when the market says it looked; the poll and the
-    # monitor's schedule stay on the service's clock.
-    at = outcome.observed_at or outcome.finished_at
-    accounted = {s.item_id for s in outcome.seen} | {c.item_id for c in outcome.confirmed}
-    absent = [i for i in dict.fromkeys(outcome.absent) if i not in accounted]
-    existing = _existing(db, monitor_id, sorted(accounted.union(absent)))
-    changes = _Changes(db, monitor_id, outcome.poll_id, at)
-    for seen in outcome.seen:
-        changes.seen(existing, seen)
-    for confirmation in outcome.confirmed:
-        row = existing.get(confirmation.item_id)
-        if row is not None:  # else never seen by this monitor: nothing to confirm against
-            changes.confirmed(row, confirmation)
-    for item_id in absent:
-        row = existing.get(item_id)
-        if row is not None:
-            changes.absent(row, max(1, outcome.likely_after))
-    if changes.upgraded:
-        _upgrade_sale_events(db, monitor_id, changes.upgraded)
-    poll = Poll(
+def _poll_row(monitor_id: str, outcome: PollOutcome, writes: _Writes) -> Poll:
+    return Poll(
         id=outcome.poll_id,
         monitor_id=monitor_id,
         started_at=outcome.started_at,
         finished_at=outcome.finished_at,
         pages=outcome.pages,
         items=len(outcome.seen),
-        new=changes.new,
-        changed=changes.changed,
+        new=writes.new,
+        changed=writes.changed,
         confirmed=len(outcome.confirmed),
         duration_ms=int((outcome.finished_at - outcome.started_at).total_seconds() * 1000),
         error=None,
         market_at=outcome.observed_at if outcome.clock == "market" else None,
         clock=outcome.clock,
     )
-    db.add(poll)
+
+
+def _polled(
+    db: Session, monitor: Monitor, outcome: PollOutcome, step: MonitorStep, writes: _Writes
+) -> None:
+    """The monitor after a successful poll: its schedule, errors cleared, counters moved, the
+    status decided, and the poll's alerts queued."""
+    monitor.last_poll_at = outcome.finished_at
+    monitor.next_poll_at = outcome.next_poll_at
+    monitor.consecutive_errors = 0
+    monitor.last_error = None
+    monitor.last_error_kind = None
+    if monitor.status != step.status:
+        monitor.status = step.status
+    monitor.polls += 1
+    for state, delta in writes.moved.items():
+        setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)
+    monitor.likely_sold_count += writes.likely
+    if step.bootstrap:
+        monitor.bootstrapped_at = outcome.finished_at
+    write_poll_alerts(
+        db,
+        monitor,
+        new_rows=writes.new_rows,
+        drops=writes.drops,
+        bootstrap=step.bootstrap,
+        at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
+    )
+
+
+def record_poll(
+    db: Session,
+    monitor_id: str,
+    outcome: PollOutcome,
+    lease_token: int | None = None,
+    decide: PollRules | None = None,
+) -> PollRecord:
+    """Apply one poll's observations against the stored state, all or nothing, as `decide`
+    (the engine's state machine; by default the one it registered) rules.
+
+    Idempotent: a poll id already recorded is not applied again (a replay after a crash
+    between commit and acknowledgement), and changes are decided against what the database
+    holds now, so the same observation applied twice yields no second event (an absence is
+    the exception by nature: each poll that misses a listing is one more absence). With
+    a `lease_token` (cluster mode) nothing is written unless the lease is still this poll's:
+    `LeaseLost` otherwise.
+    """
+    rules = decide or poll_rules()
+    if lease_token is not None:
+        fence(db, "monitor", monitor_id, lease_token)
+    already = db.get(Poll, outcome.poll_id)
+    if already is not None:
+        return poll_record(already)
+    rows = _existing(db, monitor_id, _mentioned(outcome))
     monitor = db.get(Monitor, monitor_id)
-    if monitor is not None:
-        monitor.last_poll_at = outcome.finished_at
-        monitor.next_poll_at = outcome.next_poll_at
-        monitor.consecutive_errors = 0
-        monitor.last_error = None
-        monitor.last_error_kind = None
-        if monitor.status == "error":
-            monitor.status = "active"  # the marketplace answers again: back by itself
-        monitor.polls += 1
-        for state, delta in changes.moved.items():
-            setattr(monitor, f"{state}_count", getattr(monitor, f"{state}_count") + delta)
-        monitor.likely_sold_count += changes.likely
-        bootstrap = monitor.bootstrapped_at is None
-        if bootstrap:
-            monitor.bootstrapped_at = outcome.finished_at
-            if monitor.status == "paused":
-                monitor.status = "active"
-        write_poll_alerts(
-            db,
-            monitor,
-            new_rows=changes.new_rows,
-            drops=changes.drops,
-            bootstrap=bootstrap,
-            at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
-        )
+    stored = {item_id: _snapshot(row) for item_id, row in rows.items()}
+    decision = rules(outcome, stored, _monitor_snapshot(monitor))
+    # Listings and their events are stamped when the market says it looked; the poll and the
+    # monitor's schedule stay on the service's clock.
+    at = outcome.observed_at or outcome.finished_at
+    writes = _Writes(db, monitor_id, outcome.poll_id, at, rows)
+    for step in decision.steps:
+        writes.apply(step)
+    if writes.upgraded:
+        _upgrade_sale_events(db, monitor_id, writes.upgraded)
+    poll = _poll_row(monitor_id, outcome, writes)
+    db.add(poll)
+    if monitor is not None and decision.monitor is not None:
+        _polled(db, monitor, outcome, decision.monitor, writes)
     db.flush()
     return poll_record(poll)
 

@@ -9,10 +9,14 @@ from datetime import datetime, timedelta
 
 import trio
 
-from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store
+from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store, use_poll_rules
 
 from ._clock import stamp_poll
+from ._listing_states import Lookup, decide_poll, drop_out_verdicts, failed_lookup
 from ._market import Feed, Marketplace, SuspectedBlock
+
+# Writers of polls outside the engine (the demo's sample, tests) decide with the same rules.
+use_poll_rules(decide_poll)
 
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no
 # point queueing hundreds of state requests at once behind its limits.
@@ -29,32 +33,43 @@ class ConfirmPolicy:
     """How much a poll may spend on confirming states, and when absence means a likely sale."""
 
     per_poll: int = 40  # state requests per poll; the rest wait for the next poll
-    absence_polls: int = 3  # polls in a row absent and unconfirmed -> a likely sale
+    absence_polls: int = 3  # polls absent (answered without a state) -> a likely sale
 
 
-async def confirm_states(
-    market: Marketplace, url: str, item_ids: Sequence[int]
-) -> tuple[ConfirmedState, ...]:
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """What asking the marketplace about drop-outs came to: the answers, and how each
+    asked listing fared (`_listing_states.Lookup`; a listing not asked is not there)."""
+
+    confirmed: tuple[ConfirmedState, ...]
+    fared: dict[int, Lookup]
+
+
+async def confirm_states(market: Marketplace, url: str, item_ids: Sequence[int]) -> Lookups:
     """Ask the marketplace for the state of each listing in `item_ids`.
 
-    A listing whose confirmation fails is left out (it stays as it was and is asked about
-    again next poll): only confirmed changes count. Cancellation propagates.
+    A listing whose confirmation fails is left out of the answers (it stays as it was and is
+    asked about again next poll); how it failed, by the marketplace's `failure_kind`, says
+    whether it was answered without a state or refused. Cancellation propagates.
     """
     confirmed: list[ConfirmedState] = []
+    fared: dict[int, Lookup] = {}
     limiter = trio.CapacityLimiter(CONFIRM_CONCURRENCY)
 
     async def confirm(item_id: int) -> None:
         async with limiter:
             try:
                 answer = await market.fetch_state(url, item_id)
-            except Exception:
+            except Exception as err:
+                fared[item_id] = failed_lookup(market.failure_kind(err))
                 return
             confirmed.append(answer)
+            fared[item_id] = "answered"
 
     async with trio.open_nursery() as nursery:
         for item_id in item_ids:
             nursery.start_soon(confirm, item_id)
-    return tuple(sorted(confirmed, key=lambda c: c.item_id))
+    return Lookups(tuple(sorted(confirmed, key=lambda c: c.item_id)), fared)
 
 
 def check_believable(feed: Feed, last_items: int | None) -> None:
@@ -94,9 +109,11 @@ async def poll_once(
 
     Listings and their events are stamped on the market's clock when it is believable
     (`_clock`). Listings that left the feed's window are confirmed first (oldest sighting
-    first), then, with what is left of the budget, those only out of sight. Those that left
-    it and that no source confirmed count as absent (the store turns repeated absence into a
-    likely sale).
+    first), then, with what is left of the budget, those only out of sight. Of those that
+    left it, the ones whose lookup was answered without a state count as absent (repeated
+    absence makes a likely sale); those not asked or refused an answer are unknown, which
+    proves nothing (`_listing_states.drop_out_verdicts`). The store writes what the listing
+    state machine (`_listing_states.decide_poll`) decides.
     Raises whatever the marketplace raises when the feed cannot be read, and `SuspectedBlock`
     when it cannot be believed (nothing is written then); the caller records the error and
     backs off. With a `lease_token` (cluster mode), `LeaseLost` when another node has claimed
@@ -114,8 +131,8 @@ async def poll_once(
     live = await store.monitors.live_listings_last_seen(monitor.id)
     left, out_of_sight = drop_outs(live, feed)
     ask = (left + out_of_sight)[: max(0, policy.per_poll)]
-    confirmed = await confirm_states(market, monitor.url, ask)
-    answered = {c.item_id for c in confirmed}
+    lookups = await confirm_states(market, monitor.url, ask)
+    absent, unknown = drop_out_verdicts(left, lookups.fared)
     elapsed = timedelta(seconds=trio.current_time() - started)
     stamp = stamp_poll(feed.market_time, now + elapsed, last)
     outcome = PollOutcome(
@@ -124,11 +141,14 @@ async def poll_once(
         finished_at=now + elapsed,
         pages=feed.pages,
         seen=feed.listings,
-        confirmed=confirmed,
+        confirmed=lookups.confirmed,
         next_poll_at=now + elapsed + timedelta(seconds=monitor.interval_seconds),
-        absent=tuple(i for i in left if i not in answered),
+        absent=absent,
         likely_after=policy.absence_polls,
         observed_at=stamp.at,
         clock=stamp.clock,
+        unknown=unknown,
     )
-    return await store.monitors.record_poll(monitor.id, outcome, lease_token=lease_token)
+    return await store.monitors.record_poll(
+        monitor.id, outcome, lease_token=lease_token, decide=decide_poll
+    )

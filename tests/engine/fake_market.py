@@ -15,6 +15,15 @@ from engine import CatalogueUrlRefused, Feed
 from store import ConfirmedState, ListingState, ObservedListing
 
 
+class StateLookupFailed(Exception):
+    """A state lookup the marketplace did not answer with a state; `kind` is the
+    `PollFailureKind` the real adapter gives it ("rate_limited", "blocked", "invalid"...)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
 @dataclass
 class FakeMarket:
     states: dict[int, ListingState] = field(default_factory=dict)
@@ -27,6 +36,9 @@ class FakeMarket:
     suspicious: list[str] = field(default_factory=list)
     market_time: datetime | None = None  # what the feed says the market's clock reads
     fields: dict[int, dict[str, Any]] = field(default_factory=dict)  # a listing's own fields
+    # What asking about a listing's state raises instead of answering (a 429, a block page,
+    # an unreadable page): see `StateLookupFailed`.
+    state_errors: dict[int, Exception] = field(default_factory=dict)
 
     def list(self, item_id: int, price: str = "10.00") -> None:
         self.states[item_id] = "open"
@@ -57,10 +69,12 @@ class FakeMarket:
     async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
         self.detail_calls += 1
         await trio.lowlevel.checkpoint()
+        if item_id in self.state_errors:
+            raise self.state_errors[item_id]
         return ConfirmedState(item_id, self.states.get(item_id, "deleted"), "item_page")
 
     def failure_kind(self, error: Exception) -> str | None:
-        return None
+        return error.kind if isinstance(error, StateLookupFailed) else None
 
     def note_suspicious(self, url: str, kind: str) -> None:
         self.suspicious.append(kind)

@@ -147,7 +147,7 @@ async def test_blocks_and_rate_limits_all_day_lose_nothing(
         assert_true_to_the_market(rec, truth, category, to_sim)
     moves = Counter(e.to_state for rec in recorded for e in rec.events if e.kind == "state")
     assert moves["sold"] >= 3, moves
-    print(  # the weather as met: for the README's Reliability section
+    print(  # the weather as met: for docs/reliability.md
         f"storm answers {dict(statuses)}, failed polls {len(errors)}, "
         f"resumed from error {watch.resumed}, state moves {dict(moves)}"
     )

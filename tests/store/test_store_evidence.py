@@ -43,6 +43,7 @@ class Polls:
         seen: list[int | ObservedListing] = [],  # noqa: B006  (never mutated)
         confirmed: list[ConfirmedState] = [],  # noqa: B006
         absent: list[int] = [],  # noqa: B006
+        unknown: list[int] = [],  # noqa: B006
     ) -> PollOutcome:
         at = self.store.clock() + timedelta(minutes=self.minute)
         self.minute += 1
@@ -56,6 +57,7 @@ class Polls:
             next_poll_at=at + timedelta(minutes=1),
             absent=tuple(absent),
             likely_after=3,
+            unknown=tuple(unknown),
         )
         await self.store.monitors.record_poll(self.monitor_id, outcome)
         return outcome
@@ -236,3 +238,25 @@ async def test_a_promoted_listing_missing_from_the_feed_is_not_a_drop_out(store:
     for _ in range(3):
         await poll([6], absent=[5])
     assert await _listing(store, monitor_id, 5) == ("sold", "absence", 3)
+
+
+async def test_unknown_drop_outs_neither_count_nor_restart_absences(store: Store) -> None:
+    """Missing, but the marketplace not asked or refusing: out of the feed, nothing else."""
+    monitor_id, _ = await _monitor(store)
+    poll = Polls(store, monitor_id)
+    await poll([1, 2, 3])
+    await poll([2, 3], absent=[1])
+    for _ in range(4):
+        await poll([3], absent=[1], unknown=[1, 2])  # absent wins over unknown
+        await poll([3], unknown=[1, 2])
+    listings = {x.item_id: x async for x in store.monitors.iter_listings(monitor_id)}
+    assert (listings[1].state, listings[1].state_evidence) == ("sold", "absence")
+    assert listings[1].absent_polls == 3  # 1 + 2: the unknowns in between held the count
+    assert (listings[2].state, listings[2].absent_polls, listings[2].in_feed) == ("open", 0, False)
+    # Seen or confirmed in the same poll, a listing is not unknown.
+    await poll([2, 3], unknown=[2, 3])
+    assert await _listing(store, monitor_id, 2) == ("open", None, 0)
+    assert [x.in_feed async for x in store.monitors.iter_listings(monitor_id)] == [
+        False, True, True
+    ]  # fmt: skip
+    assert await _state_events(store, monitor_id) == [(1, "open", "sold", "absence")]
