@@ -17,9 +17,9 @@ from quart_schema import QuartSchema
 
 from api.analyses.cache import AnalysisParts
 from api.http.json_encoding import OrjsonProvider, api_json
-from api.monitors.rest import listing_out
+from api.monitors.actions import listing_out
 from api.monitors.schemas import ListingsPage
-from api.runs.rest import run_fields, run_out
+from api.runs.actions import run_fields, run_out
 from store import ListingRecord, RunRecord
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import schemathesis
 
-from api.analyses.rest import GRAPH_NAMES
+from api.analyses.actions import GRAPH_NAMES
 from tests.conftest import RunningService
 
 Document = dict[str, Any]

@@ -50,7 +50,7 @@ async def test_a_cancelled_unit_rolls_back_and_gives_its_connection_back(store: 
         scope.cancel()
         # The thread cannot be interrupted: the caller waits for its unit, holding nothing
         # else, and the unit is still to decide between commit and rollback.
-        await trio.sleep(0.05)
+        await trio.sleep(0.05)  # absence: the caller must not finish in this while
         assert not finished.is_set()
         release.set()
     assert scope.cancelled_caught
