@@ -15,7 +15,7 @@ from werkzeug.routing import AnyConverter, Rule
 
 from api.http.openapi_links import Link, link_map
 from api.http.security import RESOURCE_ID_PATTERN, ResourceIdConverter
-from api.monitors.export import EXPORT_SCHEMA
+from api.monitors.export import export_schema_components
 
 Access = Literal["public", "user", "browser", "operator"]
 ACCESS_ATTRIBUTE = "_nichescope_access"
@@ -224,8 +224,8 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         schemas = document["components"].setdefault("schemas", {})
         schemas["ApiErrorEnvelope"] = ENVELOPE_SCHEMA
         schemas["JsonRpcError"] = JSON_RPC_ERROR_SCHEMA
-        # The import's body; `$schema` is dropped, the document's dialect already applies.
-        schemas["MonitorExport"] = {k: v for k, v in EXPORT_SCHEMA.items() if k != "$schema"}
+        # The import's body (`MonitorExport`) and its parts.
+        schemas.update(export_schema_components())
         schemas["HTTPValidationError"] = VALIDATION_SCHEMA
         from api.http.openapi_rules import (
             state_runtime_rules,  # it reads modules that import this one

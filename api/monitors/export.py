@@ -1,7 +1,9 @@
 """The monitor export: a self-describing JSON document, streamed so memory stays flat.
 
-Shape (version 2; `EXPORT_SCHEMA` is its JSON Schema, served at
-`/api/monitoring/export-schema`):
+The format is the engine's (`engine.analysis.export_format`: name, version, the order of the
+document's keys, the pydantic models of its parts); this module writes it and serves its JSON
+Schema, `EXPORT_SCHEMA` (at `/api/monitoring/export-schema`), generated from the models the
+import validates with. Shape (version 2):
 
     {"format": "nichescope.monitor-export", "version": 2, "exported_at": "...",
      "monitor": {...}, "counts": {..., "likely_sold": n},
@@ -26,10 +28,21 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from engine.analysis.export_format import ARRAY_KEYS, export_head, export_json_schema
 from store import MonitorRecord, Store, record_fields
 
-EXPORT_FORMAT = "nichescope.monitor-export"
-EXPORT_VERSION = 2
+# The export's JSON Schema, served as is: one document, its parts under `$defs`.
+EXPORT_SCHEMA: dict[str, Any] = export_json_schema()
+
+
+def export_schema_components() -> dict[str, dict[str, Any]]:
+    """The export's JSON Schema for the OpenAPI document (the import's body): the document as
+    `MonitorExport` and its parts beside it, as components (the OpenAPI document's dialect
+    applies: no `$schema`)."""
+    schema = export_json_schema(ref_template="#/components/schemas/{model}")
+    del schema["$schema"]
+    parts: dict[str, dict[str, Any]] = schema.pop("$defs", {})
+    return {"MonitorExport": schema, **parts}
 
 
 def _default(value: object) -> object:
@@ -47,20 +60,15 @@ def _dumps(value: object) -> str:
 async def stream_export(store: Store, monitor: MonitorRecord) -> AsyncIterator[bytes]:
     counts = await store.monitors.listing_counts(monitor.id)
     monitor_fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
-    head = {
-        "format": EXPORT_FORMAT,
-        "version": EXPORT_VERSION,
-        "exported_at": datetime.now(UTC),
-        "monitor": monitor_fields,
-        "counts": counts,
-    }
+    head = export_head(datetime.now(UTC), monitor_fields, counts)
     yield _dumps(head)[:-1].encode()  # leave the object open for the arrays
-    sections: list[tuple[str, AsyncIterator[Any]]] = [
-        ("listings", store.monitors.iter_listings(monitor.id)),
-        ("events", store.monitors.iter_events(monitor.id)),
-        ("polls", store.monitors.iter_polls(monitor.id)),
-    ]
-    for name, rows in sections:
+    sections: dict[str, AsyncIterator[Any]] = {
+        "listings": store.monitors.iter_listings(monitor.id),
+        "events": store.monitors.iter_events(monitor.id),
+        "polls": store.monitors.iter_polls(monitor.id),
+    }
+    for name in ARRAY_KEYS:
+        rows = sections[name]
         yield f',"{name}":['.encode()
         batch: list[str] = []
         first = True
@@ -73,118 +81,3 @@ async def stream_export(store: Store, monitor: MonitorRecord) -> AsyncIterator[b
             yield (("" if first else ",") + ",".join(batch)).encode()
         yield b"]"
     yield b"}"
-
-
-_DATETIME = {"type": "string", "format": "date-time"}
-_NULLABLE_DATETIME = {"anyOf": [_DATETIME, {"type": "null"}]}
-_NULLABLE_STRING = {"type": ["string", "null"]}
-_NULLABLE_INT = {"type": ["integer", "null"]}
-_DECIMAL = {"type": ["string", "null"], "pattern": r"^-?\d+(\.\d+)?$"}
-_STATE = {"enum": ["open", "reserved", "sold", "deleted"]}
-_EVIDENCE = {"enum": ["detail_api", "item_page", "absence", None]}
-
-EXPORT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "Nichescope monitor export",
-    "type": "object",
-    "required": ["format", "version", "exported_at", "monitor", "listings", "events", "polls"],
-    "properties": {
-        "format": {"const": EXPORT_FORMAT},
-        "version": {"const": EXPORT_VERSION},
-        "exported_at": _DATETIME,
-        "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "monitor": {
-            "type": "object",
-            "required": ["id", "url", "status", "interval_seconds", "created_at"],
-            "properties": {
-                "id": {"type": "string"},
-                "label": _NULLABLE_STRING,
-                "url": {"type": "string"},
-                "status": {"enum": ["paused", "active", "error"]},
-                "interval_seconds": {"type": "integer"},
-                "created_at": _DATETIME,
-                "bootstrapped_at": _NULLABLE_DATETIME,
-                "last_poll_at": _NULLABLE_DATETIME,
-                "last_error_kind": _NULLABLE_STRING,
-            },
-        },
-        "listings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": [
-                    "item_id",
-                    "state",
-                    "first_seen_at",
-                    "last_seen_at",
-                    "state_changed_at",
-                ],
-                "properties": {
-                    "item_id": {"type": "integer"},
-                    "title": _NULLABLE_STRING,
-                    "brand": _NULLABLE_STRING,
-                    "size": _NULLABLE_STRING,
-                    "condition": _NULLABLE_STRING,
-                    "category_id": _NULLABLE_INT,
-                    "price": _DECIMAL,
-                    "currency": _NULLABLE_STRING,
-                    "favourites": _NULLABLE_INT,
-                    "views": _NULLABLE_INT,
-                    "listed_at": _NULLABLE_DATETIME,
-                    "first_seen_at": _DATETIME,
-                    "last_seen_at": _DATETIME,
-                    "state": _STATE,
-                    "state_changed_at": _DATETIME,
-                    "in_feed": {"type": "boolean"},
-                    "condition_raw": _NULLABLE_STRING,
-                    "category_name": _NULLABLE_STRING,
-                    "total_price": _DECIMAL,
-                    "service_fee": _DECIMAL,
-                    "promoted": {"type": "boolean"},
-                    "state_evidence": _EVIDENCE,
-                    "absent_polls": {"type": "integer", "minimum": 0},
-                },
-            },
-        },
-        "events": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "item_id", "kind", "at"],
-                "properties": {
-                    "id": {"type": "integer"},
-                    "item_id": {"type": "integer"},
-                    "kind": {"enum": ["new", "state", "price", "counts"]},
-                    "from_state": {"anyOf": [_STATE, {"type": "null"}]},
-                    "to_state": {"anyOf": [_STATE, {"type": "null"}]},
-                    "price": _DECIMAL,
-                    "favourites": _NULLABLE_INT,
-                    "views": _NULLABLE_INT,
-                    "at": _DATETIME,
-                    "evidence": _EVIDENCE,
-                },
-            },
-        },
-        "polls": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "started_at", "finished_at", "items", "new", "changed"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "started_at": _DATETIME,
-                    "finished_at": _DATETIME,
-                    "pages": {"type": "integer"},
-                    "items": {"type": "integer"},
-                    "new": {"type": "integer"},
-                    "changed": {"type": "integer"},
-                    "confirmed": {"type": "integer"},
-                    "duration_ms": {"type": "integer"},
-                    "error": _NULLABLE_STRING,
-                    "market_at": _NULLABLE_DATETIME,
-                    "clock": {"enum": ["market", "service", None]},
-                },
-            },
-        },
-    },
-}

@@ -6,7 +6,6 @@ indistinguishable from one that does not exist.
 
 from __future__ import annotations
 
-import math
 from decimal import Decimal
 
 from quart import Blueprint, Response
@@ -22,6 +21,7 @@ from api.http.errors import NotFound
 from api.http.json_encoding import api_json
 from api.http.openapi import operation
 from api.http.openapi_links import MONITOR
+from api.http.schemas import page_count
 from api.monitors.actions import (
     counted,
     listing_out,
@@ -143,7 +143,7 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> Response:
         "page": query_args.page,
         "page_size": query_args.page_size,
         "total": page.total,
-        "pages": max(1, math.ceil(page.total / query_args.page_size)),
+        "pages": page_count(page.total, query_args.page_size),
     }
     # Written straight from the records, which are already what `ListingsPage` says (a
     # test compares the two encodings): validating 50 listings into models only to dump

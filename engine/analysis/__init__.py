@@ -6,24 +6,12 @@ Pure computation (no I/O): feed it store records, a monitor export or arrays, ca
 
 from ._analyse import analyse
 from ._errors import InvalidExport
-from ._export import EXPORT_FORMAT, EXPORT_VERSION
 from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
-from ._result import (
-    Alert,
-    AnalysisResult,
-    Coverage,
-    FlowDay,
-    Gap,
-    KMCurve,
-    NicheKey,
-    NicheStats,
-    PriceSummary,
-    ScoreParts,
-    Trend,
-    Window,
-)
+from ._niche_records import KMCurve, NicheKey, NicheStats, PriceSummary, ScoreParts, Trend
+from ._result import Alert, AnalysisResult, Coverage, FlowDay, Gap, Window
 from ._stats import kaplan_meier, wilson
 from .alerts import AlertRules, MarketRates
+from .export_format import EXPORT_FORMAT, EXPORT_VERSION
 from .graphs import CURVES, GRAPH_NAMES, graph_specs, map_labels, render_svg
 
 __all__ = [

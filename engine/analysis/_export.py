@@ -1,36 +1,62 @@
 """Reading a monitor export document (format `nichescope.monitor-export`, version 1 or 2).
 
-Version 2 says how each state was established (`state_evidence` on listings, `evidence` on
-events); a sale by absence is a likely sale. Version 1 has no evidence: its sales are taken as
-confirmed (before version 2 every state came from the item detail API).
+The format, its versions and the types of its parts are `export_format`'s; here each part is
+validated with its type (a listing, event or poll at a time: `_export_stream.py` hands them
+over as it reads them) and put into the analysis' columns. The first problem raises
+`InvalidExport` naming where it is (``listings[12].first_seen_at``) and what was expected.
 
-Validation is strict about what the analysis uses and lenient about the rest: unknown fields
-are ignored, every field the analysis reads is type-checked, and the first problem raises
-`InvalidExport` naming where it is (``listings[12].first_seen_at``).
+Version 2 says how each state was established; a sale by absence is a likely sale. Version 1
+has no evidence: its sales are taken as confirmed (before version 2 every state came from the
+item detail API).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import math
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
-from typing import IO, TYPE_CHECKING, Any, cast
+from functools import cache
+from types import NoneType, UnionType
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Generic,
+    Literal,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._column_builder import ColumnBuilder
 from ._errors import InvalidExport
-from ._input import EVENT_KINDS, STATES, PollRow, epoch
+from ._input import PollRow, epoch
+from .export_format import (
+    Counts,
+    Expect,
+    ExportEvent,
+    ExportEventV1,
+    ExportFormat,
+    ExportListing,
+    ExportListingV1,
+    ExportMonitor,
+    ExportPoll,
+    ReadableVersion,
+    Refused,
+    Timestamp,
+)
 
 if TYPE_CHECKING:
     from ._input import AnalysisInput
 
-EXPORT_FORMAT = "nichescope.monitor-export"
-EXPORT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
-EVIDENCE = ("detail_api", "item_page", "absence")
+T = TypeVar("T")
 
 
 def input_from_export(
@@ -55,219 +81,165 @@ def input_from_export(
     return read_export(cls, cast(IO[bytes], document), now=now, window_days=window_days)
 
 
-def check_header(header: Mapping[str, Any]) -> bool:
-    """The format and version (raising `InvalidExport` if wrong); whether the export carries
-    version 2's evidence."""
-    if header.get("format") != EXPORT_FORMAT:
-        raise InvalidExport("format", f"expected {EXPORT_FORMAT!r}, got {header.get('format')!r}")
-    version = header.get("version")
-    if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise InvalidExport("version", f"expected 1 or {EXPORT_VERSION}, got {version!r}")
-    return bool(version >= 2)
+def _is_model(type_: Any) -> bool:
+    return isinstance(type_, type) and issubclass(type_, BaseModel)
+
+
+class Part(Generic[T]):
+    """A part of the export, validated by its model or type (`export_format`'s); a refusal
+    is the `InvalidExport` of its first problem."""
+
+    __slots__ = ("_type", "_validate")
+
+    def __init__(self, type_: Any) -> None:
+        self._type = type_
+        self._validate: Callable[[object], T] = (
+            type_.model_validate if _is_model(type_) else TypeAdapter(type_).validate_python
+        )
+
+    def __call__(self, value: object, where: str) -> T:
+        try:
+            return self._validate(value)
+        except ValidationError as err:
+            raise refusal(self._type, err.errors(include_url=False)[0], where) from err
+
+
+_FORMAT: Part[str] = Part(ExportFormat)
+_VERSION: Part[int] = Part(ReadableVersion)
+EXPORTED_AT: Part[datetime] = Part(Timestamp)
+_COUNTS: Part[dict[str, int]] = Part(Counts)
+_MONITOR: Part[ExportMonitor] = Part(ExportMonitor)
+_LISTING: Part[ExportListing] = Part(ExportListing)
+_LISTING_V1: Part[ExportListingV1] = Part(ExportListingV1)
+_EVENT: Part[ExportEvent] = Part(ExportEvent)
+_EVENT_V1: Part[ExportEventV1] = Part(ExportEventV1)
+_POLL: Part[ExportPoll] = Part(ExportPoll)
+
+
+def check_header(header: Mapping[str, Any]) -> int:
+    """The export's version (`InvalidExport` if the format or version is not one we read)."""
+    _FORMAT(header.get("format"), "format")
+    return _VERSION(header.get("version"), "version")
 
 
 def check_counts(counts: object) -> None:
-    if not isinstance(counts, Mapping) or not all(_is_int64(n) for n in counts.values()):
-        raise InvalidExport("counts", "expected an object of integers")
-
-
-def add_listing_row(builder: ColumnBuilder, row: object, i: int, *, evidence: bool) -> None:
-    r = _Row(row, f"listings[{i}]")
-    state = r.enum("state", STATES)
-    likely = evidence and _listing_evidence(r) == "absence" and state == "sold"
-    builder.add_listing(
-        item_id=r.integer("item_id"),
-        title=r.opt_str("title"),
-        brand=r.opt_str("brand"),
-        size=r.opt_str("size"),
-        condition=r.opt_str("condition"),
-        category_id=r.opt_int("category_id"),
-        price=r.opt_decimal("price"),
-        currency=r.opt_str("currency"),
-        favourites=r.opt_int("favourites"),
-        listed_at=r.opt_time("listed_at"),
-        first_seen_at=r.time("first_seen_at"),
-        last_seen_at=r.time("last_seen_at"),
-        state=state,
-        state_changed_at=r.time("state_changed_at"),
-        likely=likely,
-        category_name=r.opt_str("category_name") if evidence else None,
-    )
-    r.opt_int("views")  # not analysed, but part of the export's shape
-    r.absent_or_bool("in_feed")
-
-
-def add_event_row(builder: ColumnBuilder, row: object, i: int, *, evidence: bool) -> None:
-    r = _Row(row, f"events[{i}]")
-    r.integer("id")
-    builder.add_event(
-        item_id=r.integer("item_id"),
-        kind=r.enum("kind", EVENT_KINDS),
-        from_state=r.opt_enum("from_state", STATES),
-        to_state=r.opt_enum("to_state", STATES),
-        price=r.opt_decimal("price"),
-        at=r.time("at"),
-        likely=evidence and r.opt_enum("evidence", EVIDENCE) == "absence",
-    )
-    r.opt_int("favourites")
-    r.opt_int("views")
-
-
-def poll_row(row: object, i: int) -> PollRow:
-    """A poll, checked against the export schema (the analysis uses only its times, error and
-    clock; an import that accepted any shape there would accept what no export contained)."""
-    r = _Row(row, f"polls[{i}]")
-    r.text("id")
-    r.time("started_at")
-    r.time("finished_at")
-    for key in ("items", "new", "changed"):
-        r.integer(key)
-    for key in ("pages", "confirmed", "duration_ms"):
-        r.absent_or_int(key)
-    error = r.opt_str("error")
-    r.opt_time("market_at")  # version 2 since the market's clock; absent before
-    clock = r.opt_enum("clock", ("market", "service"))
-    assert isinstance(row, Mapping)
-    market_at = row.get("market_at")
-    return PollRow(
-        started_at=parse_datetime(row["started_at"], f"polls[{i}]"),
-        market_at=None if market_at is None else parse_datetime(market_at, f"polls[{i}]"),
-        error=error,
-        clock=clock,
-    )
+    try:
+        _COUNTS(counts, "counts")
+    except InvalidExport:
+        raise InvalidExport("counts", "expected an object of integers") from None
 
 
 def check_monitor(monitor: object) -> dict[str, Any]:
-    """The monitor object, checked; the fields an analysis keeps of it."""
-    m = _Row(monitor, "monitor")
-    m.text("id")
-    m.text("url")
-    m.enum("status", ("paused", "active", "error"))
-    m.integer("interval_seconds")
-    m.time("created_at")
-    m.opt_time("bootstrapped_at")
-    m.opt_time("last_poll_at")
-    m.opt_str("label")
-    m.opt_str("last_error_kind")
+    """The monitor object, checked; the fields an analysis keeps of it (those it holds)."""
+    _MONITOR(monitor, "monitor")
     assert isinstance(monitor, Mapping)
     return {k: v for k, v in monitor.items() if k in ("id", "label", "url")}
 
 
-def _listing_evidence(r: _Row) -> str | None:
-    """A version 2 listing's evidence, its other version 2 fields checked on the way."""
-    for key in ("condition_raw", "category_name"):
-        r.opt_str(key)
-    for key in ("total_price", "service_fee"):
-        r.opt_decimal(key)
-    r.absent_or_bool("promoted")
-    r.absent_or_count("absent_polls")
-    return r.opt_enum("state_evidence", EVIDENCE)
+def _time(value: datetime | None) -> float | None:
+    return None if value is None else epoch(value)
 
 
-# The export's decimal strings, as its schema states them (no exponents, no NaN).
-_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+def add_listing_row(builder: ColumnBuilder, row: object, i: int, *, version: int) -> None:
+    where = f"listings[{i}]"
+    if version >= 2:
+        r = _LISTING(row, where)
+        likely = r.state_evidence == "absence" and r.state == "sold"
+        _add_listing(builder, r, likely=likely, category_name=r.category_name)
+    else:
+        _add_listing(builder, _LISTING_V1(row, where), likely=False, category_name=None)
 
 
-def _is_int64(value: object) -> bool:
-    """An integer the analysis' int64 columns can hold (JSON integers are unbounded)."""
-    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+def _add_listing(
+    builder: ColumnBuilder, r: ExportListingV1, *, likely: bool, category_name: str | None
+) -> None:
+    builder.add_listing(
+        item_id=r.item_id,
+        title=r.title,
+        brand=r.brand,
+        size=r.size,
+        condition=r.condition,
+        category_id=r.category_id,
+        price=r.price,
+        currency=r.currency,
+        favourites=r.favourites,
+        listed_at=_time(r.listed_at),
+        first_seen_at=epoch(r.first_seen_at),
+        last_seen_at=epoch(r.last_seen_at),
+        state=r.state,
+        state_changed_at=epoch(r.state_changed_at),
+        likely=likely,
+        category_name=category_name,
+    )
 
 
-def parse_datetime(value: object, where: str) -> datetime:
-    if not isinstance(value, str):
-        raise InvalidExport(where, f"expected an ISO-8601 timestamp, got {type(value).__name__}")
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError as err:
-        raise InvalidExport(where, f"not an ISO-8601 timestamp: {value!r}") from err
+def add_event_row(builder: ColumnBuilder, row: object, i: int, *, version: int) -> None:
+    where = f"events[{i}]"
+    if version >= 2:
+        e = _EVENT(row, where)
+        _add_event(builder, e, likely=e.evidence == "absence")
+    else:
+        _add_event(builder, _EVENT_V1(row, where), likely=False)
 
 
-class _Row:
-    __slots__ = ("_row", "_where")
+def _add_event(builder: ColumnBuilder, e: ExportEventV1, *, likely: bool) -> None:
+    builder.add_event(
+        item_id=e.item_id,
+        kind=e.kind,
+        from_state=e.from_state,
+        to_state=e.to_state,
+        price=e.price,
+        at=epoch(e.at),
+        likely=likely,
+    )
 
-    def __init__(self, row: object, where: str) -> None:
-        if not isinstance(row, Mapping):
-            raise InvalidExport(where, f"expected an object, got {type(row).__name__}")
-        self._row = row
-        self._where = where
 
-    def _get(self, key: str, required: bool) -> Any:
-        if key not in self._row:
-            if required:
-                raise InvalidExport(f"{self._where}.{key}", "missing")
-            return None
-        return self._row[key]
+def poll_row(row: object, i: int) -> PollRow:
+    """A poll, checked against the export's type (the analysis uses only its times, error
+    and clock; an import that accepted any shape there would accept what no export held)."""
+    p = _POLL(row, f"polls[{i}]")
+    return PollRow(started_at=p.started_at, market_at=p.market_at, error=p.error, clock=p.clock)
 
-    def _fail(self, key: str, want: str, value: object) -> InvalidExport:
-        return InvalidExport(f"{self._where}.{key}", f"expected {want}, got {value!r}")
 
-    def integer(self, key: str) -> int:
-        value = self._get(key, True)
-        if not _is_int64(value):
-            raise self._fail(key, "a 64-bit integer", value)
-        return int(value)
+# A refusal in words -------------------------------------------------------------------------
 
-    def opt_int(self, key: str) -> int | None:
-        value = self._get(key, False)
-        if value is not None and not _is_int64(value):
-            raise self._fail(key, "a 64-bit integer or null", value)
-        return None if value is None else int(value)
 
-    def absent_or_int(self, key: str) -> None:
-        """An optional key which, when present, holds an integer (not null)."""
-        if key in self._row and not _is_int64(self._row[key]):
-            raise self._fail(key, "a 64-bit integer", self._row[key])
+def refusal(type_: Any, error: Mapping[str, Any], where: str) -> InvalidExport:
+    """The `InvalidExport` of pydantic's `error` for a value of `type_` at `where`: "missing",
+    a `Refused`'s own words, or "expected <what the type takes>, got <the value>"."""
+    loc = error["loc"]
+    value = error.get("input")
+    if loc:
+        where += "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+    if error["type"] == "missing":
+        return InvalidExport(where, "missing")
+    if isinstance(cause := error.get("ctx", {}).get("error"), Refused):
+        return InvalidExport(where, str(cause))
+    hint = _field_types(type_).get(loc[0], type_) if loc and _is_model(type_) else type_
+    if _is_model(hint):
+        return InvalidExport(where, f"expected an object, got {type(value).__name__}")
+    want, nullable = _expectation(hint)
+    return InvalidExport(where, f"expected {want}{' or null' if nullable else ''}, got {value!r}")
 
-    def absent_or_count(self, key: str) -> None:
-        """An optional key which, when present, holds an integer of at least 0."""
-        if key in self._row and not (_is_int64(self._row[key]) and self._row[key] >= 0):
-            raise self._fail(key, "an integer of at least 0", self._row[key])
 
-    def absent_or_bool(self, key: str) -> None:
-        if key in self._row and not isinstance(self._row[key], bool):
-            raise self._fail(key, "true or false", self._row[key])
+@cache
+def _field_types(model: type[BaseModel]) -> dict[str, Any]:
+    return get_type_hints(model, include_extras=True)
 
-    def text(self, key: str) -> str:
-        value = self._get(key, True)
-        if not isinstance(value, str):
-            raise self._fail(key, "a string", value)
-        return value
 
-    def opt_str(self, key: str) -> str | None:
-        value = self._get(key, False)
-        if value is not None and not isinstance(value, str):
-            raise self._fail(key, "a string or null", value)
-        return value
-
-    def opt_decimal(self, key: str) -> float | None:
-        value = self._get(key, False)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not _DECIMAL.fullmatch(value):
-            raise self._fail(key, "a decimal string (like 12.50) or null", value)
-        try:
-            number = float(Decimal(value))
-        except InvalidOperation as err:
-            raise self._fail(key, "a decimal string", value) from err
-        if not math.isfinite(number):
-            raise self._fail(key, "a finite decimal", value)
-        return number
-
-    def time(self, key: str) -> float:
-        return epoch(parse_datetime(self._get(key, True), f"{self._where}.{key}"))
-
-    def opt_time(self, key: str) -> float | None:
-        value = self._get(key, False)
-        return None if value is None else epoch(parse_datetime(value, f"{self._where}.{key}"))
-
-    def enum(self, key: str, allowed: tuple[str, ...]) -> str:
-        value = self._get(key, True)
-        if value not in allowed:
-            raise self._fail(key, f"one of {', '.join(allowed)}", value)
-        return str(value)
-
-    def opt_enum(self, key: str, allowed: tuple[str, ...]) -> str | None:
-        value = self._get(key, False)
-        if value is not None and value not in allowed:
-            raise self._fail(key, f"one of {', '.join(allowed)} or null", value)
-        return value  # type: ignore[no-any-return]
+def _expectation(hint: Any) -> tuple[str, bool]:
+    """What `hint` takes, in words; whether it takes null too."""
+    origin = get_origin(hint)
+    if origin is Annotated:
+        base, *metadata = get_args(hint)
+        words = [m.text for m in metadata if isinstance(m, Expect)]
+        return (words[0], False) if words else _expectation(base)
+    if origin in (Union, UnionType):
+        want, _ = _expectation(next(a for a in get_args(hint) if a is not NoneType))
+        return want, NoneType in get_args(hint)
+    if origin is Literal:
+        values = get_args(hint)
+        if len(values) > 1 and all(isinstance(v, str) for v in values):
+            return f"one of {', '.join(values)}", False
+        return " or ".join(repr(v) for v in values), False
+    return getattr(hint, "__name__", str(hint)), False

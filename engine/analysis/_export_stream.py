@@ -7,7 +7,8 @@ appended to the `ColumnBuilder`'s typed arrays, then dropped. The export we writ
 format and version first; a document that puts its rows before its version is read twice (the
 rows' meaning depends on the version), from the same file.
 
-The checks, and the first problem's `InvalidExport`, are those of `_export.py`.
+Which keys are the head and which the arrays is `export_format`'s; the checks, and the first
+problem's `InvalidExport`, are those of `_export.py` (each part validated by its type).
 """
 
 from __future__ import annotations
@@ -22,21 +23,20 @@ from ijson.common import ObjectBuilder
 from ._column_builder import ColumnBuilder
 from ._errors import InvalidExport
 from ._export import (
+    EXPORTED_AT,
     add_event_row,
     add_listing_row,
     check_counts,
     check_header,
     check_monitor,
-    parse_datetime,
     poll_row,
 )
 from ._input import PollRow, last_observation, poll_marks
+from .export_format import ARRAY_KEYS, HEAD_KEYS
 
 if TYPE_CHECKING:
     from ._input import AnalysisInput
 
-HEADER = ("format", "version", "exported_at", "monitor", "counts")
-ARRAYS = ("listings", "events", "polls")
 _OPENING = frozenset({"start_map", "start_array"})
 _CLOSING = frozenset({"end_map", "end_array"})
 
@@ -47,28 +47,28 @@ class _Reader:
     def __init__(self) -> None:
         self.header: dict[str, Any] = {}
         self.arrays: dict[str, bool] = {}  # key -> whether it held an array
-        self.evidence: bool | None = None  # known once format and version were seen
+        self.version: int | None = None  # known once format and version were seen
         self.rows_skipped = False
         self.builder = ColumnBuilder()
         self.polls: list[PollRow] = []
-        self._counters = dict.fromkeys(ARRAYS, 0)
+        self._counters = dict.fromkeys(ARRAY_KEYS, 0)
 
     def _header_value(self, key: str, value: Any) -> None:
         self.header[key] = value
-        if "format" in self.header and "version" in self.header and self.evidence is None:
-            self.evidence = check_header(self.header)
+        if "format" in self.header and "version" in self.header and self.version is None:
+            self.version = check_header(self.header)
 
     def _row(self, array: str, row: Any) -> None:
         i = self._counters[array]
         self._counters[array] = i + 1
         if array == "polls":
             self.polls.append(poll_row(row, i))
-        elif self.evidence is None:
+        elif self.version is None:
             self.rows_skipped = True  # read again once the version is known
         elif array == "listings":
-            add_listing_row(self.builder, row, i, evidence=self.evidence)
+            add_listing_row(self.builder, row, i, version=self.version)
         else:
-            add_event_row(self.builder, row, i, evidence=self.evidence)
+            add_event_row(self.builder, row, i, version=self.version)
 
     def read(self, stream: IO[bytes]) -> None:
         """Read the document's events: the root object's keys one level down, the items of
@@ -101,7 +101,7 @@ class _Reader:
                 if event == "end_array":
                     array = None
                     continue
-                if array != "polls" and self.evidence is None:
+                if array != "polls" and self.version is None:
                     self.rows_skipped = True  # read again once the version is known
                     skipping = 1 if event in _OPENING else 0
                     continue
@@ -111,14 +111,14 @@ class _Reader:
                 continue
             elif event == "end_map":  # the root's end
                 break
-            elif key in ARRAYS:
+            elif key in ARRAY_KEYS:
                 self.arrays[key] = event == "start_array"
                 if event == "start_array":
                     array = key
                 elif event == "start_map":
                     skipping = 1
                 continue
-            elif key in HEADER:
+            elif key in HEAD_KEYS:
                 done = _bind(self._header_value, key)
             else:
                 skipping = 1 if event in _OPENING else 0  # a key this reader does not use
@@ -139,11 +139,11 @@ class _Reader:
         for key in ("format", "version"):
             if key not in self.header:
                 check_header(self.header)  # names the missing one
-        for key in ("exported_at", "monitor", *ARRAYS):
+        for key in ("exported_at", "monitor", *ARRAY_KEYS):
             if key not in self.header and key not in self.arrays:
                 raise InvalidExport(key, "missing (truncated export?)")
-        exported_at = parse_datetime(self.header["exported_at"], "exported_at")
-        for key in ARRAYS:
+        exported_at = EXPORTED_AT(self.header["exported_at"], "exported_at")
+        for key in ARRAY_KEYS:
             if not self.arrays[key]:
                 raise InvalidExport(key, "expected an array")
         check_counts(self.header.get("counts", {}))
@@ -183,10 +183,10 @@ def read_export(
     reader = _Reader()
     try:
         reader.read(stream)
-        if reader.rows_skipped and reader.evidence is not None:
+        if reader.rows_skipped and reader.version is not None:
             stream.seek(start)
             again = _Reader()
-            again.evidence = reader.evidence
+            again.version = reader.version
             again.read(stream)
             reader = again
     except (ijson.JSONError, UnicodeDecodeError) as err:

@@ -1,7 +1,7 @@
 """Per-listing derived columns for one analysis: window, life times, niche assignment.
 
 `build_frame` is the only place that decides which listings count (those alive at some
-point of the window) and which niche each one lands in (backoff, see `assign_niches`).
+point of the window) and which niche each one lands in (backoff: `_niches.assign_niches`).
 
 Likely sales (sold by absence from the feed, no source confirming them) are sales only when
 the analysis includes them. Otherwise a likely-sold listing is an unsold (open) listing
@@ -43,7 +43,7 @@ from ._input import (
     SOLD,
     AnalysisInput,
 )
-from ._result import NicheKey, NicheLevel
+from ._niches import NicheCodes, assign_niches
 
 DAY = 86400.0
 # A listing date may run this far past the first sighting (clocks and stamps disagree a little).
@@ -53,7 +53,6 @@ LISTED_SLACK = 120.0
 MAX_GAP_POLLS = 4.0
 MIN_GAP = 2 * 3600.0
 MAX_LISTING_AGE = 5 * 365 * DAY  # an older "listing date" is a wrong one
-_LEVELS: tuple[NicheLevel, ...] = ("exact", "brand", "category")
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,37 +89,25 @@ class Frame:
 
 
 def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool = False) -> Frame:
+    """The columns of `data`'s window: which listings count, their lives and their niches
+    (module doc). Pure and vectorised: no Python work per listing."""
     lst, ev = data.listings, data.events
     now = data.now_epoch
     first_seen = lst.first_seen_at
     obs_start = float(np.min(first_seen)) if len(lst) else now
     born_all, known_all = births(data, obs_start)
-    assert lst.likely is not None and ev.likely is not None  # filled in by the columns
-    likely_all = lst.likely & (lst.state == SOLD)
-    state_all, censor = lst.state, not include_likely and bool(likely_all.any())
-    if censor:
-        state_all = np.where(likely_all, np.int8(OPEN), state_all).astype(np.int8)
-    finished = (state_all == SOLD) | (state_all == DELETED)
-    ended_all = np.where(finished, lst.state_changed_at, now)
-    if censor:
-        ended_all = np.where(likely_all, np.fmin(lst.last_seen_at, now), ended_all)
+    assert ev.likely is not None  # filled in by the columns
+    likely_all, state_all, finished, ended_all = _lives(data, include_likely)
     skip_likely_events = not include_likely and bool(ev.likely.any())
     state_events = bool(np.any(ev.kind == KIND_STATE))
     span = float(np.max(lst.last_seen_at)) - obs_start if len(lst) else 0.0
     history = state_events or bool(np.any(finished)) or span >= 3600.0
-
-    start = obs_start
-    if data.window_days is not None:
-        start = max(now - data.window_days * DAY, obs_start)
-    start = min(start, now)
-    mid = start + (now - start) / 2.0
+    start, mid = _bounds(data, obs_start)
 
     in_window = (first_seen <= now) & (ended_all >= start)
     rows = np.flatnonzero(in_window).astype(np.int64)
     state = state_all[rows]
-    ended = ended_all[rows]
     seen = first_seen[rows]
-
     if state_events:
         open_mid = _open_at(data, rows, seen, mid, skip_likely_events)
     else:
@@ -143,7 +130,7 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
         born=born_all[rows],
         age_known=known_all[rows],
         entered=np.maximum(seen, start),
-        ended=ended,
+        ended=ended_all[rows],
         sold=state == SOLD,
         open_now=state == OPEN,
         open_mid=open_mid,
@@ -152,6 +139,35 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
         include_likely=include_likely,
         skip_likely_events=skip_likely_events,
     )
+
+
+def _lives(data: AnalysisInput, include_likely: bool) -> tuple[np.ndarray, I8, np.ndarray, F64]:
+    """Per listing (all of them, not only the window's): is it a likely sale, its state as
+    the analysis counts it, has that state ended its life on sale, and when did that life
+    end (now while it lasts). A likely sale left out is an open listing censored at its last
+    sighting (module doc): state open, life ended when the feed last showed it."""
+    lst, now = data.listings, data.now_epoch
+    assert lst.likely is not None  # filled in by the columns
+    likely = lst.likely & (lst.state == SOLD)
+    state, censor = lst.state, not include_likely and bool(likely.any())
+    if censor:
+        state = np.where(likely, np.int8(OPEN), state).astype(np.int8)
+    finished = (state == SOLD) | (state == DELETED)
+    ended = np.where(finished, lst.state_changed_at, now)
+    if censor:
+        ended = np.where(likely, np.fmin(lst.last_seen_at, now), ended)
+    return likely, state, finished, ended
+
+
+def _bounds(data: AnalysisInput, obs_start: float) -> tuple[float, float]:
+    """The window's start and midpoint: `window_days` back from now, but never before the
+    first observation (nothing was seen earlier) nor after now."""
+    now = data.now_epoch
+    start = obs_start
+    if data.window_days is not None:
+        start = max(now - data.window_days * DAY, obs_start)
+    start = min(start, now)
+    return start, start + (now - start) / 2.0
 
 
 def births(data: AnalysisInput, obs_start: float) -> tuple[F64, np.ndarray]:
@@ -243,206 +259,6 @@ def _latest(row: I64, at: F64, n: int) -> F64:
     latest = np.full(n, -np.inf)
     np.maximum.at(latest, row, at)
     return latest  # type: ignore[no-any-return]
-
-
-@dataclass(frozen=True, eq=False)
-class NicheCodes:
-    """Per niche: its level (0 exact, 1 brand, 2 category) and the codes of its key; for a
-    coarse niche, what it pooled: how many finer keys (`pooled`) and the largest of them
-    (`example_*` codes, `example_n` listings), to say why it is not shown finer."""
-
-    level: I64
-    category_id: I64
-    brand: I64
-    size: I64
-    condition: I64
-    pooled: I64
-    example_brand: I64
-    example_size: I64
-    example_condition: I64
-    example_n: I64
-    min_support: int = 1
-
-    def key(self, i: int, data: AnalysisInput) -> NicheKey:
-        lst = data.listings
-        lvl = int(self.level[i])
-        cid, b = int(self.category_id[i]), int(self.brand[i])
-        s, c = int(self.size[i]), int(self.condition[i])
-        category_id = None if cid == NONE_CODE else cid
-        return NicheKey(
-            level=_LEVELS[lvl],
-            category_id=category_id,
-            brand=None if lvl == 2 or b == NONE_CODE else lst.brands[b],
-            size=None if lvl != 0 or s == NONE_CODE else lst.sizes[s],
-            condition=None if lvl != 0 or c == NONE_CODE else lst.conditions[c],
-            category_name=None if category_id is None else data.category_names.get(category_id),
-            backoff=self._backoff(i, data),
-        )
-
-    def _backoff(self, i: int, data: AnalysisInput) -> str | None:
-        lvl, pooled = int(self.level[i]), int(self.pooled[i])
-        if lvl == 0 or pooled == 0:
-            return None
-        lst, m, n = data.listings, self.min_support, int(self.example_n[i])
-        few = f"fewer than {m} listings" if m > 1 else "too few listings"
-        if lvl == 1:
-            s, c = int(self.example_size[i]), int(self.example_condition[i])
-            size = f"size {lst.sizes[s]}" if s != NONE_CODE else "no size"
-            cond = lst.conditions[c] if c != NONE_CODE else "no condition"
-            what = "size and condition" if pooled == 1 else f"{pooled} sizes and conditions"
-            return (
-                f"{what} with {few} each (largest: {size} · {cond}, {_plural(n, 'listing')}): "
-                "shown together at brand level"
-            )
-        b = int(self.example_brand[i])
-        brand = lst.brands[b] if b != NONE_CODE else "no brand"
-        what = "brand" if pooled == 1 else f"{pooled} brands"
-        return (
-            f"{what} with {few} each in this category (largest: {brand}, "
-            f"{_plural(n, 'listing')}): shown together at category level"
-        )
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-# Keys spanning at most this many values per row (or `_COUNT_MIN_SPAN`) are counted with
-# bincount rather than sorted: O(n + span) instead of O(n log n).
-_COUNT_SPAN_PER_ROW = 4
-_COUNT_MIN_SPAN = 1 << 16
-
-
-def _dense(keys: I64) -> tuple[I64, I64]:
-    """``np.unique(keys, return_inverse=True)``: the distinct keys in increasing order and
-    the index of each key among them. Keys over a small span (codes from small
-    vocabularies) are counted instead of sorted: ~10 ms rather than ~90 ms a million rows."""
-    if len(keys) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    lo, hi = int(keys.min()), int(keys.max())
-    if hi - lo > _COUNT_SPAN_PER_ROW * len(keys) + _COUNT_MIN_SPAN:
-        distinct, inverse = np.unique(keys, return_inverse=True)
-        return distinct.astype(np.int64), inverse.reshape(-1).astype(np.int64)
-    shifted = keys - lo
-    present = np.bincount(shifted) > 0
-    rank = np.cumsum(present) - 1
-    return np.flatnonzero(present) + lo, rank[shifted]
-
-
-def _pass(key: I64, n_keys: int, min_support: int, first_id: int) -> tuple[np.ndarray, I64, int]:
-    """Which rows' `key` (dense, < n_keys) has at least `min_support` rows; the niche id of
-    each such key, numbered from `first_id` in key order; how many keys stand."""
-    stands = np.bincount(key, minlength=n_keys) >= min_support
-    ids = first_id + np.cumsum(stands) - 1
-    return stands[key], ids, int(np.count_nonzero(stands))
-
-
-def assign_niches(data: AnalysisInput, rows: I64, min_support: int) -> tuple[I64, NicheCodes]:
-    """Put each listing in the finest niche with at least `min_support` listings.
-
-    Exact niches (category, brand, size, condition) with enough listings stand; the listings
-    of sparse ones pool into their (category, brand) niche; if that pool is still sparse it
-    pools into the category niche, which always stands (however small). So every listing is
-    counted exactly once, and a coarse niche holds only what its finer niches could not.
-    Niches are numbered exact first, then brand, then category, each in key order.
-    """
-    lst = data.listings
-    n = len(rows)
-    cat_codes, cat = _dense(lst.category_id[rows])
-    brand = lst.brand[rows].astype(np.int64) + 1
-    size = lst.size[rows].astype(np.int64) + 1
-    cond = lst.condition[rows].astype(np.int64) + 1
-    nb, ns, nc = len(lst.brands) + 1, len(lst.sizes) + 1, len(lst.conditions) + 1
-    # Dense ranks level by level, in key order: each level's key spans (distinct keys of the
-    # level above) x (one vocabulary), small enough to count rather than sort.
-    pairs, pair = _dense(cat * nb + brand)
-    _, pair_size = _dense(pair * ns + size)
-    exacts, exact = _dense(pair_size * nc + cond)
-
-    exact_ok, exact_id, n_exact = _pass(exact, len(exacts), min_support, 0)
-    # Most rows stand in their exact niche: gather for all, then overwrite the rest (cheaper
-    # than compressing by the mask and scattering back).
-    niche = exact_id[exact]
-
-    rest = np.flatnonzero(~exact_ok)
-    rest_pair = pair[rest]
-    brand_ok, brand_id, n_brand = _pass(rest_pair, len(pairs), min_support, n_exact)
-    niche[rest[brand_ok]] = brand_id[rest_pair[brand_ok]]
-
-    pooled = rest[~brand_ok]
-    pooled_cat = cat[pooled]
-    _, cat_id, n_cat = _pass(pooled_cat, len(cat_codes), 1, n_exact + n_brand)
-    niche[pooled] = cat_id[pooled_cat]
-    n_niches = n_exact + n_brand + n_cat
-    # Key codes per niche, from any one of its listings (all share the meaningful parts).
-    first = np.full(n_niches, n, np.int64)
-    np.minimum.at(first, niche, np.arange(n))
-    level = np.concatenate(
-        [
-            np.zeros(n_exact, np.int64),
-            np.ones(n_brand, np.int64),
-            np.full(n_cat, 2, np.int64),
-        ]
-    )
-    coarse = np.flatnonzero(~exact_ok)
-    # What each coarse niche pooled: its distinct finer keys (exact keys for a brand-level
-    # niche, (category, brand) pairs for a category-level one) and the largest of them.
-    finer = np.where(niche[coarse] < n_exact + n_brand, exact[coarse], pair[coarse] + len(exacts))
-    pooled, example = _pooled(niche[coarse], finer, n_niches)
-    example_row = np.zeros(n_niches, np.int64)
-    example_n = np.zeros(n_niches, np.int64)
-    if len(coarse):
-        has = example >= 0
-        example_row = np.where(has, coarse[np.maximum(example, 0)], 0)
-        sizes = np.bincount(finer, minlength=len(exacts) + len(pairs))
-        example_n = np.where(has, sizes[finer[np.maximum(example, 0)]], 0)
-    codes = NicheCodes(
-        level=level,
-        category_id=cat_codes[cat[first]].astype(np.int64),
-        brand=brand[first] - 1,
-        size=size[first] - 1,
-        condition=cond[first] - 1,
-        pooled=pooled,
-        example_brand=brand[example_row] - 1,
-        example_size=size[example_row] - 1,
-        example_condition=cond[example_row] - 1,
-        example_n=example_n,
-        min_support=min_support,
-    )
-    return niche, codes
-
-
-def _pooled(niche: I64, finer: I64, n_niches: int) -> tuple[I64, I64]:
-    """Per niche, how many distinct `finer` keys its rows carry, and the index (into these
-    rows) of one row of the most common one (-1: none). Every row of a finer key lands in the
-    same niche (backoff decides by key), so keys are counted, never sorted with the rows."""
-    pooled = np.zeros(n_niches, np.int64)
-    example = np.full(n_niches, -1, np.int64)
-    if len(niche) == 0:
-        return pooled, example
-    sizes = np.bincount(finer)
-    keys = np.flatnonzero(sizes)
-    key_row = np.zeros(len(sizes), np.int64)
-    key_row[finer] = np.arange(len(finer))  # any one row of each key
-    key_niche = niche[key_row[keys]]
-    pooled += np.bincount(key_niche, minlength=n_niches)
-    # Largest key per niche: order the keys by (niche, size) and take each niche's last.
-    order = np.lexsort((sizes[keys], key_niche))
-    last = np.flatnonzero(np.r_[key_niche[order][1:] != key_niche[order][:-1], True])
-    best = keys[order[last]]
-    example[niche[key_row[best]]] = key_row[best]
-    return pooled, example
-    pairs, first_row, counts = np.unique(
-        niche * (int(finer.max()) + 1) + finer, return_index=True, return_counts=True
-    )
-    pair_niche = pairs // (int(finer.max()) + 1)
-    pooled += np.bincount(pair_niche, minlength=n_niches)
-    # Largest key per niche: sort by (niche, count) and take each niche's last.
-    order = np.lexsort((counts, pair_niche))
-    last = np.flatnonzero(np.r_[pair_niche[order][1:] != pair_niche[order][:-1], True])
-    best = order[last]
-    example[pair_niche[best]] = first_row[best]
-    return pooled, example
 
 
 __all__ = ["DAY", "RESERVED", "Frame", "assign_niches", "build_frame"]

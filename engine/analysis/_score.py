@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._frame import NicheCodes
 from ._input import F64, I64
-from ._result import NicheKey, ScoreParts
+from ._niche_records import NicheKey, ScoreParts
+from ._niches import NicheCodes
 from ._stats import group_mean, shrink, wilson
 
 

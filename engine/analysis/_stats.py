@@ -166,9 +166,52 @@ def kaplan_meier(group: I64, entry: F64, exit: F64, sold: np.ndarray, n_groups: 
     group, entry, exit, sold = group[keep], entry[keep], exit[keep], sold[keep]
     if len(group) == 0:
         return _empty_km(n_groups)
+    steps = _risk_sets(group, entry, exit, sold, n_groups)
+    if steps is None:
+        return _empty_km(n_groups)
+    ev_group, time, n, d = steps
+    counts = np.bincount(ev_group, minlength=n_groups).astype(np.int64)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    row_start = offsets[ev_group]
+    starts = offsets[:-1][counts > 0]
+    survival = _survival(n, d, starts, row_start)
+    # Greenwood: Var(log S) = sum d / (n (n - d)). Once a group's curve reaches 0 its band
+    # is 0 there too; the term is infinite exactly then, so it is left out of the sum.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(n > d, d / (n * (n - d)), 0.0)
+    var, var_before = _cumsum_per_group(terms, starts, row_start)
+    var = np.maximum(var - var_before, 0.0)
+    band_low, band_high = _loglog_band(survival, var)
+
+    def first_below_half(curve: F64) -> F64:
+        out = np.full(n_groups, np.nan)
+        reached = np.flatnonzero(curve <= 0.5 + 1e-12)
+        if len(reached):
+            g_reached, first_idx = np.unique(ev_group[reached], return_index=True)
+            out[g_reached] = time[reached[first_idx]]
+        return out
+
+    return KMTable(
+        offsets,
+        time,
+        n,
+        d,
+        survival,
+        first_below_half(survival),
+        first_below_half(band_low),
+        first_below_half(band_high),
+    )
+
+
+def _risk_sets(
+    group: I64, entry: F64, exit: F64, sold: np.ndarray, n_groups: int
+) -> tuple[I64, F64, F64, F64] | None:
+    """The distinct sale times of every group, listed group by group in increasing time:
+    the group of each, the time, how many listings were at risk then (`n`) and how many sold
+    (`d`). None when nothing sold. All groups are counted at once: one sortable float per
+    (group, time) lets a single searchsorted answer "how many in this group entered / left
+    before t" for every group."""
     span = float(np.max(exit)) + 2.0
-    # One sortable float per (group, time) so that a single searchsorted answers
-    # "how many in this group entered/left before t" for every group at once.
     base = group.astype(np.float64) * span
     # Rows listed group by group: the sorts below sort (group, time) keys, which are then
     # in runs that a stable sort (timsort) merges ~3x faster than it sorts keys at random.
@@ -183,7 +226,7 @@ def kaplan_meier(group: I64, entry: F64, exit: F64, sold: np.ndarray, n_groups: 
     sales, censored = np.flatnonzero(sold), np.flatnonzero(~sold)
     ev_keys = np.sort(exit_all[sales], kind="stable")
     if len(ev_keys) == 0:
-        return _empty_km(n_groups)
+        return None
     # Exits are the sales (`ev_keys`, sorted anyway) and the censored rows: sorting only the
     # latter is cheaper than sorting every exit again, and counts the same.
     censored_keys = np.sort(exit_all[censored], kind="stable")
@@ -207,45 +250,20 @@ def kaplan_meier(group: I64, entry: F64, exit: F64, sold: np.ndarray, n_groups: 
     # Sales before a key: `first` (keys are the first of each run of equal sale keys).
     left = np.searchsorted(censored_keys, keys, "left") + first - before
     n = np.maximum((entered - left).astype(np.float64), d)
+    return ev_group, time, n, d
 
+
+def _survival(n: F64, d: F64, starts: I64, row_start: I64) -> F64:
+    """Each group's curve: the running product of (1 - d / n), as a sum of logs per group
+    (`_cumsum_per_group`); 0 from a step where everyone at risk sold."""
     factor = 1.0 - d / n
     zero = factor <= 0.0
     with np.errstate(divide="ignore"):
         logs = np.where(zero, 0.0, np.log(np.where(zero, 1.0, factor)))
-    counts = np.bincount(ev_group, minlength=n_groups).astype(np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    row_start = offsets[ev_group]
-    cum, cum_before = _cumsum_per_group(logs, offsets[:-1][counts > 0], row_start)
+    cum, cum_before = _cumsum_per_group(logs, starts, row_start)
     zeros = np.cumsum(zero)
     zeros_before = np.concatenate(([0], zeros))[row_start]
-    survival = np.where(zeros - zeros_before > 0, 0.0, np.exp(cum - cum_before))
-
-    # Greenwood: Var(log S) = sum d / (n (n - d)). Once a group's curve reaches 0 its band
-    # is 0 there too; the term is infinite exactly then, so it is left out of the sum.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(n > d, d / (n * (n - d)), 0.0)
-    var, var_before = _cumsum_per_group(terms, offsets[:-1][counts > 0], row_start)
-    var = np.maximum(var - var_before, 0.0)
-    band_low, band_high = _loglog_band(survival, var)
-
-    def first_below_half(curve: F64) -> F64:
-        out = np.full(n_groups, np.nan)
-        reached = np.flatnonzero(curve <= 0.5 + 1e-12)
-        if len(reached):
-            g_reached, first_idx = np.unique(ev_group[reached], return_index=True)
-            out[g_reached] = time[reached[first_idx]]
-        return out
-
-    return KMTable(
-        offsets,
-        time,
-        n,
-        d,
-        survival,
-        first_below_half(survival),
-        first_below_half(band_low),
-        first_below_half(band_high),
-    )
+    return np.where(zeros - zeros_before > 0, 0.0, np.exp(cum - cum_before))
 
 
 def _loglog_band(survival: F64, var_log: F64, z: float = Z95) -> tuple[F64, F64]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
-from ._result import NicheStats
+from ._niche_records import NicheStats
 
 
 class NicheTable(Sequence[NicheStats]):

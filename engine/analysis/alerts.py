@@ -27,7 +27,8 @@ import numpy as np
 
 from ._frame import Frame
 from ._input import F64, I64, AnalysisInput
-from ._result import Alert, NicheKey, money
+from ._niche_records import NicheKey, money
+from ._result import Alert
 from ._stats import Z95, wilson
 
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import vl_convert
 
-from ._result import AnalysisResult, NicheStats
+from ._niche_records import NicheStats
+from ._result import AnalysisResult
 
 GRAPH_NAMES: tuple[str, ...] = ("niche-map", "price-bands", "time-to-sell", "market-flow")
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
@@ -131,7 +132,6 @@ def niche_map(result: AnalysisResult) -> dict[str, Any]:
         }
         for n in shown
     ]
-    colour_field = "median_sold_price" if history else "median_ask_price"
     x = {
         "field": "supply",
         "type": "quantitative",
@@ -146,7 +146,18 @@ def niche_map(result: AnalysisResult) -> dict[str, Any]:
     if history:
         y["axis"] = {"format": "%"}
     spec = _base("Niche map: the top niches by rank", rows)
-    spec["layer"] = [
+    most_sold = max((n.sold for n in shown), default=1)
+    spec["layer"] = _map_layers(x, y, history, most_sold, result.currency)
+    return spec
+
+
+def _map_layers(
+    x: dict[str, Any], y: dict[str, Any], history: bool, most_sold: int, currency: str | None
+) -> list[dict[str, Any]]:
+    """The niche map's marks on axes `x` and `y`: a circle per niche (size: sales, colour:
+    median price) and the rank labels of the top niches beside theirs."""
+    colour_field = "median_sold_price" if history else "median_ask_price"
+    return [
         {
             "mark": {"type": "circle", "opacity": 0.7},
             "encoding": {
@@ -156,13 +167,13 @@ def niche_map(result: AnalysisResult) -> dict[str, Any]:
                     "field": "sold",
                     "type": "quantitative",
                     "title": "Sold",
-                    "legend": {"values": _count_values(max((n.sold for n in shown), default=1))},
+                    "legend": {"values": _count_values(most_sold)},
                 },
                 "color": {
                     "field": colour_field,
                     "type": "quantitative",
                     "title": _money_title(
-                        "Median sold price" if history else "Median asking price", result.currency
+                        "Median sold price" if history else "Median asking price", currency
                     ),
                     "legend": {"format": ",.0f", "gradientLength": 160},
                 },
@@ -170,7 +181,7 @@ def niche_map(result: AnalysisResult) -> dict[str, Any]:
                     {"field": "niche"},
                     {"field": "rank"},
                     {"field": "supply"},
-                    {"field": y_field},
+                    {"field": y["field"]},
                     {"field": "sold"},
                     {"field": colour_field},
                     {"field": "score"},
@@ -190,7 +201,6 @@ def niche_map(result: AnalysisResult) -> dict[str, Any]:
             "encoding": {"x": x, "y": y, "text": {"field": "label"}},
         },
     ]
-    return spec
 
 
 def price_bands(result: AnalysisResult) -> dict[str, Any]:

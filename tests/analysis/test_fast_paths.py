@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.analysis._analyse import DAY, _floor_days
-from engine.analysis._frame import _dense, _latest, _rows_of
+from engine.analysis._flow import DAY, _floor_days
+from engine.analysis._frame import _latest, _rows_of
+from engine.analysis._niches import _dense
 from engine.analysis._stats import group_order
 
 
