@@ -6,6 +6,7 @@ from .cluster import ClusterSettings, LeaseKeeper
 from .monitors._actor import MonitorPolicy
 from .monitors._commands import ActorStatus, Pause, PollNow, Resume, Stop
 from .monitors._handle import EngineBusy
+from .monitors._listing_states import decide_poll
 from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedBlock
 from .monitors._poll import ConfirmPolicy
 from .monitors._scrapers_market import (
@@ -70,6 +71,7 @@ __all__ = [
     "analyse_import",
     "check_destination",
     "courier",
+    "decide_poll",
     "deliver",
     "open_marketplace",
     "open_outbound",

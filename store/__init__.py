@@ -76,7 +76,6 @@ from ._poll_decisions import (
     MonitorStep,
     PollDecision,
     PollRules,
-    use_poll_rules,
 )
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
 from ._rows import record_fields
@@ -177,6 +176,5 @@ __all__ = [
     "migrate",
     "open_store",
     "record_fields",
-    "use_poll_rules",
     "utc_now",
 ]

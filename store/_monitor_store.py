@@ -108,15 +108,14 @@ class MonitorStore:
         monitor_id: str,
         outcome: PollOutcome,
         *,
+        decide: PollRules,
         lease_token: int | None = None,
-        decide: PollRules | None = None,
     ) -> PollRecord:
-        """Write one poll as `decide` rules it (the engine's listing state machine, which
-        it passes; by default the one it registered: see `_poll_decisions`), in one
-        transaction; with `lease_token`, only while this node's lease holds (`LeaseLost`
-        otherwise)."""
+        """Write one poll as `decide` rules it (the engine's listing state machine,
+        `engine.decide_poll`: see `_poll_decisions`), in one transaction; with
+        `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
         return await self._store.notify.unit(
-            lambda db: polls.record_poll(db, monitor_id, outcome, lease_token, decide)
+            lambda db: polls.record_poll(db, monitor_id, outcome, decide, lease_token)
         )
 
     async def record_poll_error(

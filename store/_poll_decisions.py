@@ -5,8 +5,8 @@ persists its decisions.
 The engine imports the store, never the other way round, so the rules reach the store as a
 callable (`PollRules`): `record_poll` reads the listings a poll mentions, hands their
 snapshots to the rules inside the poll's own transaction, and writes what comes back. The
-engine passes its rules with every poll (`decide=`); writers outside the engine (the demo's
-sample, tests) get the rules the engine registered when it was imported (`use_poll_rules`).
+writer passes the rules with every poll (`decide=`): the engine's monitors, the demo's sample
+month and the tests all pass the engine's `decide_poll`.
 """
 
 from __future__ import annotations
@@ -100,20 +100,3 @@ class PollDecision:
 PollRules = Callable[
     [PollOutcome, Mapping[int, ListingSnapshot], MonitorSnapshot | None], PollDecision
 ]
-
-_registered: list[PollRules] = []
-
-
-def use_poll_rules(rules: PollRules) -> None:
-    """Make `rules` what `record_poll` decides with when its caller passes none (the engine
-    registers its state machine when imported; there is one per process)."""
-    _registered[:] = [rules]
-
-
-def poll_rules() -> PollRules:
-    if not _registered:
-        raise RuntimeError(
-            "no listing rules: pass record_poll(decide=...) or import the engine, which "
-            "registers its state machine"
-        )
-    return _registered[0]

@@ -46,7 +46,6 @@ from ._poll_decisions import (
     MonitorSnapshot,
     MonitorStep,
     PollRules,
-    poll_rules,
 )
 from ._rows import to_record
 
@@ -254,11 +253,11 @@ def record_poll(
     db: Session,
     monitor_id: str,
     outcome: PollOutcome,
+    decide: PollRules,
     lease_token: int | None = None,
-    decide: PollRules | None = None,
 ) -> PollRecord:
     """Apply one poll's observations against the stored state, all or nothing, as `decide`
-    (the engine's state machine; by default the one it registered) rules.
+    (the engine's state machine) rules.
 
     Idempotent: a poll id already recorded is not applied again (a replay after a crash
     between commit and acknowledgement), and changes are decided against what the database
@@ -267,7 +266,7 @@ def record_poll(
     a `lease_token` (cluster mode) nothing is written unless the lease is still this poll's:
     `LeaseLost` otherwise.
     """
-    rules = decide or poll_rules()
+
     if lease_token is not None:
         fence(db, "monitor", monitor_id, lease_token)
     already = db.get(Poll, outcome.poll_id)
@@ -276,7 +275,7 @@ def record_poll(
     rows = _existing(db, monitor_id, _mentioned(outcome))
     monitor = db.get(Monitor, monitor_id)
     stored = {item_id: _snapshot(row) for item_id, row in rows.items()}
-    decision = rules(outcome, stored, _monitor_snapshot(monitor))
+    decision = decide(outcome, stored, _monitor_snapshot(monitor))
     # Listings and their events are stamped when the market says it looked; the poll and the
     # monitor's schedule stay on the service's clock.
     at = outcome.observed_at or outcome.finished_at

@@ -27,7 +27,7 @@ from typing import cast
 from urllib.parse import urlencode
 
 from api.http.security import new_id
-from engine import Engine
+from engine import Engine, decide_poll
 from scrapers.simulator import SimListing, SimulatorConfig, World
 from store import (
     ConfirmedState,
@@ -131,6 +131,7 @@ async def record_sample(
                 observed_at=at,
                 clock="market",
             ),
+            decide=decide_poll,
         )
         if k == 0:
             await store.monitors.set_status(monitor.id, "paused")

@@ -9,14 +9,11 @@ from datetime import datetime, timedelta
 
 import trio
 
-from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store, use_poll_rules
+from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store
 
 from ._clock import stamp_poll
 from ._listing_states import Lookup, decide_poll, drop_out_verdicts, failed_lookup
 from ._market import Feed, Marketplace, SuspectedBlock
-
-# Writers of polls outside the engine (the demo's sample, tests) decide with the same rules.
-use_poll_rules(decide_poll)
 
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no
 # point queueing hundreds of state requests at once behind its limits.

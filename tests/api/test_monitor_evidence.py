@@ -13,6 +13,7 @@ import httpx
 import jsonschema
 import trio_asyncio
 
+from engine import decide_poll
 from store import ConfirmedState, ObservedListing, PollOutcome, Store, open_store
 from tests.api.helpers import signed_in, wait_active, wait_finished_run
 from tests.conftest import RunningService
@@ -41,7 +42,7 @@ async def _poll(store: Store, monitor_id: str, minute: int, **kw: Any) -> None:
         next_poll_at=at + timedelta(minutes=1),
         **{"seen": (), "confirmed": (), **kw},
     )
-    await store.monitors.record_poll(monitor_id, outcome)
+    await store.monitors.record_poll(monitor_id, outcome, decide=decide_poll)
 
 
 async def _history(service: RunningService, monitor_id: str) -> None:

@@ -22,7 +22,15 @@ import trio_asyncio
 
 from api.process.node import SecondNodeOnSqlite, open_node
 from api.settings import Settings
-from engine import ClusterSettings, Engine, EngineSettings, Evidence, MonitorPolicy, RestartPolicy
+from engine import (
+    ClusterSettings,
+    Engine,
+    EngineSettings,
+    Evidence,
+    MonitorPolicy,
+    RestartPolicy,
+    decide_poll,
+)
 from scrapers import ClientSettings, MarketClient
 from scrapers._ratelimit import TokenBucket
 from store import LeaseLost, NodeInfo, PollOutcome, Store
@@ -134,7 +142,7 @@ async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None
         next_poll_at=now + timedelta(seconds=60),
     )
     with pytest.raises(LeaseLost):
-        await store.monitors.record_poll(monitor_id, outcome, lease_token=first)
+        await store.monitors.record_poll(monitor_id, outcome, lease_token=first, decide=decide_poll)
     monitor = await store.monitors.get(monitor_id, None)
     assert monitor is not None and monitor.polls == 0 and monitor.last_poll_at is None
     with pytest.raises(LeaseLost):
@@ -147,7 +155,7 @@ async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None
             max_consecutive=5,
             lease_token=first,
         )
-    await store.monitors.record_poll(monitor_id, outcome, lease_token=second)
+    await store.monitors.record_poll(monitor_id, outcome, lease_token=second, decide=decide_poll)
     monitor = await store.monitors.get(monitor_id, None)
     assert monitor is not None and monitor.polls == 1 and monitor.total_errors == 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from engine import decide_poll
 from engine.notifications._niche_watch import NicheWatch
 from store import ConfirmedState, Store
 from tests.store.notify_helpers import listing, new_channel, new_monitor, new_rule, outbox, poll
@@ -33,7 +34,7 @@ async def _month_where_levis_heats_up(store: Store, monitor_id: str) -> None:
             for item in open_ids[brand][:count]:
                 sold.append(ConfirmedState(item, "sold", "item_page"))
             del open_ids[brand][:count]
-        await store.monitors.record_poll(monitor_id, poll(at, seen, sold))
+        await store.monitors.record_poll(monitor_id, poll(at, seen, sold), decide=decide_poll)
 
 
 async def test_a_niche_heating_up_is_pushed_once(store: Store) -> None:

@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 import trio
 
-from engine import DispatchSettings, NotificationDispatcher, SecretBox, check_destination, courier
+from engine import (
+    DispatchSettings,
+    NotificationDispatcher,
+    SecretBox,
+    check_destination,
+    courier,
+    decide_poll,
+)
 from engine.notifications import new_signing_secret, open_outbound
 from scrapers import normalise_origin
 from store import ChannelRecord, NewChannel, Store
@@ -216,7 +223,9 @@ async def test_a_poll_that_queues_alerts_wakes_the_dispatcher(
         await _channel(store, workspace_id, "webhook", {"url": receiver.url}, secret, receiver.url)
         await new_rule(store, workspace_id, ("new_listing",))
         at = store.clock() - timedelta(minutes=1)  # alerts are due at once
-        await store.monitors.record_poll(monitor_id, poll(at, [listing(1, "30")]))  # bootstrap
+        await store.monitors.record_poll(
+            monitor_id, poll(at, [listing(1, "30")]), decide=decide_poll
+        )  # bootstrap
         # The sweep would come in five minutes: only the poll's own news can bring the
         # alert sooner.
         async with dispatching(store, receiver.url, sweep_seconds=300):
@@ -224,7 +233,9 @@ async def test_a_poll_that_queues_alerts_wakes_the_dispatcher(
             assert looks[0] == 0  # its first look found nothing: it sleeps until woken
             started = trio.current_time()
             await store.monitors.record_poll(
-                monitor_id, poll(at + timedelta(seconds=1), [listing(1, "30"), listing(2, "9")])
+                monitor_id,
+                poll(at + timedelta(seconds=1), [listing(1, "30"), listing(2, "9")]),
+                decide=decide_poll,
             )
             await receiver.wait_until(lambda: len(receiver.accepted) == 1, within=DEADLINE)
             assert trio.current_time() - started < 30

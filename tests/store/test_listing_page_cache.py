@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import event
 
+from engine import decide_poll
 from store import ObservedListing, Store
 from tests.store.test_store_monitors import _monitor, _outcome
 
@@ -27,7 +28,7 @@ class Statements:
 async def test_a_page_is_read_once_per_poll(store: Store) -> None:
     monitor_id, workspace_id = await _monitor(store)
     seen = [ObservedListing(item_id=i, price=None) for i in range(1, 26)]
-    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
     statements = Statements(store)
 
     before = statements.count
@@ -48,6 +49,7 @@ async def test_a_page_is_read_once_per_poll(store: Store) -> None:
     await store.monitors.record_poll(
         monitor_id,
         _outcome(store, [*changed, ObservedListing(item_id=26, price=None)], [], minutes=1),
+        decide=decide_poll,
     )
     after = await store.monitors.listings(monitor_id, None, 2, 10, workspace_id=workspace_id)
     assert after is not None and after.total == 26

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.orm import Session
 
+from engine import decide_poll
 from store import ConfirmedState, RuleFilters, Store
 from store import _polls as polls
 from store._notify_rules import niche_subject
@@ -29,9 +30,11 @@ async def _bootstrapped(store: Store) -> tuple[str, str]:
     median 24) and a fourth still open at 30."""
     monitor_id, workspace_id = await new_monitor(store)
     seen = [listing(1, "20"), listing(2, "24"), listing(3, "30"), listing(4, "30")]
-    await store.monitors.record_poll(monitor_id, poll(T0, seen))
+    await store.monitors.record_poll(monitor_id, poll(T0, seen), decide=decide_poll)
     sold = [ConfirmedState(i, "sold") for i in (1, 2, 3)]
-    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=1), [], sold))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0 + timedelta(minutes=1), [], sold), decide=decide_poll
+    )
     return monitor_id, workspace_id
 
 
@@ -39,10 +42,14 @@ async def test_bootstrap_poll_writes_no_listing_alerts(store: Store) -> None:
     monitor_id, workspace_id = await new_monitor(store)
     await new_channel(store, workspace_id)
     await new_rule(store, workspace_id, ("new_listing", "deal", "price_drop"))
-    await store.monitors.record_poll(monitor_id, poll(T0, [listing(1, "5"), listing(2, "50")]))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0, [listing(1, "5"), listing(2, "50")]), decide=decide_poll
+    )
     assert await outbox(store, workspace_id) == []
     # The next poll's new listing is news.
-    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=1), [listing(3, "9")]))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0 + timedelta(minutes=1), [listing(3, "9")]), decide=decide_poll
+    )
     assert kinds_and_subjects(await outbox(store, workspace_id)) == {("new_listing", "item:3")}
 
 
@@ -53,7 +60,7 @@ async def test_poll_writes_new_listing_deal_and_price_drop(store: Store) -> None
     at = T0 + timedelta(minutes=2)
     # 12 <= 0.7 x 24 is a deal; 20 is not; item 4 drops from 30 to 25.
     seen = [listing(10, "12"), listing(11, "20"), listing(4, "25")]
-    await store.monitors.record_poll(monitor_id, poll(at, seen))
+    await store.monitors.record_poll(monitor_id, poll(at, seen), decide=decide_poll)
     notes = await outbox(store, workspace_id)
     assert kinds_and_subjects(notes) == {
         ("new_listing", "item:10"),
@@ -78,7 +85,9 @@ async def test_poll_writes_new_listing_deal_and_price_drop(store: Store) -> None
     assert drop.payload["listing"]["price"] == "25.00"
     # A price rise alerts nobody; the same drop seen again writes nothing new.
     later = at + timedelta(minutes=1)
-    await store.monitors.record_poll(monitor_id, poll(later, [listing(4, "25"), listing(11, "26")]))
+    await store.monitors.record_poll(
+        monitor_id, poll(later, [listing(4, "25"), listing(11, "26")]), decide=decide_poll
+    )
     assert len(await outbox(store, workspace_id)) == len(notes)
 
 
@@ -87,7 +96,9 @@ async def test_a_drop_into_deal_territory_is_a_deal(store: Store) -> None:
     await new_channel(store, workspace_id)
     await new_rule(store, workspace_id, ("deal",), deal_ratio=0.5)
     await store.monitors.record_poll(
-        monitor_id, poll(T0 + timedelta(minutes=2), [listing(4, "12")])
+        monitor_id,
+        poll(T0 + timedelta(minutes=2), [listing(4, "12")]),
+        decide=decide_poll,
     )
     assert kinds_and_subjects(await outbox(store, workspace_id)) == {("deal", "item:4")}
 
@@ -100,7 +111,9 @@ async def test_a_sparse_niche_is_judged_by_its_brand_in_the_category(store: Stor
     await new_channel(store, workspace_id)
     await new_rule(store, workspace_id, ("deal",))
     seen = [listing(20, "12", size="W34"), listing(21, "5", size="W34", brand="Diesel")]
-    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=2), seen))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0 + timedelta(minutes=2), seen), decide=decide_poll
+    )
     [deal] = await outbox(store, workspace_id)
     assert deal.subject == "item:20"
     assert deal.payload["niche"]["label"] == "Men › Jeans · Levi's · all sizes and conditions"
@@ -110,12 +123,18 @@ async def test_a_sparse_niche_is_judged_by_its_brand_in_the_category(store: Stor
 
 async def test_no_deal_without_three_sales(store: Store) -> None:
     monitor_id, workspace_id = await new_monitor(store)
-    await store.monitors.record_poll(monitor_id, poll(T0, [listing(1, "30"), listing(2, "30")]))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0, [listing(1, "30"), listing(2, "30")]), decide=decide_poll
+    )
     sold = [ConfirmedState(1, "sold"), ConfirmedState(2, "sold")]
-    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=1), [], sold))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0 + timedelta(minutes=1), [], sold), decide=decide_poll
+    )
     await new_channel(store, workspace_id)
     await new_rule(store, workspace_id, ("deal", "new_listing"))
-    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=2), [listing(9, "1")]))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0 + timedelta(minutes=2), [listing(9, "1")]), decide=decide_poll
+    )
     assert kinds_and_subjects(await outbox(store, workspace_id)) == {("new_listing", "item:9")}
 
 
@@ -134,7 +153,9 @@ async def test_filters_confidence_and_channels_narrow_the_alerts(store: Store) -
         store, workspace_id, ("new_listing",), filters=RuleFilters(min_confidence="medium")
     )
     seen = [listing(10, "15"), listing(11, "15", brand="Diesel"), listing(12, "15", title="stain")]
-    await store.monitors.record_poll(monitor_id, poll(T0 + timedelta(minutes=2), seen))
+    await store.monitors.record_poll(
+        monitor_id, poll(T0 + timedelta(minutes=2), seen), decide=decide_poll
+    )
     notes = await outbox(store, workspace_id)
     # Only item 10 passes the first rule, only to its one channel; the second rule wants a
     # niche with 5 sales (these have 3 or none).
@@ -147,15 +168,19 @@ async def test_replayed_poll_and_rolled_back_poll_write_nothing_more(store: Stor
     await new_channel(store, workspace_id)
     await new_rule(store, workspace_id, ("new_listing", "deal"))
     outcome = poll(T0 + timedelta(minutes=2), [listing(10, "12")])
-    await store.monitors.record_poll(monitor_id, outcome)
-    await store.monitors.record_poll(monitor_id, outcome)  # the same poll id, replayed
+    await store.monitors.record_poll(monitor_id, outcome, decide=decide_poll)
+    await store.monitors.record_poll(
+        monitor_id, outcome, decide=decide_poll
+    )  # the same poll id, replayed
     assert len(await outbox(store, workspace_id)) == 2
 
     class Boom(Exception):
         pass
 
     def poll_then_fail(db: Session) -> None:
-        polls.record_poll(db, monitor_id, poll(T0 + timedelta(minutes=3), [listing(20, "1")]))
+        polls.record_poll(
+            db, monitor_id, poll(T0 + timedelta(minutes=3), [listing(20, "1")]), decide=decide_poll
+        )
         raise Boom
 
     with pytest.raises(Boom):
@@ -193,7 +218,7 @@ async def test_monitor_error_once_per_error_episode(store: Store) -> None:
     assert body["monitor"]["last_error"] == "HTTP 503"
     assert "did not answer" in body["monitor"]["explanation"]  # the monitor page's words
     # Back to active, then a second episode: a second alert.
-    await store.monitors.record_poll(monitor_id, poll(T0, [listing(1, "5")]))
+    await store.monitors.record_poll(monitor_id, poll(T0, [listing(1, "5")]), decide=decide_poll)
     await fail("p4")
     await fail("p5")
     assert kinds_and_subjects(await outbox(store, workspace_id)) == {
@@ -215,7 +240,9 @@ async def test_quiet_hours_and_digest_push_due_at(store: Store) -> None:
         store, workspace_id, ("deal",), mode="digest", digest_hour=9, timezone="Asia/Tokyo"
     )
     await store.monitors.record_poll(
-        monitor_id, poll(T0 + timedelta(minutes=2), [listing(10, "1")])
+        monitor_id,
+        poll(T0 + timedelta(minutes=2), [listing(10, "1")]),
+        decide=decide_poll,
     )
     due = {n.kind: n.due_at for n in await outbox(store, workspace_id)}
     assert due == {

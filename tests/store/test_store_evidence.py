@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 from decimal import Decimal
 
+from engine import decide_poll
 from store import (
     EVIDENCE_KINDS,
     LISTING_STATES,
@@ -59,7 +60,7 @@ class Polls:
             likely_after=3,
             unknown=tuple(unknown),
         )
-        await self.store.monitors.record_poll(self.monitor_id, outcome)
+        await self.store.monitors.record_poll(self.monitor_id, outcome, decide=decide_poll)
         return outcome
 
 

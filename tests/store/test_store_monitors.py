@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 
+from engine import decide_poll
 from store import LISTING_STATES, ConfirmedState, ObservedListing, PollOutcome, Store
 from store import _listing_pages as listing_pages
 from tests.conftest import new_workspace
@@ -52,7 +53,9 @@ async def _events(store: Store, monitor_id: str) -> list[tuple[int, str, str | N
 async def test_first_poll_bootstraps_and_activates(store: Store) -> None:
     monitor_id, workspace_id = await _monitor(store)
     seen = [ObservedListing(item_id=i, price=Decimal("10.00"), favourites=1) for i in (1, 2, 3)]
-    poll = await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    poll = await store.monitors.record_poll(
+        monitor_id, _outcome(store, seen, []), decide=decide_poll
+    )
     assert (poll.items, poll.new, poll.changed) == (3, 3, 0)
     monitor = await store.monitors.get(monitor_id, workspace_id)
     assert monitor is not None and monitor.status == "active" and monitor.bootstrapped_at
@@ -68,23 +71,23 @@ async def test_first_poll_bootstraps_and_activates(store: Store) -> None:
 async def test_transitions_and_replay_write_nothing_twice(store: Store) -> None:
     monitor_id, _ = await _monitor(store)
     listing = ObservedListing(item_id=7, price=Decimal("10.00"), favourites=1)
-    await store.monitors.record_poll(monitor_id, _outcome(store, [listing], []))
+    await store.monitors.record_poll(monitor_id, _outcome(store, [listing], []), decide=decide_poll)
     cheaper = ObservedListing(item_id=7, price=Decimal("8.50"), favourites=3)
     reserved = _outcome(store, [cheaper, ObservedListing(item_id=8)], [], minutes=1)
-    await store.monitors.record_poll(monitor_id, reserved)
+    await store.monitors.record_poll(monitor_id, reserved, decide=decide_poll)
     gone = _outcome(store, [ObservedListing(item_id=8)], [ConfirmedState(7, "reserved")], minutes=2)
-    await store.monitors.record_poll(monitor_id, gone)
+    await store.monitors.record_poll(monitor_id, gone, decide=decide_poll)
     # Replaying the same poll (same id) and the same observation (new id) change nothing.
-    await store.monitors.record_poll(monitor_id, gone)
+    await store.monitors.record_poll(monitor_id, gone, decide=decide_poll)
     again = _outcome(
         store, [ObservedListing(item_id=8)], [ConfirmedState(7, "reserved")], minutes=3
     )
-    assert (await store.monitors.record_poll(monitor_id, again)).changed == 0
+    assert (await store.monitors.record_poll(monitor_id, again, decide=decide_poll)).changed == 0
     back = _outcome(store, [ObservedListing(item_id=7)], [ConfirmedState(8, "sold")], minutes=4)
-    await store.monitors.record_poll(monitor_id, back)
+    await store.monitors.record_poll(monitor_id, back, decide=decide_poll)
     # A sold listing stays sold even if something later says otherwise.
     late = _outcome(store, [], [ConfirmedState(8, "deleted")], minutes=5)
-    await store.monitors.record_poll(monitor_id, late)
+    await store.monitors.record_poll(monitor_id, late, decide=decide_poll)
     assert await _events(store, monitor_id) == [
         (7, "new", None, "open"),
         (7, "price", None, None),
@@ -122,7 +125,7 @@ async def test_scoping_paging_and_delete(store: Store) -> None:
     monitor_id, workspace_id = await _monitor(store)
     _, other_workspace = await _monitor(store)
     seen = [ObservedListing(item_id=i) for i in range(1, 26)]
-    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
     assert await store.monitors.get(monitor_id, other_workspace) is None
     first = await store.monitors.listings(monitor_id, ["open"], page=1, page_size=10)
     third = await store.monitors.listings(monitor_id, None, page=3, page_size=10)
@@ -155,8 +158,10 @@ async def test_state_counts_follow_every_transition(store: Store) -> None:
         confirmed = [ConfirmedState(i, rng.choice(LISTING_STATES[1:])) for i in gone]
         seen = fresh + [ObservedListing(item_id=i) for i in back]
         outcome = _outcome(store, seen, confirmed, minutes=minute)
-        await store.monitors.record_poll(monitor_id, outcome)
-        await store.monitors.record_poll(monitor_id, outcome)  # a replay moves nothing
+        await store.monitors.record_poll(monitor_id, outcome, decide=decide_poll)
+        await store.monitors.record_poll(
+            monitor_id, outcome, decide=decide_poll
+        )  # a replay moves nothing
         live |= {x.item_id for x in fresh}
         assert await store.monitors.state_counts(monitor_id) == await _counted(store, monitor_id)
     assert sum((await store.monitors.state_counts(monitor_id)).values()) == len(live)
@@ -169,9 +174,11 @@ async def test_deep_pages_through_bookmarks_match_plain_offset(
     monitor_id, _ = await _monitor(store)
     ids = random.Random(9).sample(range(1, 10_000), 130)
     seen = [ObservedListing(item_id=i) for i in ids]
-    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []))
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
     sold = [ConfirmedState(i, "sold") for i in sorted(ids)[::3]]
-    await store.monitors.record_poll(monitor_id, _outcome(store, [], sold, minutes=1))
+    await store.monitors.record_poll(
+        monitor_id, _outcome(store, [], sold, minutes=1), decide=decide_poll
+    )
     truth = {
         None: sorted(ids),
         ("sold",): sorted(c.item_id for c in sold),
@@ -191,7 +198,9 @@ async def test_deep_pages_through_bookmarks_match_plain_offset(
             assert await every_page(states, size) == expected
     # A poll moves rows between pages: the next read takes fresh bookmarks, not stale ones.
     newcomers = [ObservedListing(item_id=i) for i in (0, 10_001, 10_002)]
-    await store.monitors.record_poll(monitor_id, _outcome(store, newcomers, [], minutes=2))
+    await store.monitors.record_poll(
+        monitor_id, _outcome(store, newcomers, [], minutes=2), decide=decide_poll
+    )
     truth[None] = sorted([*ids, 0, 10_001, 10_002])
     assert await every_page(None, 5) == truth[None]
     far = await store.monitors.listings(monitor_id, None, page=10**12, page_size=200)
