@@ -1,5 +1,5 @@
 """Records of notifications (channels, rules, the outbox, the delivery log), in and out of
-the store. See /work/notify-contract.md for what each field means to the other parts."""
+the store. docs/notifications.md says what each field means to the other parts."""
 
 from __future__ import annotations
 

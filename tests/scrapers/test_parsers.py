@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -19,9 +20,12 @@ from scrapers import (
 from scrapers.simulator import FeedFilter, SimulatorConfig, World
 from scrapers.simulator import _render as render
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "marketplace"
-if not FIXTURES.exists():  # the repository may be checked out elsewhere
-    FIXTURES = Path("/work/shared/fixtures/marketplace")
+# The marketplace's real captures live beside the repository (`../shared/fixtures`), or where
+# NICHESCOPE_MARKET_FIXTURES says.
+FIXTURES = Path(
+    os.environ.get("NICHESCOPE_MARKET_FIXTURES")
+    or Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "marketplace"
+)
 
 
 def test_real_catalogue_sample_parses_as_is() -> None:
