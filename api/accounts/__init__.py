@@ -1,1 +1,3 @@
-"""api.accounts.rest."""
+"""Accounts: register, sign in and out, who am I, passwords (`rest`, `actions`), and personal
+access tokens (`keys`).
+"""

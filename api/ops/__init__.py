@@ -1,1 +1,1 @@
-"""api.ops.rest."""
+"""What operators watch (`/api/ops/*`) and the service's own health and status (`system`)."""

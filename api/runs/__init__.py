@@ -1,1 +1,1 @@
-"""api.runs.rest."""
+"""Analysis runs (`/api/runs/*`): create, list, read, cancel, replay, delete, log, alerts."""
