@@ -1,7 +1,8 @@
 """`nichescope serve`: one nursery at the top composes everything.
 
-In order: the trio-asyncio loop (LISTEN on PostgreSQL speaks asyncio), the Store (an embedded
-SQLite migrates itself), the Engine (which owns every actor), then Hypercorn's Trio server. SIGINT/SIGTERM stop intake; Hypercorn lets in-flight requests finish within its
+In order: the trio-asyncio loop (LISTEN on PostgreSQL speaks asyncio), the Store (an
+embedded SQLite migrates itself), the Engine (which owns every actor), then Hypercorn's Trio
+server. SIGINT/SIGTERM stop intake; Hypercorn lets in-flight requests finish within its
 graceful timeout; leaving the Engine's block stops the actors and, in cluster mode, gives
 their leases back.
 """
