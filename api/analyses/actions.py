@@ -78,7 +78,7 @@ class AnalysisRead:
 
 async def read_analysis(analysis_id: str) -> AnalysisRead:
     """The caller's analysis with its document's parts (parsed once per process, see
-    `analysis_cache`); `NotFound` when it does not exist or belongs to another workspace."""
+    `cache.py`); `NotFound` when it does not exist or belongs to another workspace."""
     svc = services()
     workspace_id = current_principal().workspace_id
     parts = svc.analyses.get(analysis_id)
