@@ -7,9 +7,8 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from scrapers import (
@@ -227,18 +226,18 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Every `NICHESCOPE_*` variable read, each bad value refused naming its variable."""
         env = os.environ if env is None else env
-        defaults = cls()
-        return cls(
-            **_service(env, defaults),
-            **_sign_in_and_polls(env, defaults),
-            **_market(env, defaults),
-            **_billing_and_mail(env, defaults),
-        )
+        settings = cls()
+        # Each group returns the settings with its fields replaced; `dataclasses.replace`
+        # is type-checked, so a misspelt field fails mypy, not start-up.
+        for group in (_service, _sign_in_and_polls, _market, _billing_and_mail):
+            settings = group(env, settings)
+        return settings
 
 
-def _service(env: Mapping[str, str], defaults: Settings) -> dict[str, Any]:
+def _service(env: Mapping[str, str], defaults: Settings) -> Settings:
     """Database, secrets, addresses, sign-in limits, body limits, the node."""
-    return dict(
+    return replace(
+        defaults,
         database_url=env.get("NICHESCOPE_DATABASE_URL") or DEFAULT_DATABASE_URL,
         secret_key=env.get("NICHESCOPE_SECRET_KEY")
         or load_or_create_secret(Path(env.get("NICHESCOPE_SECRET_KEY_FILE") or "var/secret_key")),
@@ -266,9 +265,10 @@ def _service(env: Mapping[str, str], defaults: Settings) -> dict[str, Any]:
     )
 
 
-def _sign_in_and_polls(env: Mapping[str, str], defaults: Settings) -> dict[str, Any]:
+def _sign_in_and_polls(env: Mapping[str, str], defaults: Settings) -> Settings:
     """Identity provider and monitor polling."""
-    return dict(
+    return replace(
+        defaults,
         oidc_issuer=env.get("NICHESCOPE_OIDC_ISSUER") or "",
         oidc_client_id=env.get("NICHESCOPE_OIDC_CLIENT_ID") or "",
         oidc_client_secret=env.get("NICHESCOPE_OIDC_CLIENT_SECRET") or "",
@@ -285,9 +285,10 @@ def _sign_in_and_polls(env: Mapping[str, str], defaults: Settings) -> dict[str, 
     )
 
 
-def _market(env: Mapping[str, str], defaults: Settings) -> dict[str, Any]:
+def _market(env: Mapping[str, str], defaults: Settings) -> Settings:
     """The marketplace client: origins, pacing, profile, proxy, confirmations."""
-    return dict(
+    return replace(
+        defaults,
         market_origins=_list(env, "NICHESCOPE_MARKET_ORIGINS"),
         market_sites=(
             _list(env, "NICHESCOPE_MARKET_SITES") if "NICHESCOPE_MARKET_SITES" in env else None
@@ -313,9 +314,10 @@ def _market(env: Mapping[str, str], defaults: Settings) -> dict[str, Any]:
     )
 
 
-def _billing_and_mail(env: Mapping[str, str], defaults: Settings) -> dict[str, Any]:
+def _billing_and_mail(env: Mapping[str, str], defaults: Settings) -> Settings:
     """Stripe, plans, mail and notifications."""
-    return dict(
+    return replace(
+        defaults,
         stripe_secret_key=env.get("NICHESCOPE_STRIPE_SECRET_KEY") or "",
         stripe_webhook_secret=env.get("NICHESCOPE_STRIPE_WEBHOOK_SECRET") or "",
         stripe_api_base=(env.get("NICHESCOPE_STRIPE_API_BASE") or defaults.stripe_api_base).rstrip(
