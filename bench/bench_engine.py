@@ -44,7 +44,7 @@ from bench._common import (
 )
 from engine import Engine, MarketplaceSettings, open_marketplace
 from engine.monitors._market import Feed
-from store import ConfirmedState, Store, open_store
+from store import ConfirmedState, NewMonitor, Store, open_store
 from store._monitor_models import Monitor, Poll
 
 SECTIONS = ("monitors", "idle", "listings-sqlite", "listings-postgres")
@@ -85,11 +85,11 @@ async def _run_monitors(
     first: dict[str, datetime] = {}
     for i in range(n):
         category, brand = CATEGORIES[i % len(CATEGORIES)], BRANDS[(i // 6) % len(BRANDS)]
-        monitor = await store.monitors.create(
+        monitor = await store.monitors.create(NewMonitor(
             monitor_id=f"mon_{i:05d}", workspace_id=workspace,
             url=f"{origin}/catalog?catalog[]={category}&brand_ids[]={brand}",
             label=None, interval_seconds=interval, page_cap=1,
-        )  # fmt: skip
+        ))  # fmt: skip
         first[monitor.id] = now + timedelta(seconds=lead + i * interval / n)
 
     def spread(db: object) -> None:

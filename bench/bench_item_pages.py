@@ -53,7 +53,7 @@ from scrapers.simulator import (
     create_simulator_app,
     serve_app,
 )
-from store import MonitorRecord, Store, open_store
+from store import MonitorRecord, NewMonitor, Store, open_store
 
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "marketplace" / "2026-09"
 CHUNK = 64 * 1024
@@ -256,11 +256,11 @@ async def _measure(run: MarketRun) -> dict[str, Tally]:
                         user_id=f"usr_{arm.name}", workspace_id=f"ws_{arm.name}",
                         email=f"{arm.name}@bench.test", name=None, password_hash=None,
                     )  # fmt: skip
-                    arm.monitor = await arm.store.monitors.create(
+                    arm.monitor = await arm.store.monitors.create(NewMonitor(
                         monitor_id=f"mon_{arm.name}", workspace_id=user.workspace_id,
                         url=f"{origin}/catalog?order=newest_first", label=arm.name,
                         interval_seconds=int(TICK), page_cap=PAGE_CAP,
-                    )  # fmt: skip
+                    ))  # fmt: skip
                 started = trio.current_time()
                 for tick in range(1, int(run.days * 86_400 / TICK) + 1):
                     async with trio.open_nursery() as polls:

@@ -71,7 +71,7 @@ from bench._common import (
 from bench._notify_report import INTERVAL, Meter, Run, micros, report
 from engine import MarketplaceSettings, SecretBox, check_destination, open_marketplace
 from engine.notifications import new_signing_secret
-from store import NewChannel, NewRule, PollOutcome, PollRecord, Store, open_store
+from store import NewChannel, NewMonitor, NewRule, PollOutcome, PollRecord, Store, open_store
 from store import _polls as polls_module
 from store._monitor_models import Monitor, Poll
 from store._notify_models import Notification, NotificationDelivery
@@ -119,11 +119,11 @@ async def _seed(
     workspace = user.workspace_id
     for i in range(N):
         category, brand = CATEGORIES[i % len(CATEGORIES)], BRANDS[(i // 6) % len(BRANDS)]
-        await store.monitors.create(
+        await store.monitors.create(NewMonitor(
             monitor_id=f"mon_{i:05d}", workspace_id=workspace,
             url=f"{origin}/catalog?catalog[]={category}&brand_ids[]={brand}",
             label=None, interval_seconds=INTERVAL, page_cap=1,
-        )  # fmt: skip
+        ))  # fmt: skip
     destination = await check_destination(
         "webhook", {"url": f"{receiver}/hooks/nichescope"}, allow=(receiver,),
         signing_secret=secret,

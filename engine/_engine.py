@@ -24,7 +24,7 @@ from types import TracebackType
 
 import trio
 
-from store import CommandRecord, DatabaseUnavailable, MonitorRecord, RunRecord, Store
+from store import CommandRecord, DatabaseUnavailable, MonitorRecord, NewMonitor, RunRecord, Store
 
 from ._routing import CommandRouter
 from .cluster import ClusterSettings, LeaseKeeper
@@ -267,13 +267,15 @@ class Engine:
         """Create the monitor (status `paused`) and start its actor; the bootstrap poll runs in
         the background and moves it to `active`."""
         monitor = await self.store.monitors.create(
-            monitor_id=monitor_id,
-            workspace_id=workspace_id,
-            url=url,
-            label=label,
-            interval_seconds=interval_seconds,
-            page_cap=page_cap,
-            source_analysis_id=source_analysis_id,
+            NewMonitor(
+                monitor_id=monitor_id,
+                workspace_id=workspace_id,
+                url=url,
+                label=label,
+                interval_seconds=interval_seconds,
+                page_cap=page_cap,
+                source_analysis_id=source_analysis_id,
+            )
         )
         await self._claim_and_spawn(monitor)
         return monitor

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 # Every TLD the item pages' `hreflang` links list (MARKETPLACE.md), with the site's locale.
 _LOCALES: dict[str, str] = {
@@ -29,12 +29,19 @@ API_ORIGINS_ENV = "NICHESCOPE_MARKET_API_ORIGINS"
 DEFAULT_LOCALE = "en-GB"
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url.strip())
+def split_origin(origin: str) -> SplitResult:
+    """`origin` split, once checked to be one: http(s), a host, no userinfo, path or query
+    (`ValueError` naming what is wrong)."""
+    parts = urlsplit(origin.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) origin: {url!r}")
+        raise ValueError(f"not an http(s) origin: {origin!r}")
     if parts.username is not None or parts.path not in ("", "/") or parts.query:
-        raise ValueError(f"an origin has no userinfo, path or query: {url!r}")
+        raise ValueError(f"an origin has no userinfo, path or query: {origin!r}")
+    return parts
+
+
+def _origin(url: str) -> str:
+    parts = split_origin(url)
     return f"{parts.scheme}://{parts.netloc.lower()}"
 
 

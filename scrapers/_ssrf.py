@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import trio
 
-from ._sites import MARKET_HOSTS
+from ._sites import MARKET_HOSTS, split_origin
 from ._sites import MARKET_TLDS as MARKET_TLDS  # re-exported
 from .errors import UrlRefused
 
@@ -61,11 +61,8 @@ async def system_resolver(host: str, port: int) -> list[str]:
 
 def normalise_origin(origin: str) -> str:
     """`scheme://host:port` with the default port made explicit; `ValueError` when not an origin."""
-    parts = urlsplit(origin.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) origin: {origin!r}")
-    if parts.username is not None or parts.path not in ("", "/") or parts.query:
-        raise ValueError(f"an origin has no userinfo, path or query: {origin!r}")
+    parts = split_origin(origin)
+    assert parts.hostname  # split_origin refuses an origin without one
     port = parts.port or (443 if parts.scheme == "https" else 80)
     return f"{parts.scheme}://{_host_for_origin(parts.hostname.lower())}:{port}"
 

@@ -40,6 +40,7 @@ from ._monitor_records import (
     ListingState,
     MonitorRecord,
     MonitorStatus,
+    NewMonitor,
     ObservedListing,
     PollFailureKind,
     PollOutcome,
@@ -78,11 +79,13 @@ from ._poll_decisions import (
     PollRules,
 )
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
-from ._rows import record_fields
+from ._rows import record_fields, to_record
 from ._run_records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
     AnalysisSource,
+    NewAnalysis,
+    NewRun,
     RunRecord,
     RunSource,
     RunState,
@@ -141,8 +144,11 @@ __all__ = [
     "MonitorStatus",
     "MonitorStep",
     "MonitorStore",
+    "NewAnalysis",
     "NewChannel",
+    "NewMonitor",
     "NewRule",
+    "NewRun",
     "NodeInfo",
     "NodeRecord",
     "NotFoundInWorkspace",
@@ -176,5 +182,6 @@ __all__ = [
     "migrate",
     "open_store",
     "record_fields",
+    "to_record",
     "utc_now",
 ]

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session as Db
 from ._errors import AlreadyExists
 from ._models import AccessToken, PasswordReset, Session, User, Workspace
 from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._rows import to_record
 
 SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"  # also names revoked access tokens
 # How stale an access token's `last_used_at` may be: it is written at most this often.
@@ -22,26 +23,12 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def _user_record(user: User) -> UserRecord:
-    return UserRecord(
-        id=user.id,
-        email=user.email,
-        name=user.name,
-        workspace_id=user.workspace_id,
-        created_at=user.created_at,
-    )
+    return to_record(UserRecord, user)
 
 
 def _token_record(token: AccessToken) -> AccessTokenRecord:
-    return AccessTokenRecord(
-        id=token.id,
-        user_id=token.user_id,
-        workspace_id=token.workspace_id,
-        label=token.label,
-        scopes=tuple(token.scopes.split()),
-        created_at=token.created_at,
-        last_used_at=token.last_used_at,
-        revoked_at=token.revoked_at,
-    )
+    # Scopes are stored as one space-separated string.
+    return to_record(AccessTokenRecord, token, scopes=tuple(token.scopes.split()))
 
 
 def create_user(

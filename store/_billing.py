@@ -8,7 +8,7 @@ one after the other and the second sees what the first wrote.
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -35,8 +35,7 @@ from ._billing_records import (
     StripeEventKey,
     TrialOutcome,
 )
-
-_ENTITLEMENT_FIELDS = tuple(f.name for f in fields(Entitlement))
+from ._rows import record_fields, to_record
 
 
 def _insert_ignore(db: Session, model: type[Any], values: dict[str, Any]) -> bool:
@@ -50,19 +49,15 @@ def _insert_ignore(db: Session, model: type[Any], values: dict[str, Any]) -> boo
 
 
 def _plan(row: Plan) -> PlanRecord:
-    return PlanRecord(**{f.name: getattr(row, f.name) for f in fields(PlanRecord)})
+    return to_record(PlanRecord, row)
 
 
 def _account(row: BillingAccount) -> BillingAccountRecord:
-    return BillingAccountRecord(
-        **{f.name: getattr(row, f.name) for f in fields(BillingAccountRecord)}
-    )
+    return to_record(BillingAccountRecord, row)
 
 
 def _session(row: CheckoutSession) -> CheckoutSessionRecord:
-    return CheckoutSessionRecord(
-        **{f.name: getattr(row, f.name) for f in fields(CheckoutSessionRecord)}
-    )
+    return to_record(CheckoutSessionRecord, row)
 
 
 # -- plans -------------------------------------------------------------------------------------
@@ -161,11 +156,9 @@ def apply(
             .where(CheckoutSession.id == session_id, CheckoutSession.fulfilled_at.is_(None))
             .values(fulfilled_at=now)
         )
-    current = {name: getattr(row, name) for name in _ENTITLEMENT_FIELDS}
-    wanted = asdict(entitlement)
-    if current == wanted:
+    if to_record(Entitlement, row) == entitlement:
         return "unchanged"
-    for name, value in wanted.items():
+    for name, value in record_fields(entitlement).items():
         setattr(row, name, value)
     row.updated_at = now
     db.add(
@@ -182,9 +175,7 @@ def apply(
 
 def record_event(db: Session, event: StripeEventKey, now: datetime) -> bool:
     """Record an event that has no effect on any account; False if it was seen before."""
-    return _insert_ignore(
-        db, StripeEvent, {"id": event.id, "type": event.type, "received_at": now}
-    )
+    return _insert_ignore(db, StripeEvent, {"id": event.id, "type": event.type, "received_at": now})
 
 
 def changes(db: Session, workspace_id: str) -> list[BillingChangeRecord]:
@@ -193,17 +184,7 @@ def changes(db: Session, workspace_id: str) -> list[BillingChangeRecord]:
         .where(BillingChange.workspace_id == workspace_id)
         .order_by(BillingChange.id)
     )
-    return [
-        BillingChangeRecord(
-            id=r.id,
-            workspace_id=r.workspace_id,
-            at=r.at,
-            cause=r.cause,
-            plan=r.plan,
-            status=r.status,
-        )
-        for r in rows
-    ]
+    return [to_record(BillingChangeRecord, r) for r in rows]
 
 
 # -- checkout sessions -------------------------------------------------------------------------

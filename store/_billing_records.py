@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from ._rows import to_record
+
 # Stripe's subscription statuses plus our own "none" (never had a plan).
 BillingStatus = str
 BillingSource = Literal["stripe", "trial", "grant"]
@@ -58,15 +60,7 @@ class BillingAccountRecord:
     updated_at: datetime
 
     def entitlement(self) -> Entitlement:
-        return Entitlement(
-            plan=self.plan,
-            status=self.status,
-            source=self.source,
-            stripe_subscription_id=self.stripe_subscription_id,
-            current_period_end=self.current_period_end,
-            cancel_at_period_end=self.cancel_at_period_end,
-            trial_end=self.trial_end,
-        )
+        return to_record(Entitlement, self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from ._fence import Leased, leased_model
 from ._monitor_models import Monitor
 from ._monitor_records import MonitorRecord
 from ._monitors import monitor_record
+from ._rows import to_record
 from ._run_models import Run
 from ._run_records import RunRecord
 from ._runs import run_record
@@ -151,9 +152,7 @@ def live_owner(db: Session, kind: TargetKind, target_id: str) -> str | None:
     )
 
 
-def renew(
-    db: Session, kind: TargetKind, node_id: str, lease_seconds: float
-) -> dict[str, int]:
+def renew(db: Session, kind: TargetKind, node_id: str, lease_seconds: float) -> dict[str, int]:
     """Extend every lease `node_id` holds; returns id -> fencing token of what it still holds
     (a row another node claimed meanwhile, or a deleted one, is simply absent)."""
     model = _model(kind)
@@ -166,9 +165,7 @@ def renew(
     return {row[0]: int(row[1]) for row in rows}
 
 
-def release(
-    db: Session, kind: TargetKind, node_id: str, ids: Collection[str] | None
-) -> int:
+def release(db: Session, kind: TargetKind, node_id: str, ids: Collection[str] | None) -> int:
     """Give leases back (all of them when `ids` is None) so other nodes may claim at once."""
     model = _model(kind)
     query = update(model).where(model.lease_owner == node_id)
@@ -239,18 +236,11 @@ def list_nodes(db: Session, alive_within: float) -> list[NodeRecord]:
     now = (db.execute(select(func.now()))).scalar_one()
     rows = db.scalars(select(Node).order_by(Node.started_at, Node.id))
     return [
-        NodeRecord(
+        to_record(
+            NodeRecord,
+            row,
             node_id=row.id,
-            host=row.host,
-            pid=row.pid,
-            version=row.version,
-            role=row.role,
-            started_at=row.started_at,
-            heartbeat_at=row.heartbeat_at,
             alive=(now - row.heartbeat_at).total_seconds() <= alive_within,
-            monitors=row.monitors,
-            runs=row.runs,
-            actors=row.actors,
         )
         for row in rows
     ]

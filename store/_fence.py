@@ -22,8 +22,6 @@ def fence(db: Session, kind: TargetKind, target_id: str, token: int) -> None:
     (or it is gone). Call first in a transaction whose writes must not outlive the lease; the
     row lock keeps a claim from slipping in before the transaction commits."""
     model = leased_model(kind)
-    current = db.scalar(
-        select(model.lease_token).where(model.id == target_id).with_for_update()
-    )
+    current = db.scalar(select(model.lease_token).where(model.id == target_id).with_for_update())
     if current is None or int(current) != token:
         raise LeaseLost(kind, target_id)

@@ -43,6 +43,20 @@ FAILURE_EXPLAINED: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class NewMonitor:
+    """What creating a monitor takes (`store.monitors.create`): it starts `paused`, due to
+    poll at once (its bootstrap poll makes it `active`)."""
+
+    monitor_id: str
+    workspace_id: str
+    url: str
+    label: str | None
+    interval_seconds: int
+    page_cap: int
+    source_analysis_id: str | None = None  # the analysis it was started from
+
+
+@dataclass(frozen=True, slots=True)
 class MonitorRecord:
     id: str
     workspace_id: str

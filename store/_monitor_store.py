@@ -18,6 +18,7 @@ from ._monitor_records import (
     ListingRecord,
     MonitorRecord,
     MonitorStatus,
+    NewMonitor,
     PollOutcome,
     PollRecord,
 )
@@ -33,33 +34,9 @@ class MonitorStore:
         self._pages = pages.PageCache()
         self._store = store
 
-    async def create(
-        self,
-        *,
-        monitor_id: str,
-        workspace_id: str,
-        url: str,
-        label: str | None,
-        interval_seconds: int,
-        page_cap: int,
-        source_analysis_id: str | None = None,
-    ) -> MonitorRecord:
+    async def create(self, new: NewMonitor) -> MonitorRecord:
         now = self._store.clock()
-        return await self._store.unit(
-            lambda db: repo.create_monitor(
-                db,
-                id=monitor_id,
-                workspace_id=workspace_id,
-                url=url,
-                label=label,
-                interval_seconds=interval_seconds,
-                page_cap=page_cap,
-                source_analysis_id=source_analysis_id,
-                status="paused",
-                created_at=now,
-                next_poll_at=now,
-            )
-        )
+        return await self._store.unit(lambda db: repo.create_monitor(db, new, now))
 
     async def get(self, monitor_id: str, workspace_id: str | None) -> MonitorRecord | None:
         """The monitor; pass the caller's workspace (None only for the engine's own use)."""

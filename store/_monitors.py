@@ -19,10 +19,11 @@ from ._monitor_records import (
     ListingRecord,
     MonitorRecord,
     MonitorStatus,
+    NewMonitor,
     PollRecord,
 )
 from ._polls import poll_record
-from ._rows import to_record
+from ._rows import record_fields, to_record, workspace_row
 
 
 def monitor_record(row: Monitor) -> MonitorRecord:
@@ -37,21 +38,26 @@ def event_record(row: ListingEvent) -> ListingEventRecord:
     return to_record(ListingEventRecord, row)
 
 
-def create_monitor(db: Session, **fields: Any) -> MonitorRecord:
-    monitor = Monitor(consecutive_errors=0, total_errors=0, polls=0, **fields)
+def create_monitor(db: Session, new: NewMonitor, now: datetime) -> MonitorRecord:
+    fields = record_fields(new)
+    monitor = Monitor(
+        id=fields.pop("monitor_id"),
+        status="paused",
+        created_at=now,
+        next_poll_at=now,
+        consecutive_errors=0,
+        total_errors=0,
+        polls=0,
+        **fields,
+    )
     db.add(monitor)
     db.flush()
     return monitor_record(monitor)
 
 
-def get_monitor(
-    db: Session, monitor_id: str, workspace_id: str | None
-) -> MonitorRecord | None:
+def get_monitor(db: Session, monitor_id: str, workspace_id: str | None) -> MonitorRecord | None:
     """The monitor, or None; with `workspace_id`, only if it belongs to that workspace."""
-    query = select(Monitor).where(Monitor.id == monitor_id)
-    if workspace_id is not None:
-        query = query.where(Monitor.workspace_id == workspace_id)
-    monitor = db.scalar(query)
+    monitor = workspace_row(db, Monitor, monitor_id, workspace_id)
     return None if monitor is None else monitor_record(monitor)
 
 
@@ -177,21 +183,31 @@ def listings_after(
     db: Session, monitor_id: str, after_item_id: int | None, limit: int
 ) -> list[ListingRecord]:
     """Keyset page of listings (for streaming exports: constant cost per page)."""
-    query = select(Listing).where(Listing.monitor_id == monitor_id)
-    if after_item_id is not None:
-        query = query.where(Listing.item_id > after_item_id)
-    rows = db.scalars(query.order_by(Listing.item_id).limit(limit))
+    rows = _after(db, Listing, Listing.item_id, monitor_id, after_item_id, limit)
     return [listing_record(r) for r in rows]
 
 
 def events_after(
     db: Session, monitor_id: str, after_id: int | None, limit: int
 ) -> list[ListingEventRecord]:
-    query = select(ListingEvent).where(ListingEvent.monitor_id == monitor_id)
-    if after_id is not None:
-        query = query.where(ListingEvent.id > after_id)
-    rows = db.scalars(query.order_by(ListingEvent.id).limit(limit))
+    rows = _after(db, ListingEvent, ListingEvent.id, monitor_id, after_id, limit)
     return [event_record(r) for r in rows]
+
+
+def _after(
+    db: Session,
+    model: type[Listing] | type[ListingEvent],
+    key: Any,
+    monitor_id: str,
+    after: int | None,
+    limit: int,
+) -> list[Any]:
+    """Keyset page of the monitor's rows of `model`: the first `limit` with `key` past
+    `after` (from the start when None), in `key` order."""
+    query = select(model).where(model.monitor_id == monitor_id)
+    if after is not None:
+        query = query.where(key > after)
+    return list(db.scalars(query.order_by(key).limit(limit)))
 
 
 def polls_after(

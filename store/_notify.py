@@ -34,7 +34,7 @@ from ._notify_records import (
     RuleFilters,
     RuleRecord,
 )
-from ._rows import to_record
+from ._rows import record_fields, to_record, workspace_row
 
 
 def new_id(prefix: str) -> str:
@@ -75,62 +75,31 @@ def filters_from_json(data: dict[str, Any]) -> RuleFilters:
 
 
 def rule_record(row: NotificationRule) -> RuleRecord:
-    return RuleRecord(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        monitor_id=row.monitor_id,
-        name=row.name,
+    return to_record(
+        RuleRecord,
+        row,
         kinds=tuple(cast(list[NotifyKind], row.kinds)),
         filters=filters_from_json(row.filters),
-        deal_ratio=row.deal_ratio,
         channel_ids=tuple(row.channel_ids),
-        mode=cast(Any, row.mode),
-        digest_hour=row.digest_hour,
-        quiet_start=row.quiet_start,
-        quiet_end=row.quiet_end,
-        timezone=row.timezone,
-        enabled=row.enabled,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
     )
 
 
 def notification_record(row: Notification) -> NotificationRecord:
-    values = {f.name: getattr(row, f.name) for f in fields(NotificationRecord)}
-    values["payload"] = json.loads(row.payload)
-    return NotificationRecord(**values)
+    return to_record(NotificationRecord, row, payload=json.loads(row.payload))
 
 
 def delivery_record(row: NotificationDelivery) -> DeliveryRecord:
-    values = {f.name: getattr(row, f.name) for f in fields(DeliveryRecord)}
-    values["notification_ids"] = tuple(row.notification_ids)
-    return DeliveryRecord(**values)
+    return to_record(DeliveryRecord, row, notification_ids=tuple(row.notification_ids))
 
 
 # -- channels ----------------------------------------------------------------------------------
 
 
 def add_channel(db: Session, new: NewChannel, now: datetime) -> ChannelRecord:
-    row = NotificationChannel(
-        id=new_id("chn"),
-        workspace_id=new.workspace_id,
-        kind=new.kind,
-        name=new.name,
-        hint=new.hint,
-        secret_box=new.secret_box,
-        enabled=True,
-        created_at=now,
-    )
+    row = NotificationChannel(id=new_id("chn"), enabled=True, created_at=now, **record_fields(new))
     db.add(row)
     db.flush()
     return channel_record(row)
-
-
-def _channel_row(
-    db: Session, workspace_id: str, channel_id: str
-) -> NotificationChannel | None:
-    row = db.get(NotificationChannel, channel_id)
-    return row if row is not None and row.workspace_id == workspace_id else None
 
 
 def list_channels(db: Session, workspace_id: str) -> list[ChannelRecord]:
@@ -143,7 +112,7 @@ def list_channels(db: Session, workspace_id: str) -> list[ChannelRecord]:
 
 
 def get_channel(db: Session, workspace_id: str, channel_id: str) -> ChannelRecord | None:
-    row = _channel_row(db, workspace_id, channel_id)
+    row = workspace_row(db, NotificationChannel, channel_id, workspace_id)
     return channel_record(row) if row is not None else None
 
 
@@ -159,7 +128,7 @@ def update_channel(
 ) -> ChannelRecord | None:
     """Change what is given (None: unchanged); enabling clears the disabled reason and the
     failing streak, so the channel starts afresh. None if not in the workspace."""
-    row = _channel_row(db, workspace_id, channel_id)
+    row = workspace_row(db, NotificationChannel, channel_id, workspace_id)
     if row is None:
         return None
     if name is not None:
@@ -180,7 +149,7 @@ def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     """Delete the channel, its outbox rows and its log, and take its id out of every rule.
     A rule left with no channel is disabled rather than widened: an empty list means "every
     channel", which the user never chose for it."""
-    row = _channel_row(db, workspace_id, channel_id)
+    row = workspace_row(db, NotificationChannel, channel_id, workspace_id)
     if row is None:
         return False
     for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
@@ -228,19 +197,11 @@ def _check_owned(db: Session, workspace_id: str, rule: NewRule) -> None:
 
 
 def _rule_values(rule: NewRule) -> dict[str, Any]:
-    return {
-        "monitor_id": rule.monitor_id,
-        "name": rule.name,
+    """The rule's columns: its fields, with the lists deduplicated and the filters as JSON."""
+    return record_fields(rule) | {
         "kinds": list(dict.fromkeys(rule.kinds)),
-        "deal_ratio": rule.deal_ratio,
         "filters": filters_to_json(rule.filters),
         "channel_ids": list(dict.fromkeys(rule.channel_ids)),
-        "mode": rule.mode,
-        "digest_hour": rule.digest_hour,
-        "quiet_start": rule.quiet_start,
-        "quiet_end": rule.quiet_end,
-        "timezone": rule.timezone,
-        "enabled": rule.enabled,
     }
 
 
@@ -272,13 +233,8 @@ def list_rules(
     return [rule_record(row) for row in rows]
 
 
-def _rule_row(db: Session, workspace_id: str, rule_id: str) -> NotificationRule | None:
-    row = db.get(NotificationRule, rule_id)
-    return row if row is not None and row.workspace_id == workspace_id else None
-
-
 def get_rule(db: Session, workspace_id: str, rule_id: str) -> RuleRecord | None:
-    row = _rule_row(db, workspace_id, rule_id)
+    row = workspace_row(db, NotificationRule, rule_id, workspace_id)
     return rule_record(row) if row is not None else None
 
 
@@ -287,7 +243,7 @@ def replace_rule(
 ) -> RuleRecord | None:
     """Replace every field of the rule (its id and created_at stay); None if not in the
     workspace; `NotFoundInWorkspace` as `add_rule`."""
-    row = _rule_row(db, workspace_id, rule_id)
+    row = workspace_row(db, NotificationRule, rule_id, workspace_id)
     if row is None:
         return None
     _check_owned(db, workspace_id, rule)
@@ -300,7 +256,7 @@ def replace_rule(
 
 def delete_rule(db: Session, workspace_id: str, rule_id: str) -> bool:
     """Delete the rule; its alerts already in the outbox still go (they keep no rule)."""
-    row = _rule_row(db, workspace_id, rule_id)
+    row = workspace_row(db, NotificationRule, rule_id, workspace_id)
     if row is None:
         return False
     db.delete(row)
@@ -341,9 +297,7 @@ def set_monitor_rules(
     return [rule_record(row) for row in made]
 
 
-def effective_rule_rows(
-    db: Session, workspace_id: str, monitor_id: str
-) -> list[NotificationRule]:
+def effective_rule_rows(db: Session, workspace_id: str, monitor_id: str) -> list[NotificationRule]:
     """The monitor's own enabled rules if it has any, else the workspace's enabled
     defaults: one query."""
     rows = list(

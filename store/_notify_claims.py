@@ -130,21 +130,8 @@ def record_outcome(
     channel = db.scalar(query.execution_options(populate_existing=True))
     if channel is None:
         return None
-    ids = list(outcome.notification_ids)
-    db.add(
-        NotificationDelivery(
-            workspace_id=channel.workspace_id,
-            channel_id=channel.id,
-            attempted_at=now,
-            notification_ids=ids,
-            ok=outcome.ok,
-            status_code=outcome.status_code,
-            latency_ms=outcome.latency_ms,
-            error=outcome.error,
-            test=False,
-        )
-    )
-    _settle_batch(db, channel.id, ids, outcome, now)
+    _log_attempt(db, channel, outcome, now, test=False)
+    _settle_batch(db, channel.id, list(outcome.notification_ids), outcome, now)
     if outcome.next_send_at is not None:
         channel.next_send_at = outcome.next_send_at
     if channel.claimed_by == node_id:
@@ -176,15 +163,49 @@ def _settle_batch(
         )
 
 
+def _log_attempt(
+    db: Session,
+    channel: NotificationChannel,
+    outcome: DeliveryOutcome,
+    now: datetime,
+    *,
+    test: bool,
+) -> None:
+    """The delivery log's row of one attempt: at a batch, or a test the API sent."""
+    db.add(
+        NotificationDelivery(
+            workspace_id=channel.workspace_id,
+            channel_id=channel.id,
+            attempted_at=now,
+            notification_ids=list(outcome.notification_ids),
+            ok=outcome.ok,
+            status_code=outcome.status_code,
+            latency_ms=outcome.latency_ms,
+            error=outcome.error,
+            test=test,
+        )
+    )
+
+
+def _note_health(
+    channel: NotificationChannel, outcome: DeliveryOutcome, now: datetime
+) -> datetime | None:
+    """The channel's health after an attempt (a test counts like any delivery): healthy
+    again on success, else failing since the first failure of the streak; returns when
+    that streak began (None: healthy)."""
+    if outcome.ok:
+        channel.last_success_at, channel.failing_since, channel.last_error = now, None, None
+    else:
+        channel.last_failure_at, channel.last_error = now, outcome.error
+        channel.failing_since = channel.failing_since or now
+    return channel.failing_since
+
+
 def _follow_health(channel: NotificationChannel, outcome: DeliveryOutcome, now: datetime) -> bool:
     """The channel's health after the attempt; True when this outcome disabled it (failing
     for `disable_after` or longer: disabled, with the reason in words)."""
-    if outcome.ok:
-        channel.last_success_at, channel.failing_since, channel.last_error = now, None, None
-        return False
-    channel.last_failure_at, channel.last_error = now, outcome.error
-    channel.failing_since = channel.failing_since or now
-    if not channel.enabled or now - channel.failing_since < outcome.disable_after:
+    failing_since = _note_health(channel, outcome, now)
+    if failing_since is None or not channel.enabled or now - failing_since < outcome.disable_after:
         return False
     hours = outcome.disable_after.total_seconds() / 3600
     channel.enabled = False
@@ -214,41 +235,15 @@ def next_due_at(db: Session) -> datetime | None:
     return min(moments, default=None)
 
 
-def log_test(
-    db: Session,
-    workspace_id: str,
-    channel_id: str,
-    *,
-    ok: bool,
-    status_code: int | None,
-    latency_ms: int,
-    error: str | None,
-    now: datetime,
-) -> bool:
+def log_test(db: Session, workspace_id: str, outcome: DeliveryOutcome, now: datetime) -> bool:
     """Log a test the API sent; False (nothing logged) if the channel is not the
     workspace's. A test is evidence of the destination's health like any delivery: one that
     arrived makes the channel healthy, one that failed makes it failing (a test never
     disables a channel: only real deliveries failing for long do)."""
-    channel = db.get(_C, channel_id)
+    channel = db.get(_C, outcome.channel_id)
     if channel is None or channel.workspace_id != workspace_id:
         return False
-    if ok:
-        channel.last_success_at, channel.failing_since, channel.last_error = now, None, None
-    else:
-        channel.last_failure_at, channel.last_error = now, error
-        channel.failing_since = channel.failing_since or now
-    db.add(
-        NotificationDelivery(
-            workspace_id=workspace_id,
-            channel_id=channel_id,
-            attempted_at=now,
-            notification_ids=[],
-            ok=ok,
-            status_code=status_code,
-            latency_ms=latency_ms,
-            error=error,
-            test=True,
-        )
-    )
+    _note_health(channel, outcome, now)
+    _log_attempt(db, channel, outcome, now, test=True)
     db.flush()
     return True

@@ -59,9 +59,7 @@ def niche_figures(
     columns = (Listing.category_id, Listing.brand, Listing.size, Listing.condition)
     for column, value in list(zip(columns, _key(row), strict=True))[: 4 if exact else 2]:
         where.append(column.is_(None) if value is None else column == value)
-    live = db.scalar(
-        select(func.count()).where(*where, Listing.state.in_(("open", "reserved")))
-    )
+    live = db.scalar(select(func.count()).where(*where, Listing.state.in_(("open", "reserved"))))
     sales = [
         (price, (changed - (listed or seen)).total_seconds() / 86400)
         for price, listed, seen, changed, evidence in db.execute(

@@ -257,9 +257,7 @@ def write_poll_alerts(
     return batch.write(db)
 
 
-def write_error_alerts(
-    db: Session, monitor: Monitor, *, poll_id: str, at: datetime
-) -> int:
+def write_error_alerts(db: Session, monitor: Monitor, *, poll_id: str, at: datetime) -> int:
     """One `monitor_error` per rule wanting it, for the poll that put the monitor in `error`."""
     rules, channels = _targets(db, monitor)
     batch = _Batch(monitor, channels, at)

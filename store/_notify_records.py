@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
+from ._rows import to_record
+
 NotifyKind = Literal[
     "new_listing", "deal", "price_drop", "sell_through_jump", "new_hot_niche", "monitor_error"
 ]  # fmt: skip
@@ -91,20 +93,7 @@ class RuleRecord:
 
     def as_new(self) -> NewRule:
         """The rule as a `NewRule` (to replace it with a few fields changed)."""
-        return NewRule(
-            name=self.name,
-            kinds=self.kinds,
-            monitor_id=self.monitor_id,
-            filters=self.filters,
-            deal_ratio=self.deal_ratio,
-            channel_ids=self.channel_ids,
-            mode=self.mode,
-            digest_hour=self.digest_hour,
-            quiet_start=self.quiet_start,
-            quiet_end=self.quiet_end,
-            timezone=self.timezone,
-            enabled=self.enabled,
-        )
+        return to_record(NewRule, self)
 
 
 @dataclass(frozen=True, slots=True)

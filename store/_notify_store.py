@@ -210,18 +210,9 @@ class NotifyStore:
         """Log a test the API sent (test=True); False if the channel is not the
         workspace's."""
         now = self._store.clock()
-        return await self._store.unit(
-            lambda db: claims.log_test(
-                db,
-                workspace_id,
-                channel_id,
-                ok=ok,
-                status_code=status_code,
-                latency_ms=latency_ms,
-                error=error,
-                now=now,
-            )
-        )
+        # A test is one attempt at an empty batch, never retried.
+        outcome = DeliveryOutcome(channel_id, (), ok, status_code, latency_ms, error, None)
+        return await self._store.unit(lambda db: claims.log_test(db, workspace_id, outcome, now))
 
     async def add_niche_alerts(
         self,

@@ -1,11 +1,14 @@
-"""From ORM rows to frozen records: one copier instead of a hand-written mapper per table."""
+"""From ORM rows to frozen records: one copier instead of a hand-written mapper per table, and
+one lookup of a workspace's row by id instead of one per table."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 from typing import Any, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.engine import Result
+from sqlalchemy.orm import Session
 
 R = TypeVar("R")
 
@@ -21,13 +24,17 @@ def field_names(record_type: type[Any]) -> tuple[str, ...]:
     return names
 
 
-def to_record(record_type: type[R], row: Any, **renamed: str) -> R:
+def to_record(record_type: type[R], row: object, /, **converted: object) -> R:
     """Build `record_type` from the same-named attributes of `row`.
 
-    `renamed` maps a record field to the row attribute it comes from when the names differ.
+    `converted` gives the value of a field outright where a plain copy will not do: a column
+    of another name or type (a JSON list to a tuple, a text document parsed), so that a
+    mapper names only the fields that differ instead of every field (a name that is no field
+    is a `TypeError`, as in the constructor).
     """
-    values = {name: getattr(row, renamed.get(name, name)) for name in field_names(record_type)}
-    return record_type(**values)
+    names = field_names(record_type)
+    copied = {name: getattr(row, name) for name in names if name not in converted}
+    return record_type(**copied, **converted)
 
 
 def records(record_type: type[R], result: Result[Any]) -> list[R]:
@@ -45,3 +52,13 @@ def record_fields(record: Any) -> dict[str, Any]:
     every value (a tenth of a millisecond per listing, most of a listings page's cost), the
     values are shared. Records are frozen and their values immutable, so sharing is safe."""
     return {name: getattr(record, name) for name in field_names(type(record))}
+
+
+def workspace_row(db: Session, model: type[R], row_id: str, workspace_id: str | None) -> R | None:
+    """The row of `model` with this id, or None; with `workspace_id`, only if it belongs to
+    that workspace (None: the engine's own use, across workspaces)."""
+    table: Any = model  # every workspace-owned table has `id` and `workspace_id` columns
+    query = select(model).where(table.id == row_id)
+    if workspace_id is not None:
+        query = query.where(table.workspace_id == workspace_id)
+    return db.scalar(query)

@@ -13,6 +13,33 @@ AnalysisSource = Literal["scrape", "monitor", "import"]
 
 
 @dataclass(frozen=True, slots=True)
+class NewRun:
+    """What creating a run takes (`store.runs.create`): the run starts `queued`."""
+
+    run_id: str
+    workspace_id: str
+    label: str | None
+    source: RunSource
+    url: str | None
+    monitor_id: str | None
+    max_items: int
+    replay_of: str | None = None  # the run this one repeats
+    include_likely_sales: bool = False  # rank on likely sales too (monitor runs)
+
+
+@dataclass(frozen=True, slots=True)
+class NewAnalysis:
+    """What storing an analysis takes (`store.runs.add_analysis`)."""
+
+    analysis_id: str
+    workspace_id: str
+    run_id: str | None  # None for an import
+    source: AnalysisSource
+    source_url: str | None
+    result_json: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     id: str
     workspace_id: str

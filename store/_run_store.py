@@ -11,7 +11,14 @@ from . import _analysis_views as views
 from . import _runs as repo
 from ._analysis_views import AnalysisOrigin, DashboardView
 from ._fence import fence
-from ._run_records import AnalysisRecord, AnalysisSource, RunRecord, RunSource, RunState
+from ._run_records import (
+    AnalysisRecord,
+    AnalysisSource,
+    NewAnalysis,
+    NewRun,
+    RunRecord,
+    RunState,
+)
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -21,35 +28,9 @@ class RunStore:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    async def create(
-        self,
-        *,
-        run_id: str,
-        workspace_id: str,
-        label: str | None,
-        source: RunSource,
-        url: str | None,
-        monitor_id: str | None,
-        max_items: int,
-        replay_of: str | None = None,
-        include_likely_sales: bool = False,
-    ) -> RunRecord:
+    async def create(self, new: NewRun) -> RunRecord:
         now = self._store.clock()
-        return await self._store.unit(
-            lambda db: repo.create_run(
-                db,
-                id=run_id,
-                workspace_id=workspace_id,
-                label=label,
-                source=source,
-                url=url,
-                monitor_id=monitor_id,
-                max_items=max_items,
-                replay_of=replay_of,
-                include_likely_sales=include_likely_sales,
-                created_at=now,
-            )
-        )
+        return await self._store.unit(lambda db: repo.create_run(db, new, now))
 
     async def get(self, run_id: str, workspace_id: str | None) -> RunRecord | None:
         return await self._store.unit(lambda db: repo.get_run(db, run_id, workspace_id))
@@ -101,31 +82,16 @@ class RunStore:
         return await self._store.unit(lambda db: repo.delete_run(db, run_id, workspace_id))
 
     async def add_analysis(
-        self,
-        *,
-        analysis_id: str,
-        workspace_id: str,
-        run_id: str | None,
-        source: AnalysisSource,
-        source_url: str | None,
-        result_json: str,
-        lease_token: int | None = None,
+        self, new: NewAnalysis, *, lease_token: int | None = None
     ) -> AnalysisRecord:
+        """Store an analysis; with `lease_token` (and a run), only while this node's lease on
+        the run holds (`LeaseLost` otherwise)."""
         now = self._store.clock()
 
         def work(db: Session) -> AnalysisRecord:
-            if lease_token is not None and run_id is not None:
-                fence(db, "run", run_id, lease_token)
-            return repo.add_analysis(
-                db,
-                id=analysis_id,
-                workspace_id=workspace_id,
-                run_id=run_id,
-                source=source,
-                source_url=source_url,
-                created_at=now,
-                result=result_json,
-            )
+            if lease_token is not None and new.run_id is not None:
+                fence(db, "run", new.run_id, lease_token)
+            return repo.add_analysis(db, new, now)
 
         return await self._store.unit(work)
 
@@ -150,16 +116,15 @@ class RunStore:
         def work(db: Session) -> AnalysisRecord:
             if lease_token is not None:
                 fence(db, "run", run.id, lease_token)
-            analysis = repo.add_analysis(
-                db,
-                id=analysis_id,
+            new = NewAnalysis(
+                analysis_id=analysis_id,
                 workspace_id=run.workspace_id,
                 run_id=run.id,
                 source=source,
                 source_url=run.url,
-                created_at=now,
-                result=result_json,
+                result_json=result_json,
             )
+            analysis = repo.add_analysis(db, new, now)
             repo.add_log_line(db, run.id, now, f"done: analysis {analysis.id}")
             ended = repo.finish_run(
                 db,
@@ -188,9 +153,7 @@ class RunStore:
         """The analysis with its run and monitor, in one unit; its document only
         `with_result` (see `_analysis_views`)."""
         return await self._store.unit(
-            lambda db: views.analysis_origin(
-                db, analysis_id, workspace_id, with_result=with_result
-            )
+            lambda db: views.analysis_origin(db, analysis_id, workspace_id, with_result=with_result)
         )
 
     async def analysis_result(self, analysis_id: str, workspace_id: str) -> str | None:

@@ -8,11 +8,13 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from ._rows import to_record
+from ._rows import record_fields, to_record, workspace_row
 from ._run_models import Analysis, Run, RunLogLine
 from ._run_records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
+    NewAnalysis,
+    NewRun,
     RunRecord,
     RunState,
 )
@@ -23,21 +25,21 @@ def run_record(row: Run) -> RunRecord:
 
 
 def analysis_record(row: Analysis) -> AnalysisRecord:
-    return to_record(AnalysisRecord, row, result_json="result")
+    return to_record(AnalysisRecord, row, result_json=row.result)
 
 
-def create_run(db: Session, **fields: Any) -> RunRecord:
-    run = Run(state="queued", progress=0.0, items=0, **fields)
+def create_run(db: Session, new: NewRun, now: datetime) -> RunRecord:
+    fields = record_fields(new)
+    run = Run(
+        id=fields.pop("run_id"), state="queued", progress=0.0, items=0, created_at=now, **fields
+    )
     db.add(run)
     db.flush()
     return run_record(run)
 
 
 def get_run(db: Session, run_id: str, workspace_id: str | None) -> RunRecord | None:
-    query = select(Run).where(Run.id == run_id)
-    if workspace_id is not None:
-        query = query.where(Run.workspace_id == workspace_id)
-    run = db.scalar(query)
+    run = workspace_row(db, Run, run_id, workspace_id)
     return None if run is None else run_record(run)
 
 
@@ -46,9 +48,7 @@ def _newest_first(
 ) -> tuple[list[Any], int]:
     """One page of a workspace's rows of `model`, newest first, and the total count."""
     total = int(
-        db.scalar(
-            select(func.count()).select_from(model).where(model.workspace_id == workspace_id)
-        )
+        db.scalar(select(func.count()).select_from(model).where(model.workspace_id == workspace_id))
         or 0
     )
     rows = db.scalars(
@@ -103,9 +103,7 @@ def update_run(db: Session, run_id: str, **values: Any) -> None:
     db.execute(update(Run).where(Run.id == run_id).values(**values))
 
 
-def finish_run(
-    db: Session, run_id: str, state: RunState, *, at: datetime, **values: Any
-) -> bool:
+def finish_run(db: Session, run_id: str, state: RunState, *, at: datetime, **values: Any) -> bool:
     """Move a run to a final state unless it already is in one (first writer wins)."""
     result = db.execute(
         update(Run)
@@ -144,20 +142,18 @@ def delete_run(db: Session, run_id: str, workspace_id: str) -> bool:
     return True
 
 
-def add_analysis(db: Session, **fields: Any) -> AnalysisRecord:
-    analysis = Analysis(**fields)
+def add_analysis(db: Session, new: NewAnalysis, now: datetime) -> AnalysisRecord:
+    fields = record_fields(new)
+    analysis = Analysis(
+        id=fields.pop("analysis_id"), result=fields.pop("result_json"), created_at=now, **fields
+    )
     db.add(analysis)
     db.flush()
     return analysis_record(analysis)
 
 
-def get_analysis(
-    db: Session, analysis_id: str, workspace_id: str | None
-) -> AnalysisRecord | None:
-    query = select(Analysis).where(Analysis.id == analysis_id)
-    if workspace_id is not None:
-        query = query.where(Analysis.workspace_id == workspace_id)
-    analysis = db.scalar(query)
+def get_analysis(db: Session, analysis_id: str, workspace_id: str | None) -> AnalysisRecord | None:
+    analysis = workspace_row(db, Analysis, analysis_id, workspace_id)
     return None if analysis is None else analysis_record(analysis)
 
 

@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 from api.process.serve import ServeOptions, serve
 from api.settings import Settings
 from engine import Marketplace
-from store import Store, open_store
+from store import MonitorRecord, NewMonitor, Store, open_store
 from store._migrate import upgrade
 from tests.engine.fake_market import FakeMarket
 
@@ -231,3 +231,26 @@ async def new_workspace(store: Store) -> str:
         password_hash="h",
     )
     return user.workspace_id
+
+
+async def new_monitor(
+    store: Store,
+    workspace_id: str | None = None,
+    *,
+    url: str = "https://www.vinted.fr/catalog",
+    label: str | None = None,
+    interval_seconds: int = 60,
+    page_cap: int = 5,
+) -> MonitorRecord:
+    """A monitor straight through the store (`paused`, due at once), in a new workspace
+    unless given."""
+    return await store.monitors.create(
+        NewMonitor(
+            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
+            workspace_id=workspace_id or await new_workspace(store),
+            url=url,
+            label=label,
+            interval_seconds=interval_seconds,
+            page_cap=page_cap,
+        )
+    )

@@ -25,7 +25,7 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -33,15 +33,12 @@ from typing import Any, Self
 from urllib.parse import parse_qsl
 
 import trio
-from hypercorn.config import Config
 from hypercorn.trio import serve
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from tests.asgi import Receive, Scope, Send, lifespan, loopback_config, read_body, respond
 from tests.notify.wire_rules import EntityError, discord_form_errors, telegram_visible_text
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 MAX_BODY = 1 << 20
 
 
@@ -108,11 +105,8 @@ class _Fake:
 
     async def serve(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled; `task_status.started(url)` once listening."""
-        config = Config()
-        config.bind = ["127.0.0.1:0"]
-        config.accesslog = None
+        config = loopback_config()
         config.errorlog = None
-        config.graceful_timeout = 1
         stop = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
@@ -155,19 +149,9 @@ class _Fake:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if len(body) > MAX_BODY or not message.get("more_body"):
-                break
+            await lifespan(receive, send)
+            return
+        body = await read_body(receive, limit=MAX_BODY)
         request = Request(
             method=scope["method"],
             path=scope["path"],
@@ -183,14 +167,8 @@ class _Fake:
             reply = Reply(503)
         elif reply is None:
             reply = self.handle(request)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": reply.status,
-                "headers": [(k.encode(), v.encode()) for k, v in reply.headers],
-            }
-        )
-        await send({"type": "http.response.body", "body": reply.body})
+        headers = [(k.encode(), v.encode()) for k, v in reply.headers]
+        await respond(send, reply.status, headers, reply.body)
         self._notify()
 
     def _notify(self) -> None:

@@ -223,9 +223,7 @@ async def _mail_reset_link(user_id: str, email: str) -> None:
         user_id=user_id,
         expires_at=svc.store.clock() + timedelta(minutes=svc.settings.reset_token_minutes),
     )
-    tokens = [
-        t for t in await svc.store.list_access_tokens(user_id) if not t.revoked_at
-    ]
+    tokens = [t for t in await svc.store.list_access_tokens(user_id) if not t.revoked_at]
     await svc.mailer.send(
         email,
         "Reset your Nichescope password",

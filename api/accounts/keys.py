@@ -8,7 +8,7 @@ from quart_schema import validate_request, validate_response
 from api.accounts.actions import mint_access_token
 from api.accounts.schemas import CreatedKey, CreateKeyRequest, KeyList, KeyOut
 from api.http.auth import current_principal
-from api.http.errors import NotFound
+from api.http.errors import found
 from api.http.openapi import operation
 from api.http.openapi_links import ACCESS_TOKEN
 from api.services import services
@@ -65,8 +65,9 @@ async def list_keys() -> KeyList:
 async def revoke_key(key_id: str) -> KeyOut:
     """Revoke a token at once (idempotent). Another user's token is a 404."""
     principal = current_principal()
-    record = await services().store.revoke_access_token(user_id=principal.user_id, token_id=key_id)
-    if record is None:
-        raise NotFound("access token")
+    record = found(
+        await services().store.revoke_access_token(user_id=principal.user_id, token_id=key_id),
+        "access token",
+    )
     services().sessions.drop_token(key_id)
     return KeyOut.model_validate(_key_out(record))

@@ -17,7 +17,7 @@ from api.accounts.schemas import (
     UpdateMeRequest,
 )
 from api.http.auth import current_principal
-from api.http.errors import NotFound
+from api.http.errors import found
 from api.http.openapi import operation
 from api.services import services
 
@@ -89,9 +89,7 @@ async def logout() -> Response:
 async def me() -> MeResponse:
     """The signed-in user, their workspace and how this request authenticated."""
     principal = current_principal()
-    user = await services().store.get_user(principal.user_id)
-    if user is None:
-        raise NotFound("user")
+    user = found(await services().store.get_user(principal.user_id), "user")
     return await describe_me(user, principal)
 
 
@@ -103,9 +101,7 @@ async def update_me(data: UpdateMeRequest) -> MeResponse:
     """Change the display name (the only profile field a user edits; e-mail is the login)."""
     principal = current_principal()
     name = data.name.strip() if data.name and data.name.strip() else None
-    user = await services().store.set_user_name(principal.user_id, name)
-    if user is None:
-        raise NotFound("user")
+    user = found(await services().store.set_user_name(principal.user_id, name), "user")
     return await describe_me(user, principal)
 
 

@@ -111,5 +111,3 @@ class CreatedKey(KeyOut):
 
 class KeyList(BaseModel):
     keys: list[KeyOut]
-
-

@@ -15,10 +15,10 @@ import trio
 from api.analyses.cache import AnalysisParts
 from api.analyses.schemas import AnalysisOut, AnalysisSummary
 from api.http.auth import current_principal
-from api.http.errors import NotFound
-from api.naming import analysis_title
+from api.http.errors import NotFound, found
+from api.naming import analysis_title, analysis_titles
 from api.services import services
-from store import AnalysisRecord
+from store import AnalysisRecord, record_fields
 
 DASHBOARD_NICHES = 10  # niches an analysis' cached parts keep ready for the dashboard
 GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
@@ -30,14 +30,17 @@ INLINE_PARSE_BYTES = 256 * 1024
 
 def summary(analysis: AnalysisRecord, title: str) -> AnalysisSummary:
     """The list entry of `analysis`; `title` from `naming` (what it is of, never an id)."""
-    return AnalysisSummary(
-        id=analysis.id,
-        title=title,
-        run_id=analysis.run_id,
-        source=analysis.source,
-        source_url=analysis.source_url,
-        created_at=analysis.created_at,
-    )
+    return AnalysisSummary.model_validate({**record_fields(analysis), "title": title})
+
+
+async def summaries(
+    workspace_id: str, offset: int, limit: int
+) -> tuple[list[AnalysisSummary], int]:
+    """A page of the workspace's analyses, newest first, titled (the REST list and the MCP
+    tool answer the same), and how many analyses there are."""
+    analyses, total = await services().store.runs.analyses(workspace_id, offset, limit)
+    titles = await analysis_titles(workspace_id, analyses)
+    return [summary(a, titles[a.id]) for a in analyses], total
 
 
 def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
@@ -50,10 +53,7 @@ def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
 
 async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
     """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
-    analysis = await services().store.runs.analysis(analysis_id, workspace_id)
-    if analysis is None:
-        raise NotFound("analysis")
-    return analysis
+    return found(await services().store.runs.analysis(analysis_id, workspace_id), "analysis")
 
 
 def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:

@@ -33,7 +33,7 @@ from api.http.limits import refuse_too_large
 from api.http.security import new_id
 from api.services import services
 from engine import InvalidExport, analyse_import
-from store import AnalysisRecord
+from store import AnalysisRecord, NewAnalysis
 
 SPOOL_IN_MEMORY = 1 << 20
 BUSY_RETRY_SECONDS = 5.0
@@ -188,10 +188,12 @@ async def import_export_in(
     except InvalidExport as err:
         raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
     return await svc.store.runs.add_analysis(
-        analysis_id=new_id("an"),
-        workspace_id=workspace_id,
-        run_id=None,
-        source="import",
-        source_url=source_url,
-        result_json=json.dumps(result),
+        NewAnalysis(
+            analysis_id=new_id("an"),
+            workspace_id=workspace_id,
+            run_id=None,
+            source="import",
+            source_url=source_url,
+            result_json=json.dumps(result),
+        )
     )

@@ -16,19 +16,20 @@ from api.analyses.actions import (
     graph_links,
     parse_parts,
     read_analysis,
+    summaries,
     summary,
 )
 from api.analyses.cache import etag, matches
 from api.analyses.imports import import_from_request
 from api.analyses.schemas import AnalysisList, AnalysisOut, DashboardQuery, ImportQuery
 from api.http.auth import current_principal
-from api.http.errors import NotFound
+from api.http.errors import NotFound, found
 from api.http.json_encoding import api_json
 from api.http.limits import allow_body
 from api.http.openapi import operation
 from api.http.openapi_links import ANALYSIS, RUN
 from api.http.schemas import PageQuery
-from api.naming import analysis_title, analysis_titles
+from api.naming import analysis_title
 from api.runs.actions import run_fields
 from api.services import services
 from engine import render_svg
@@ -49,13 +50,11 @@ ANALYSIS_LINKS = (*ANALYSIS.links(), *RUN.links("run_id"))
 @validate_response(AnalysisList, 200)
 async def list_analyses(query_args: PageQuery) -> AnalysisList:
     """The workspace's analyses, newest first, paged."""
-    workspace_id = current_principal().workspace_id
-    analyses, total = await services().store.runs.analyses(
-        workspace_id, query_args.offset, query_args.page_size
+    analyses, total = await summaries(
+        current_principal().workspace_id, query_args.offset, query_args.page_size
     )
-    titles = await analysis_titles(workspace_id, analyses)
     return AnalysisList(
-        analyses=[summary(a, titles[a.id]) for a in analyses],
+        analyses=analyses,
         page=query_args.page,
         page_size=query_args.page_size,
         total=total,
@@ -178,9 +177,7 @@ async def dashboard(query_args: DashboardQuery) -> Response:
     workspace_id = current_principal().workspace_id
     analysis_id: str | None = None
     if query_args.run_id is not None:
-        run = await svc.store.runs.get(query_args.run_id, workspace_id)
-        if run is None:
-            raise NotFound("run")
+        run = found(await svc.store.runs.get(query_args.run_id, workspace_id), "run")
         analysis_id = run.analysis_id
     view = await svc.store.runs.dashboard(
         workspace_id,

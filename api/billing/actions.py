@@ -13,7 +13,7 @@ from quart import current_app
 from api.billing.fulfil import fulfil_subscription
 from api.billing.gateway import BillingUnconfigured, StripeGateway
 from api.billing.plans import TRIAL_PLAN, configured_plans
-from api.billing.quotas import limits_of, usage
+from api.billing.quotas import PlanLimits, limits_of, usage
 from api.billing.schemas import BillingSummary, QuotasOut, UsageOut
 from api.billing.signature import verify
 from api.http.auth import Principal, client_ip
@@ -21,7 +21,7 @@ from api.http.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound,
 from api.http.security import new_secret
 from api.mail import normalise_email
 from api.services import services
-from store import BillingAccountRecord, DatabaseUnavailable, Store, StripeEventKey
+from store import BillingAccountRecord, DatabaseUnavailable, PlanRecord, Store, StripeEventKey
 
 log = logging.getLogger(__name__)
 EXTENSION = "nichescope_billing"
@@ -106,6 +106,11 @@ def _subscribed(account: BillingAccountRecord | None) -> bool:
     )
 
 
+def quotas_out(limits: PlanLimits | PlanRecord) -> QuotasOut:
+    """The quotas of a plan, or those a workspace is entitled to now (same-named fields)."""
+    return QuotasOut.model_validate(limits, from_attributes=True)
+
+
 async def summary(workspace_id: str) -> BillingSummary:
     await ensure_plans()
     store = services().store
@@ -124,13 +129,8 @@ async def summary(workspace_id: str) -> BillingSummary:
         current_period_end=account.current_period_end if account is not None else None,
         cancel_at_period_end=bool(account and account.cancel_at_period_end),
         has_customer=bool(account and account.stripe_customer_id),
-        quotas=QuotasOut(
-            active_monitors=limits.active_monitors,
-            runs_per_day=limits.runs_per_day,
-            items_per_run=limits.items_per_run,
-            min_poll_seconds=limits.min_poll_seconds,
-        ),
-        usage=UsageOut(active_monitors=used.active_monitors, runs_today=used.runs_today),
+        quotas=quotas_out(limits),
+        usage=UsageOut.model_validate(used, from_attributes=True),
     )
 
 

@@ -10,7 +10,7 @@ elsewhere (tests, CLI).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -158,13 +158,10 @@ def limits_of(
             account.current_period_end is None or account.current_period_end > now
         )
     if plan is None or not entitled:
-        return PlanLimits(
+        # NO_PLAN's limits, but the account's own plan name, status and end.
+        return replace(
+            NO_PLAN,
             name=account.plan,
-            active_monitors=0,
-            runs_per_day=0,
-            items_per_run=0,
-            min_poll_seconds=0,
-            can_create=False,
             status=_status(account, now),
             ends_at=account.current_period_end,
         )

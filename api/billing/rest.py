@@ -15,7 +15,6 @@ from api.billing.schemas import (
     PlanOut,
     PlansResponse,
     PortalResponse,
-    QuotasOut,
     SyncCheckoutRequest,
     SyncResponse,
     TrialConfirmResponse,
@@ -27,6 +26,7 @@ from api.http.auth import current_principal
 from api.http.errors import validation_response
 from api.http.openapi import operation
 from api.services import services
+from store import record_fields
 
 blueprint = Blueprint("billing", __name__, url_prefix="/api/billing")
 
@@ -48,22 +48,10 @@ async def list_plans() -> PlansResponse:
     """Every plan with its price and quotas; `purchasable` plans can be bought at checkout."""
     await service.ensure_plans()
     plans = await services().store.billing.plans()
+    # A plan's record holds its quotas as fields of its own; the answer nests them.
     return PlansResponse(
         plans=[
-            PlanOut(
-                name=p.name,
-                title=p.title,
-                price_cents=p.price_cents,
-                currency=p.currency,
-                interval=p.interval,
-                purchasable=p.purchasable,
-                quotas=QuotasOut(
-                    active_monitors=p.active_monitors,
-                    runs_per_day=p.runs_per_day,
-                    items_per_run=p.items_per_run,
-                    min_poll_seconds=p.min_poll_seconds,
-                ),
-            )
+            PlanOut.model_validate({**record_fields(p), "quotas": service.quotas_out(p)})
             for p in plans
         ]
     )

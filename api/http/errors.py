@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from quart import Quart, Response, json
@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException
 from store import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 PROBLEM_JSON = "application/problem+json"
 DEFAULT_DOCS_URL = "/docs"
@@ -101,6 +102,20 @@ class NotFound(ApiError):
         super().__init__(f"No such {what}")
 
 
+def found(record: T | None, what: str) -> T:
+    """`record`, or `NotFound(what)` when the store found none (or only another workspace's:
+    the store's scoped reads answer None for both, and so must the API)."""
+    if record is None:
+        raise NotFound(what)
+    return record
+
+
+def deleted(done: bool, what: str) -> None:
+    """`NotFound(what)` unless the store's delete found something to delete."""
+    if not done:
+        raise NotFound(what)
+
+
 class Conflict(ApiError):
     status, code = 409, "conflict"
 
@@ -124,7 +139,6 @@ class TooManyRequests(ApiError):
 
 class ServiceUnavailable(ApiError):
     status, code = 503, "unavailable"
-
 
 
 def problem(

@@ -4,10 +4,9 @@ the highest page number, the paging query and page count, and the answer to a de
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.http.storable import document_storable_text, storable_field
 
@@ -25,10 +24,9 @@ class Strict(BaseModel):
 MAX_PAGE = 1_000_000
 
 
-def exactly_one_of(first: str, second: str) -> Callable[[dict[str, Any]], None]:
-    """`json_schema_extra` for "exactly one of two nullable fields is given", so that the
-    document says what the model's validator enforces (and generated clients and fuzzers
-    know it); plain strings are marked as `Strict` marks them."""
+def _one_source_schema(schema: dict[str, Any], model: type[OneSource]) -> None:
+    """`OneSource`'s `json_schema_extra`: the document says what the validator enforces (so
+    generated clients and fuzzers know it); plain strings are marked as `Strict` marks them."""
 
     def only(given: str, absent: str) -> dict[str, Any]:
         return {
@@ -36,11 +34,24 @@ def exactly_one_of(first: str, second: str) -> Callable[[dict[str, Any]], None]:
             "properties": {given: {"type": "string"}, absent: {"type": "null"}},
         }
 
-    def extra(schema: dict[str, Any]) -> None:
-        document_storable_text(schema)
-        schema["oneOf"] = [only(first, second), only(second, first)]
+    first, second = model.sources
+    document_storable_text(schema)
+    schema["oneOf"] = [only(first, second), only(second, first)]
 
-    return extra
+
+class OneSource(Strict):
+    """A request that names exactly one of two nullable fields, `sources` (what to read: a
+    catalogue URL, a monitor, an analysis): refused otherwise, and documented as `oneOf`."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_source_schema)
+    sources: ClassVar[tuple[str, str]]
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> Self:
+        first, second = self.sources
+        if (getattr(self, first) is None) == (getattr(self, second) is None):
+            raise ValueError(f"give exactly one of {first} or {second}")
+        return self
 
 
 def page_count(total: int, page_size: int) -> int:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from api.analyses.actions import analysis_in_workspace
 from api.billing.quotas import plan_limits, require_poll_interval, require_quota
 from api.catalogue_urls import refuse_unaccepted_site
 from api.http.auth import current_principal
-from api.http.errors import ApiError, BadRequest, Conflict, NotFound
+from api.http.errors import ApiError, BadRequest, Conflict, deleted, found
 from api.http.security import new_id
 from api.monitors.schemas import (
     MonitorOut,
@@ -53,6 +54,13 @@ def monitor_out(
     )
 
 
+async def one_monitor_out(monitor: MonitorRecord) -> MonitorOut:
+    """A single monitor as shown alone (the REST read and its web page): with its listing
+    counts and the market profile its site speaks, which lists leave out."""
+    counts = await services().store.monitors.listing_counts(monitor.id)
+    return monitor_out(monitor, counts, await market_profile_of(monitor))
+
+
 async def market_profile_of(monitor: MonitorRecord) -> str | None:
     """The wire profile the monitor's site speaks: the configured one, or what `auto` found
     and remembered for every node (None until a check has read the site)."""
@@ -75,10 +83,7 @@ async def owned_monitor(monitor_id: str, workspace_id: str | None = None) -> Mon
     signed-in person's); `NotFound` for another workspace's monitor or none."""
     if workspace_id is None:
         workspace_id = current_principal().workspace_id
-    monitor = await services().store.monitors.get(monitor_id, workspace_id)
-    if monitor is None:
-        raise NotFound("monitor")
-    return monitor
+    return found(await services().store.monitors.get(monitor_id, workspace_id), "monitor")
 
 
 async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> MonitorRecord:
@@ -142,9 +147,7 @@ async def catalogue_url_of_analysis(workspace_id: str, analysis_id: str) -> str:
     one that has none (an import whose export named no URL).
     """
     store = services().store
-    analysis = await store.runs.analysis(analysis_id, workspace_id)
-    if analysis is None:
-        raise NotFound("analysis")
+    analysis = await analysis_in_workspace(analysis_id, workspace_id)
     if analysis.source_url:
         return analysis.source_url
     if analysis.run_id is not None:
@@ -165,6 +168,12 @@ async def counted(monitors: list[MonitorRecord]) -> list[MonitorOut]:
     list): the counts are kept on the monitor's row, so each is one primary-key read."""
     counts = services().store.monitors.listing_counts
     return [monitor_out(m, await counts(m.id)) for m in monitors]
+
+
+async def delete_monitor_in(monitor: MonitorRecord) -> None:
+    """Stop the monitor's actor and delete it with all its data (the REST view and the web
+    page); `NotFound` when it went meanwhile."""
+    deleted(await services().engine.delete_monitor(monitor), "monitor")
 
 
 async def pause_monitor_in(monitor: MonitorRecord) -> None:

@@ -17,16 +17,17 @@ from quart_schema import (
 )
 
 from api.http.auth import current_principal
-from api.http.errors import NotFound
+from api.http.errors import found
 from api.http.json_encoding import api_json
 from api.http.openapi import operation
 from api.http.openapi_links import MONITOR
 from api.http.schemas import page_count
 from api.monitors.actions import (
     counted,
+    delete_monitor_in,
     listing_out,
-    market_profile_of,
     monitor_out,
+    one_monitor_out,
     owned_monitor,
     pause_monitor_in,
     resume_monitor_in,
@@ -75,18 +76,14 @@ async def list_monitors() -> MonitorList:
 @validate_response(MonitorOut, 200)
 async def get_monitor(monitor_id: str) -> MonitorOut:
     """Status, listing counts by state (with likely sales), last and next poll, errors."""
-    monitor = await owned_monitor(monitor_id)
-    counts = await services().store.monitors.listing_counts(monitor.id)
-    return monitor_out(monitor, counts, await market_profile_of(monitor))
+    return await one_monitor_out(await owned_monitor(monitor_id))
 
 
 @blueprint.delete("/<id:monitor_id>")
 @operation("deleteMonitor", success=(204, "Deleted; no body", None))
 async def delete_monitor(monitor_id: str) -> Response:
     """Stop the monitor's actor and delete the monitor with all its data. 204."""
-    monitor = await owned_monitor(monitor_id)
-    if not await services().engine.delete_monitor(monitor):
-        raise NotFound("monitor")
+    await delete_monitor_in(await owned_monitor(monitor_id))
     return Response(b"", status=204)
 
 
@@ -126,17 +123,16 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> Response:
     workspace_id = current_principal().workspace_id
     monitors = services().store.monitors
     # One transaction checks the workspace and reads the page: the API's hottest read.
-    page = (
+    page = found(
         await monitors.filtered_listings(
             monitor_id, wanted, q.page, q.page_size, workspace_id=workspace_id
         )
         if wanted.narrows
         else await monitors.listings(
             monitor_id, states, q.page, q.page_size, workspace_id=workspace_id
-        )
+        ),
+        "monitor",
     )
-    if page is None:
-        raise NotFound("monitor")
     body = {
         "listings": [listing_out(listing) for listing in page.listings],
         "state": query_args.state,

@@ -6,29 +6,21 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from api.http.schemas import MAX_PAGE, Strict, exactly_one_of
+from api.http.schemas import MAX_PAGE, OneSource
 from api.http.storable import document_storable_text, storable_field
 
 MAX_CATEGORY_ID = 2**31 - 1
 
 
-class StartMonitorRequest(Strict):
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra=exactly_one_of("analysis_id", "url")
-    )
+class StartMonitorRequest(OneSource):
+    sources = ("analysis_id", "url")
 
     analysis_id: str | None = Field(default=None, min_length=1, max_length=64)
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     label: str | None = Field(default=None, max_length=200)
     interval_seconds: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
-
-    @model_validator(mode="after")
-    def _exactly_one_source(self) -> StartMonitorRequest:
-        if (self.analysis_id is None) == (self.url is None):
-            raise ValueError("give exactly one of analysis_id or url")
-        return self
 
 
 class ListingsQuery(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from api.http.errors import ApiError, Conflict, NotFound
+from api.http.errors import ApiError, Conflict, deleted, found
 from api.notifications.schemas import ChannelOut, CreateChannelRequest, UpdateChannelRequest
 from api.services import services
 from engine.notifications import (
@@ -26,6 +26,7 @@ from engine.notifications import (
 from store import ChannelRecord, NewChannel
 
 MAX_CHANNELS = 20
+CHANNEL = "notification channel"  # what a 404 says is missing
 ROTATION_HOURS = 24
 
 
@@ -44,21 +45,9 @@ def secret_box() -> SecretBox:
 
 
 def channel_out(channel: ChannelRecord) -> ChannelOut:
-    """What a channel shows: its hint and health, never its sealed secrets."""
-    return ChannelOut(
-        id=channel.id,
-        kind=channel.kind,
-        name=channel.name,
-        hint=channel.hint,
-        enabled=channel.enabled,
-        health=channel.health,
-        disabled_reason=channel.disabled_reason,
-        last_error=channel.last_error,
-        last_success_at=channel.last_success_at,
-        last_failure_at=channel.last_failure_at,
-        failing_since=channel.failing_since,
-        created_at=channel.created_at,
-    )
+    """What a channel shows: its hint and health, never its sealed secrets (the model reads
+    only the attributes it names, and names none of them)."""
+    return ChannelOut.model_validate(channel, from_attributes=True)
 
 
 async def list_channels(workspace_id: str) -> list[ChannelRecord]:
@@ -67,10 +56,7 @@ async def list_channels(workspace_id: str) -> list[ChannelRecord]:
 
 async def owned_channel(workspace_id: str, channel_id: str) -> ChannelRecord:
     """The workspace's channel; `NotFound` for another workspace's (same as none)."""
-    channel = await services().store.notify.channel(workspace_id, channel_id)
-    if channel is None:
-        raise NotFound("notification channel")
-    return channel
+    return found(await services().store.notify.channel(workspace_id, channel_id), CHANNEL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,15 +136,12 @@ async def update_channel(
     updated = await services().store.notify.update_channel(
         workspace_id, channel_id, name=data.name, enabled=data.enabled
     )
-    if updated is None:
-        raise NotFound("notification channel")
-    return updated
+    return found(updated, CHANNEL)
 
 
 async def delete_channel(workspace_id: str, channel_id: str) -> None:
     """Delete the channel, its pending alerts, and its id from every rule."""
-    if not await services().store.notify.delete_channel(workspace_id, channel_id):
-        raise NotFound("notification channel")
+    deleted(await services().store.notify.delete_channel(workspace_id, channel_id), CHANNEL)
 
 
 def open_secrets(channel: ChannelRecord) -> dict[str, Any]:
@@ -195,10 +178,8 @@ async def rotate_secret(workspace_id: str, channel_id: str) -> RotatedSecret:
     updated = await services().store.notify.update_channel(
         workspace_id, channel_id, secret_box=secret_box().seal(rotated)
     )
-    if updated is None:
-        raise NotFound("notification channel")
     return RotatedSecret(
-        record=updated,
+        record=found(updated, CHANNEL),
         signing_secret=str(rotated["signing_secret"]),
         previous_valid_until=datetime.fromtimestamp(int(rotated["previous_until"]), UTC),
     )

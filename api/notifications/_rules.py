@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from api.http.errors import NotFound
-from api.notifications._channels import LimitReached
+from api.http.errors import NotFound, deleted, found
+from api.notifications._channels import CHANNEL, LimitReached
 from api.notifications.schemas import MonitorRule, RuleIn, RuleOut
 from api.services import services
 from store import (
@@ -24,6 +24,7 @@ from store import (
 )
 
 MAX_RULES = 50
+RULE = "notification rule"  # what a 404 says is missing
 
 
 def _decimal(value: float | None) -> Decimal | None:
@@ -80,7 +81,7 @@ async def _check_references(workspace_id: str, rules: list[NewRule]) -> None:
     if wanted:
         known = {c.id for c in await services().store.notify.channels(workspace_id)}
         if wanted - known:
-            raise NotFound("notification channel")
+            raise NotFound(CHANNEL)
 
 
 def _limit(count: int) -> None:
@@ -101,10 +102,7 @@ async def list_rules(workspace_id: str, monitor_id: str | None = None) -> list[R
 
 
 async def owned_rule(workspace_id: str, rule_id: str) -> RuleRecord:
-    rule = await services().store.notify.rule(workspace_id, rule_id)
-    if rule is None:
-        raise NotFound("notification rule")
-    return rule
+    return found(await services().store.notify.rule(workspace_id, rule_id), RULE)
 
 
 async def create_rule(workspace_id: str, data: RuleIn) -> RuleRecord:
@@ -126,14 +124,11 @@ async def replace_rule(workspace_id: str, rule_id: str, data: RuleIn) -> RuleRec
         replaced = await services().store.notify.replace_rule(workspace_id, rule_id, rule)
     except NotFoundInWorkspace as err:
         raise NotFound(err.kind) from err
-    if replaced is None:
-        raise NotFound("notification rule")
-    return replaced
+    return found(replaced, RULE)
 
 
 async def delete_rule(workspace_id: str, rule_id: str) -> None:
-    if not await services().store.notify.delete_rule(workspace_id, rule_id):
-        raise NotFound("notification rule")
+    deleted(await services().store.notify.delete_rule(workspace_id, rule_id), RULE)
 
 
 async def set_monitor_rules(

@@ -105,13 +105,7 @@ async def test_channel(channel_id: str) -> TestResult:
     """Send a `test.ping` now and answer with the outcome (a failed delivery is a 200 with
     `ok` false and the reason in words); it is logged as a test delivery."""
     outcome = await actions.send_test(_workspace(), channel_id)
-    return TestResult(
-        ok=outcome.ok,
-        status_code=outcome.status_code,
-        latency_ms=outcome.latency_ms,
-        error=outcome.error,
-        message=outcome.message,
-    )
+    return TestResult.model_validate(outcome, from_attributes=True)
 
 
 @blueprint.post("/channels/<id:channel_id>/rotate-secret")

@@ -89,16 +89,19 @@ _COMMON: dict[str, Any] = {
     },
 }
 
+# What a listing alert but a deal carries: the listing, and its niche when the service knows it.
+_LISTING_MAYBE_NICHE: dict[str, Any] = {
+    "listing": _ref("WebhookListing"),
+    "niche": {"anyOf": [_ref("WebhookNiche"), {"type": "null"}]},
+}
+
 # event type -> (component name, summary, required members, extra properties)
 EVENTS: dict[str, tuple[str, str, list[str], dict[str, Any]]] = {
     "listing.new": (
         "WebhookListingNew",
         "A new listing matched a rule's filters",
         ["monitor", "rule", "listing"],
-        {
-            "listing": _ref("WebhookListing"),
-            "niche": {"anyOf": [_ref("WebhookNiche"), {"type": "null"}]},
-        },
+        _LISTING_MAYBE_NICHE,
     ),
     "listing.deal": (
         "WebhookListingDeal",
@@ -110,10 +113,7 @@ EVENTS: dict[str, tuple[str, str, list[str], dict[str, Any]]] = {
         "WebhookListingPriceDrop",
         "A listing matching a rule's filters got cheaper",
         ["monitor", "rule", "listing"],
-        {
-            "listing": _ref("WebhookListing"),
-            "niche": {"anyOf": [_ref("WebhookNiche"), {"type": "null"}]},
-        },
+        _LISTING_MAYBE_NICHE,
     ),
     "niche.sell_through_jump": (
         "WebhookNicheSellThroughJump",

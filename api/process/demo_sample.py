@@ -33,6 +33,7 @@ from store import (
     ConfirmedState,
     ListingState,
     MonitorRecord,
+    NewMonitor,
     ObservedListing,
     PollOutcome,
     Store,
@@ -188,10 +189,12 @@ async def _sample_monitor(
 ) -> MonitorRecord:
     query = urlencode([("catalog[]", c) for c in categories] + [("order", "newest_first")])
     return await store.monitors.create(
-        monitor_id=new_id("mon"),
-        workspace_id=workspace_id,
-        url=f"{origin}/catalog?{query}",
-        label=SAMPLE_LABEL,
-        interval_seconds=POLL_HOURS * 3600,
-        page_cap=20,
+        NewMonitor(
+            monitor_id=new_id("mon"),
+            workspace_id=workspace_id,
+            url=f"{origin}/catalog?{query}",
+            label=SAMPLE_LABEL,
+            interval_seconds=POLL_HOURS * 3600,
+            page_cap=20,
+        )
     )

@@ -168,5 +168,3 @@ def notification_dispatcher(
         ),
         mail_owner=send_mail,
     )
-
-

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from api.billing.quotas import require_items_per_run, require_quota
 from api.catalogue_urls import refuse_unaccepted_site
 from api.http.auth import current_principal
-from api.http.errors import BadRequest, Conflict, NotFound
+from api.http.errors import BadRequest, Conflict, NotFound, deleted, found
 from api.http.security import new_id
 from api.runs.schemas import (
     CreateRunRequest,
@@ -41,15 +41,19 @@ def run_fields(run: RunRecord) -> dict[str, object]:
     return fields
 
 
+async def runs_out(workspace_id: str, offset: int, limit: int) -> tuple[list[RunOut], int]:
+    """A page of the workspace's runs, newest first (the REST list and the MCP tool answer
+    the same), and how many runs there are."""
+    runs, total = await services().store.runs.in_workspace(workspace_id, offset, limit)
+    return [run_out(r) for r in runs], total
+
+
 async def owned_run(run_id: str, workspace_id: str | None = None) -> RunRecord:
     """The run `run_id` of `workspace_id`, by default the API caller's (a page passes its
     signed-in person's); `NotFound` for another workspace's run or none."""
     if workspace_id is None:
         workspace_id = current_principal().workspace_id
-    run = await services().store.runs.get(run_id, workspace_id)
-    if run is None:
-        raise NotFound("run")
-    return run
+    return found(await services().store.runs.get(run_id, workspace_id), "run")
 
 
 async def checked_url(url: str) -> str:
@@ -115,11 +119,10 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
 async def delete_run_in(run: RunRecord) -> None:
     """Delete a finished run (the REST view and the web page); `Conflict` `run_running`."""
     try:
-        deleted = await services().engine.runs.delete(run)
+        done = await services().engine.runs.delete(run)
     except RunStillRunning as err:
         raise Conflict(str(err), code="run_running", suggest=["Cancel the run first"]) from err
-    if not deleted:
-        raise NotFound("run")
+    deleted(done, "run")
 
 
 async def cancel_run_in(run: RunRecord) -> RunRecord:

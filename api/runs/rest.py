@@ -20,8 +20,9 @@ from quart_schema import (
     validate_response,
 )
 
+from api.analyses.actions import analysis_in_workspace
 from api.http.auth import current_principal
-from api.http.errors import Conflict, NotFound
+from api.http.errors import Conflict
 from api.http.openapi import operation
 from api.http.openapi_links import ANALYSIS, MONITOR, RUN
 from api.http.schemas import DeletedOut, PageQuery
@@ -32,6 +33,7 @@ from api.runs.actions import (
     owned_run,
     replay_run_in,
     run_out,
+    runs_out,
 )
 from api.runs.schemas import AlertsQuery, CreateRunRequest, LogQuery, RunList, RunOut
 from api.services import services
@@ -75,11 +77,11 @@ async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
 @validate_response(RunList, 200)
 async def list_runs(query_args: PageQuery) -> RunList:
     """The workspace's runs, newest first, paged."""
-    runs, total = await services().store.runs.in_workspace(
+    runs, total = await runs_out(
         current_principal().workspace_id, query_args.offset, query_args.page_size
     )
     return RunList(
-        runs=[run_out(r) for r in runs],
+        runs=runs,
         page=query_args.page,
         page_size=query_args.page_size,
         total=total,
@@ -171,9 +173,7 @@ async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
     run = await owned_run(run_id)
     if run.analysis_id is None:
         raise Conflict(f"Run {run.id} has no analysis ({run.state})", code="no_analysis")
-    analysis = await services().store.runs.analysis(run.analysis_id, run.workspace_id)
-    if analysis is None:
-        raise NotFound("analysis")
+    analysis = await analysis_in_workspace(run.analysis_id, run.workspace_id)
     alerts = _alerts_of(analysis.result_json)
     filename = f"nichescope-alerts-{run.id}.{query_args.format}"
     disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}

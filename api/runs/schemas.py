@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field
 
-from api.http.schemas import Strict, exactly_one_of
+from api.http.schemas import OneSource
 
 # The most listings any request may name; the plan's `items_per_run` is the real bound.
 MAX_ITEMS_LIMIT = 20_000
@@ -21,8 +21,8 @@ MAX_ITEMS_DOC = (
 )
 
 
-class CreateRunRequest(Strict):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=exactly_one_of("url", "monitor_id"))
+class CreateRunRequest(OneSource):
+    sources = ("url", "monitor_id")
 
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     monitor_id: str | None = Field(default=None, min_length=1, max_length=64)
@@ -34,12 +34,6 @@ class CreateRunRequest(Strict):
         "from the feed for several checks that no source confirmed sold). By default only "
         "confirmed sales count, and a likely sale counts as an unsold listing.",
     )
-
-    @model_validator(mode="after")
-    def _exactly_one_source(self) -> CreateRunRequest:
-        if (self.url is None) == (self.monitor_id is None):
-            raise ValueError("give exactly one of url or monitor_id")
-        return self
 
 
 class LogQuery(BaseModel):
@@ -78,5 +72,3 @@ class RunList(BaseModel):
     page: int
     page_size: int
     total: int
-
-

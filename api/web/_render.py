@@ -62,6 +62,19 @@ async def page(
     return Response(body, status=status, content_type="text/html; charset=utf-8")
 
 
+async def confirm_delete(path: str, *, title: str, message: str, button: str) -> Response:
+    """The page asking to confirm deleting the resource whose page is `path`: its form posts
+    to `{path}/delete`, and "Keep it" leads back to `path`."""
+    return await page(
+        "confirm.html",
+        title=title,
+        message=message,
+        action=f"{path}/delete",
+        button=button,
+        back=path,
+    )
+
+
 def see_other(location: str) -> Response:
     """A 303 redirect (after a POST the browser follows it with GET)."""
     response = redirect(location, code=303)

@@ -6,7 +6,8 @@ session cookie and never at a bearer header.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from pydantic import ValidationError
@@ -19,6 +20,8 @@ from api.services import services
 from api.web import csrf
 from api.web._blueprint import blueprint
 from api.web._render import field_errors, page, person, see_other
+
+T = TypeVar("T")
 
 
 class SignInNeeded(Exception):
@@ -40,6 +43,24 @@ async def signed_in() -> Principal:
     return who
 
 
+async def signed_in_form() -> Principal:
+    """The signed-in person submitting a form, once its session CSRF token is checked (a
+    visitor who is not signed in is sent to sign in first, as by `signed_in`)."""
+    who = await signed_in()
+    await csrf.check("session")
+    return who
+
+
+async def signed_in_record(
+    owned: Callable[[str, str], Awaitable[T]], record_id: str, *, form: bool = False
+) -> T:
+    """`owned(record_id, the signed-in person's workspace)`, whose `NotFound` (another
+    workspace's record or none) is the 404 page; with `form`, for a form acting on it, once
+    the form's session CSRF token is checked."""
+    who = await (signed_in_form() if form else signed_in())
+    return await owned(record_id, who.workspace_id)
+
+
 async def _keys_page(
     who: Principal, *, status: int = 200, created: object = None, **context: Any
 ) -> Response:
@@ -56,8 +77,7 @@ async def keys() -> Response:
 
 @blueprint.post("/account/keys")
 async def create_key() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     form = await request.form
     values = {"label": form.get("label", "").strip(), "scopes": form.getlist("scopes")}
     try:
@@ -77,8 +97,7 @@ async def create_key() -> Response:
 
 @blueprint.post("/account/keys/<id:key_id>/revoke")
 async def revoke_key(key_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     record = await services().store.revoke_access_token(user_id=who.user_id, token_id=key_id)
     if record is None:
         return await _keys_page(

@@ -18,11 +18,10 @@ from api.http.errors import ApiError
 from api.monitors.actions import owned_monitor
 from api.notifications import actions
 from api.notifications.schemas import MonitorRule
-from api.web import csrf
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
-from api.web.account_pages import signed_in
+from api.web.account_pages import signed_in, signed_in_form
 from store import RuleRecord
 
 KINDS = (
@@ -177,8 +176,7 @@ def _errors(err: ValidationError) -> dict[str, str]:
 
 @blueprint.post("/monitors/<id:monitor_id>/alerts")
 async def save_alerts(monitor_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     monitor = await owned_monitor(monitor_id, who.workspace_id)
     form = await request.form
     values: dict[str, Any] = {k: form.get(k, "").strip() for k in TEXT_FIELDS}

@@ -14,11 +14,10 @@ from api.http.errors import ApiError
 from api.http.limits import allow_body
 from api.naming import analysis_title, analysis_titles, run_and_monitor
 from api.services import services
-from api.web import csrf
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
-from api.web.account_pages import signed_in
+from api.web.account_pages import signed_in, signed_in_form
 
 GRAPHS = {
     "niche-map": (
@@ -133,8 +132,7 @@ async def analysis_detail(analysis_id: str) -> Response:
 @blueprint.post("/analyses/import")
 @allow_body("import_max_bytes")
 async def import_export() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     try:
         analysis = await import_from_request(who.workspace_id)
     except ApiError as err:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Response, redirect, request
+from quart import Response, request
 
 from api.billing import actions as service
 from api.http.errors import ApiError
@@ -13,7 +13,7 @@ from api.web import csrf
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
-from api.web.account_pages import signed_in
+from api.web.account_pages import signed_in, signed_in_form
 
 NOTICES = {
     "trial-sent": "Check your inbox: the link in the e-mail starts your free trial.",
@@ -46,8 +46,7 @@ async def billing() -> Response:
 
 @blueprint.post("/billing/trial")
 async def start_trial() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     try:
         await service.start_trial(who, who.email)
     except ApiError as err:
@@ -57,25 +56,23 @@ async def start_trial() -> Response:
 
 @blueprint.post("/billing/checkout")
 async def checkout() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     plan = (await request.form).get("plan", "")
     try:
         url, _session = await service.checkout(who, plan)
     except ApiError as err:
         return await _billing_page(status=err.status, error=explain(err))
-    return redirect(url, code=303)  # type: ignore[return-value]
+    return see_other(url)
 
 
 @blueprint.post("/billing/portal")
 async def portal() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     try:
         url = await service.portal(who)
     except ApiError as err:
         return await _billing_page(status=err.status, error=explain(err))
-    return redirect(url, code=303)  # type: ignore[return-value]
+    return see_other(url)
 
 
 @blueprint.get("/billing/success")

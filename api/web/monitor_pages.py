@@ -7,12 +7,12 @@ from urllib.parse import urlencode
 from pydantic import ValidationError
 from quart import Response, request
 
-from api.http.errors import ApiError, NotFound
+from api.http.errors import ApiError, found
 from api.http.schemas import page_count
 from api.monitors.actions import (
     counted,
-    market_profile_of,
-    monitor_out,
+    delete_monitor_in,
+    one_monitor_out,
     pause_monitor_in,
     resume_monitor_in,
     start_monitor_in,
@@ -22,11 +22,10 @@ from api.monitors.schemas import MAX_CATEGORY_ID, StartMonitorRequest
 from api.naming import analysis_titles
 from api.notifications.actions import alert_summary
 from api.services import services
-from api.web import csrf
 from api.web._blueprint import blueprint
-from api.web._render import page, requested_page, see_other
+from api.web._render import confirm_delete, page, requested_page, see_other
 from api.web._words import explain
-from api.web.account_pages import signed_in
+from api.web.account_pages import signed_in, signed_in_form, signed_in_record
 from store import LISTING_STATES, ListingFilter, ListingRecord
 
 PAGE_SIZE = 25
@@ -79,8 +78,7 @@ async def monitors() -> Response:
 
 @blueprint.post("/monitors")
 async def start_monitor() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     form = await request.form
     values = {k: form.get(k, "").strip() for k in ("url", "label", "interval", "analysis_id")}
     source = form.get("source", "url")
@@ -122,9 +120,7 @@ NICHE_ARGS = ("category", "brand", "size", "condition")
 def niche_query() -> dict[str, str]:
     """The niche an analysis' link asks for (`?category=&brand=&size=&condition=`), as given;
     a value no listing can hold (NUL, which PostgreSQL refuses to bind) is ignored."""
-    return {
-        k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip()) and "\x00" not in v
-    }
+    return {k: v for k in NICHE_ARGS if (v := request.args.get(k, "").strip()) and "\x00" not in v}
 
 
 def niche_filter(states: tuple[str, ...], query: dict[str, str]) -> ListingFilter:
@@ -164,20 +160,15 @@ async def monitor_detail(monitor_id: str) -> Response:
     states = LISTING_STATES if state == "all" else (state,)
     asked = niche_query()
     niche = niche_filter(states, asked)
-    listings = (
+    listings = found(  # None: deleted since `owned` found it
         await store.monitors.filtered_listings(monitor.id, niche, current, PAGE_SIZE)
         if niche.narrows
-        else await store.monitors.listings(monitor.id, states, current, PAGE_SIZE)
+        else await store.monitors.listings(monitor.id, states, current, PAGE_SIZE),
+        "monitor",
     )
-    if listings is None:  # deleted since `owned` found it
-        raise NotFound("monitor")
     return await page(
         "monitor.html",
-        monitor=monitor_out(
-            monitor,
-            await store.monitors.listing_counts(monitor.id),
-            await market_profile_of(monitor),
-        ),
+        monitor=await one_monitor_out(monitor),
         listings=listings.listings,
         total=listings.total,
         filter_state=state,
@@ -194,40 +185,29 @@ async def monitor_detail(monitor_id: str) -> Response:
 
 @blueprint.post("/monitors/<id:monitor_id>/pause")
 async def pause_monitor(monitor_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
-    await pause_monitor_in(await owned(monitor_id, who.workspace_id))
+    await pause_monitor_in(await signed_in_record(owned, monitor_id, form=True))
     return see_other(f"/monitors/{monitor_id}?notice=paused")
 
 
 @blueprint.post("/monitors/<id:monitor_id>/resume")
 async def resume_monitor(monitor_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
-    await resume_monitor_in(await owned(monitor_id, who.workspace_id))
+    await resume_monitor_in(await signed_in_record(owned, monitor_id, form=True))
     return see_other(f"/monitors/{monitor_id}?notice=resumed")
 
 
 @blueprint.get("/monitors/<id:monitor_id>/delete")
 async def confirm_delete_monitor(monitor_id: str) -> Response:
-    who = await signed_in()
-    monitor = await owned(monitor_id, who.workspace_id)
-    return await page(
-        "confirm.html",
+    monitor = await signed_in_record(owned, monitor_id)
+    return await confirm_delete(
+        f"/monitors/{monitor.id}",
         title=f"Delete the monitor “{monitor.label or monitor.url}”?",
         message="This stops it and deletes every listing, change and check it recorded. "
         "Analyses made from it are kept. This cannot be undone.",
-        action=f"/monitors/{monitor.id}/delete",
         button="Delete monitor",
-        back=f"/monitors/{monitor.id}",
     )
 
 
 @blueprint.post("/monitors/<id:monitor_id>/delete")
 async def delete_monitor(monitor_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
-    monitor = await owned(monitor_id, who.workspace_id)
-    if not await services().engine.delete_monitor(monitor):
-        raise NotFound("monitor")
+    await delete_monitor_in(await signed_in_record(owned, monitor_id, form=True))
     return see_other("/monitors?notice=deleted")

@@ -17,11 +17,10 @@ from api.http.auth import Principal
 from api.http.errors import ApiError
 from api.notifications import actions
 from api.notifications.schemas import CreateChannelRequest, UpdateChannelRequest
-from api.web import csrf
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
-from api.web.account_pages import signed_in
+from api.web.account_pages import signed_in, signed_in_form
 from engine.notifications import LABELS
 
 KIND_WORDS = {
@@ -122,8 +121,7 @@ def _form_errors(err: ValidationError) -> dict[str, str]:
 
 @blueprint.post("/notifications/channels")
 async def add_channel() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     form = await request.form
     values = {k: form.get(k, "").strip() for k in FORM_FIELDS}
     given = {k: v for k, v in values.items() if v and k in ("kind", "name", *_fields(values))}
@@ -159,8 +157,7 @@ def _fields(values: dict[str, str]) -> tuple[str, ...]:
 
 @blueprint.post("/notifications/channels/<id:channel_id>/test")
 async def test_channel(channel_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     try:
         outcome = await actions.send_test(who.workspace_id, channel_id)
     except ApiError as err:
@@ -172,8 +169,7 @@ async def test_channel(channel_id: str) -> Response:
 
 
 async def _switch(channel_id: str, enabled: bool) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     await actions.update_channel(
         who.workspace_id, channel_id, UpdateChannelRequest(enabled=enabled)
     )
@@ -192,16 +188,14 @@ async def disable_channel(channel_id: str) -> Response:
 
 @blueprint.post("/notifications/channels/<id:channel_id>/delete")
 async def delete_channel(channel_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     await actions.delete_channel(who.workspace_id, channel_id)
     return see_other("/notifications?notice=deleted")
 
 
 @blueprint.post("/notifications/channels/<id:channel_id>/rotate")
 async def rotate_secret(channel_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     try:
         rotated = await actions.rotate_secret(who.workspace_id, channel_id)
     except ApiError as err:

@@ -13,11 +13,10 @@ from api.runs.actions import cancel_run_in, create_run_in, delete_run_in, replay
 from api.runs.actions import owned_run as owned
 from api.runs.schemas import MAX_ITEMS_LIMIT, CreateRunRequest
 from api.services import services
-from api.web import csrf
 from api.web._blueprint import blueprint
-from api.web._render import page, requested_page, see_other
+from api.web._render import confirm_delete, page, requested_page, see_other
 from api.web._words import explain
-from api.web.account_pages import signed_in
+from api.web.account_pages import signed_in, signed_in_form, signed_in_record
 
 PAGE_SIZE = 20
 LOG_LINES = 40
@@ -63,8 +62,7 @@ async def runs() -> Response:
 
 @blueprint.post("/runs")
 async def start_run() -> Response:
-    who = await signed_in()
-    await csrf.check("session")
+    who = await signed_in_form()
     form = await request.form
     values = {k: form.get(k, "").strip() for k in ("url", "label", "monitor_id", "max_items")}
     source = form.get("source", "monitor" if values["monitor_id"] else "url")
@@ -124,37 +122,28 @@ async def run_detail(run_id: str) -> Response:
 
 @blueprint.post("/runs/<id:run_id>/cancel")
 async def cancel_run(run_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
-    await cancel_run_in(await owned(run_id, who.workspace_id))
+    await cancel_run_in(await signed_in_record(owned, run_id, form=True))
     return see_other(f"/runs/{run_id}?notice=cancelled")
 
 
 @blueprint.post("/runs/<id:run_id>/replay")
 async def replay_run(run_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
-    replay = await replay_run_in(await owned(run_id, who.workspace_id))
+    replay = await replay_run_in(await signed_in_record(owned, run_id, form=True))
     return see_other(f"/runs/{replay.id}?notice=replayed")
 
 
 @blueprint.get("/runs/<id:run_id>/delete")
 async def confirm_delete_run(run_id: str) -> Response:
-    who = await signed_in()
-    run = await owned(run_id, who.workspace_id)
-    return await page(
-        "confirm.html",
+    run = await signed_in_record(owned, run_id)
+    return await confirm_delete(
+        f"/runs/{run.id}",
         title=f"Delete the analysis run “{run.label or run.id}”?",
         message="This deletes the run with its log, alerts and results. This cannot be undone.",
-        action=f"/runs/{run.id}/delete",
         button="Delete run",
-        back=f"/runs/{run.id}",
     )
 
 
 @blueprint.post("/runs/<id:run_id>/delete")
 async def delete_run(run_id: str) -> Response:
-    who = await signed_in()
-    await csrf.check("session")
-    await delete_run_in(await owned(run_id, who.workspace_id))
+    await delete_run_in(await signed_in_record(owned, run_id, form=True))
     return see_other("/runs?notice=deleted")

@@ -11,11 +11,24 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
+from decimal import Decimal
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from ._input import EVENT_KINDS, NONE_CODE, STATES, EventColumns, ListingColumns
+from ._input import EVENT_KINDS, NONE_CODE, STATES, EventColumns, ListingColumns, epoch
+
+if TYPE_CHECKING:
+    from store import ListingEventRecord, ListingRecord
+
+    from .export_format import ExportEventV1, ExportListingV1
+
+# The rows the columns are built from: the store's records (`from_records`) and an export's
+# (`from_export`). Their fields share names and meanings; prices are Decimal in the one,
+# float in the other, and both read the same as a float.
+ListingRow: TypeAlias = "ListingRecord | ExportListingV1"
+EventRow: TypeAlias = "ListingEventRecord | ExportEventV1"
 
 _STATE_CODES = {s: i for i, s in enumerate(STATES)}
 _KIND_CODES = {k: i for i, k in enumerate(EVENT_KINDS)}
@@ -51,7 +64,7 @@ def _f64(values: array[float]) -> npt.NDArray[np.float64]:
     return np.frombuffer(values, np.float64).copy() if values else np.empty(0, np.float64)
 
 
-def _number(value: float | int | None) -> float:
+def _number(value: Decimal | float | None) -> float:
     return _NAN if value is None else float(value)
 
 
@@ -74,41 +87,27 @@ class ColumnBuilder:
         self._e_price, self._e_at, self._e_likely = array("d"), array("d"), array("b")
 
     def add_listing(
-        self,
-        *,
-        item_id: int,
-        title: str | None,
-        brand: str | None,
-        size: str | None,
-        condition: str | None,
-        category_id: int | None,
-        price: float | None,
-        currency: str | None,
-        favourites: int | None,
-        listed_at: float | None,
-        first_seen_at: float,
-        last_seen_at: float,
-        state: str,
-        state_changed_at: float,
-        likely: bool = False,
-        category_name: str | None = None,
+        self, r: ListingRow, *, likely: bool = False, category_name: str | None = None
     ) -> None:
-        self._item_id.append(item_id)
+        """One listing: a store record and an export's listing name their fields alike (the
+        export is the records written out), so both come in through here."""
+        category_id = r.category_id
+        self._item_id.append(r.item_id)
         self._category_id.append(NONE_CODE if category_id is None else category_id)
-        self._brand.add(brand)
-        self._size.add(size)
-        self._condition.add(condition)
-        self._price.append(_number(price))
-        self._favourites.append(_number(favourites))
-        self._listed_at.append(_number(listed_at))
-        self._first_seen_at.append(first_seen_at)
-        self._last_seen_at.append(last_seen_at)
-        self._state.append(_STATE_CODES[state])
-        self._state_changed_at.append(state_changed_at)
+        self._brand.add(r.brand)
+        self._size.add(r.size)
+        self._condition.add(r.condition)
+        self._price.append(_number(r.price))
+        self._favourites.append(_number(r.favourites))
+        self._listed_at.append(_NAN if r.listed_at is None else epoch(r.listed_at))
+        self._first_seen_at.append(epoch(r.first_seen_at))
+        self._last_seen_at.append(epoch(r.last_seen_at))
+        self._state.append(_STATE_CODES[r.state])
+        self._state_changed_at.append(epoch(r.state_changed_at))
         self._likely.append(likely)
-        self._titles.append(title)
-        if currency is not None:
-            self._currencies.add(currency)
+        self._titles.append(r.title)
+        if r.currency is not None:
+            self._currencies.add(r.currency)
         if category_name and category_id is not None:
             self._names.setdefault(category_id, Counter())[category_name] += 1
 
@@ -123,23 +122,14 @@ class ColumnBuilder:
         """Per category id, the name its listings' sources gave most often."""
         return {cid: names.most_common(1)[0][0] for cid, names in self._names.items()}
 
-    def add_event(
-        self,
-        *,
-        item_id: int,
-        kind: str,
-        from_state: str | None,
-        to_state: str | None,
-        price: float | None,
-        at: float,
-        likely: bool = False,
-    ) -> None:
-        self._e_item_id.append(item_id)
-        self._e_kind.append(_KIND_CODES[kind])
-        self._e_from.append(NONE_CODE if from_state is None else _STATE_CODES[from_state])
-        self._e_to.append(NONE_CODE if to_state is None else _STATE_CODES[to_state])
-        self._e_price.append(_number(price))
-        self._e_at.append(at)
+    def add_event(self, e: EventRow, *, likely: bool = False) -> None:
+        """One listing event, a store record or an export's (named alike, as listings are)."""
+        self._e_item_id.append(e.item_id)
+        self._e_kind.append(_KIND_CODES[e.kind])
+        self._e_from.append(NONE_CODE if e.from_state is None else _STATE_CODES[e.from_state])
+        self._e_to.append(NONE_CODE if e.to_state is None else _STATE_CODES[e.to_state])
+        self._e_price.append(_number(e.price))
+        self._e_at.append(epoch(e.at))
         self._e_likely.append(likely)
 
     def listing_columns(self) -> ListingColumns:

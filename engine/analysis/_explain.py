@@ -5,6 +5,7 @@ reseller reads the reason beside the rank rather than reverse-engineering it.
 
 from __future__ import annotations
 
+from ._niche_records import pct
 from .alerts import AlertRules
 
 # Days to sell are shown only when at least this many sales of known listing age back them:
@@ -13,10 +14,6 @@ MIN_TIMED_SALES = 5
 # A trend is named only when both halves together hold at least this many sales.
 MIN_TREND_SALES = 4
 RISING, FALLING = 1.25, 0.8
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 def hot_reason(
@@ -36,15 +33,15 @@ def hot_reason(
             f"Not hot yet: {sold} of {trials} listings sold; it takes at least "
             f"{rules.hot_min_sold} sales to call a niche hot."
         )
-    interval = f"{_pct(low)}-{_pct(high)}" if low is not None and high is not None else "unknown"
+    interval = f"{pct(low)}-{pct(high)}" if low is not None and high is not None else "unknown"
     head = f"sells through {sold} of {trials} (95% interval {interval})"
     if hot:
         return (
-            f"Hot: {head}, clearly above the market's {_pct(market)} "
+            f"Hot: {head}, clearly above the market's {pct(market)} "
             f"({rules.hot_lift:g}x its odds even at the interval's low end)."
         )
     return (
-        f"Not hot: {head}; its low end is not clearly above the market's {_pct(market)} "
+        f"Not hot: {head}; its low end is not clearly above the market's {pct(market)} "
         f"({rules.hot_lift:g}x the odds needed)."
     )
 

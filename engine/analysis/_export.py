@@ -37,7 +37,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._column_builder import ColumnBuilder
 from ._errors import InvalidExport
-from ._input import PollRow, epoch
+from ._input import PollRow
 from .export_format import (
     Counts,
     Expect,
@@ -136,62 +136,23 @@ def check_monitor(monitor: object) -> dict[str, Any]:
     return {k: v for k, v in monitor.items() if k in ("id", "label", "url")}
 
 
-def _time(value: datetime | None) -> float | None:
-    return None if value is None else epoch(value)
-
-
 def add_listing_row(builder: ColumnBuilder, row: object, i: int, *, version: int) -> None:
     where = f"listings[{i}]"
     if version >= 2:
         r = _LISTING(row, where)
         likely = r.state_evidence == "absence" and r.state == "sold"
-        _add_listing(builder, r, likely=likely, category_name=r.category_name)
+        builder.add_listing(r, likely=likely, category_name=r.category_name)
     else:
-        _add_listing(builder, _LISTING_V1(row, where), likely=False, category_name=None)
-
-
-def _add_listing(
-    builder: ColumnBuilder, r: ExportListingV1, *, likely: bool, category_name: str | None
-) -> None:
-    builder.add_listing(
-        item_id=r.item_id,
-        title=r.title,
-        brand=r.brand,
-        size=r.size,
-        condition=r.condition,
-        category_id=r.category_id,
-        price=r.price,
-        currency=r.currency,
-        favourites=r.favourites,
-        listed_at=_time(r.listed_at),
-        first_seen_at=epoch(r.first_seen_at),
-        last_seen_at=epoch(r.last_seen_at),
-        state=r.state,
-        state_changed_at=epoch(r.state_changed_at),
-        likely=likely,
-        category_name=category_name,
-    )
+        builder.add_listing(_LISTING_V1(row, where))
 
 
 def add_event_row(builder: ColumnBuilder, row: object, i: int, *, version: int) -> None:
     where = f"events[{i}]"
     if version >= 2:
         e = _EVENT(row, where)
-        _add_event(builder, e, likely=e.evidence == "absence")
+        builder.add_event(e, likely=e.evidence == "absence")
     else:
-        _add_event(builder, _EVENT_V1(row, where), likely=False)
-
-
-def _add_event(builder: ColumnBuilder, e: ExportEventV1, *, likely: bool) -> None:
-    builder.add_event(
-        item_id=e.item_id,
-        kind=e.kind,
-        from_state=e.from_state,
-        to_state=e.to_state,
-        price=e.price,
-        at=epoch(e.at),
-        likely=likely,
-    )
+        builder.add_event(_EVENT_V1(row, where))
 
 
 def poll_row(row: object, i: int) -> PollRow:

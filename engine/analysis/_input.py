@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -68,18 +68,64 @@ def _columns_equal(a: object, b: object) -> bool:
     return True
 
 
-def _bool_column(columns: object, name: str, n: int) -> None:
-    """Make the optional boolean column `name` a frozen array of n (all False when None)."""
-    value = getattr(columns, name)
-    array = np.zeros(n, np.bool_) if value is None else np.asarray(value, dtype=np.bool_)
-    if array.shape != (n,):
-        raise ValueError(f"column {name} has shape {array.shape}, want ({n},)")
-    object.__setattr__(columns, name, _frozen(array))
+# The dtype of each array a column class declares, by its annotation (`from __future__
+# import annotations` keeps them as written), so a column's dtype is declared once.
+_DTYPE_OF: dict[str, type] = {
+    "I64": np.int64,
+    "I32": np.int32,
+    "I8": np.int8,
+    "F64": np.float64,
+    "B | None": np.bool_,  # `likely`, all False when None
+}
+
+
+_COLUMN_DTYPES: dict[type, dict[str, type]] = {}
+
+
+def _column_dtypes(columns: type) -> dict[str, type]:
+    """The array fields of dataclass `columns` and their dtypes (worked out once a class)."""
+    dtypes = _COLUMN_DTYPES.get(columns)
+    if dtypes is None:
+        dtypes = _COLUMN_DTYPES[columns] = {
+            f.name: _DTYPE_OF[f.type]
+            for f in dataclasses.fields(columns)
+            if isinstance(f.type, str) and f.type in _DTYPE_OF
+        }
+    return dtypes
+
+
+class _Columns:
+    """What listing and event columns share: one row per entry, each array field frozen in
+    its annotation's dtype (`_DTYPE_OF`), `likely` optional, compared by value."""
+
+    WHAT: ClassVar[str]  # "listing" or "event", for the shape error
+    item_id: I64
+    likely: B | None
+
+    def __post_init__(self) -> None:
+        n = len(self.item_id)
+        if self.likely is None:
+            object.__setattr__(self, "likely", np.zeros(n, np.bool_))
+        for name, dtype in _column_dtypes(type(self)).items():
+            array: npt.NDArray[Any] = np.asarray(getattr(self, name), dtype=dtype)
+            if array.shape != (n,):
+                raise ValueError(f"{self.WHAT} column {name} has shape {array.shape}, want ({n},)")
+            object.__setattr__(self, name, _frozen(array))
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def __eq__(self, other: object) -> bool:
+        return _columns_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, eq=False)
-class ListingColumns:
+class ListingColumns(_Columns):
     """One row per listing. Codes index the vocabularies; `NONE_CODE` (-1) means unknown."""
+
+    WHAT: ClassVar[str] = "listing"
 
     item_id: I64
     category_id: I64  # NONE_CODE when unknown
@@ -101,42 +147,16 @@ class ListingColumns:
     likely: B | None = None  # sold by absence (a likely sale); None: no listing is
 
     def __post_init__(self) -> None:
-        n = len(self.item_id)
-        _bool_column(self, "likely", n)
-        specs: dict[str, type] = {
-            "item_id": np.int64,
-            "category_id": np.int64,
-            "brand": np.int32,
-            "size": np.int32,
-            "condition": np.int32,
-            "price": np.float64,
-            "favourites": np.float64,
-            "listed_at": np.float64,
-            "first_seen_at": np.float64,
-            "last_seen_at": np.float64,
-            "state": np.int8,
-            "state_changed_at": np.float64,
-        }
-        for name, dtype in specs.items():
-            array: npt.NDArray[Any] = np.asarray(getattr(self, name), dtype=dtype)
-            if array.shape != (n,):
-                raise ValueError(f"listing column {name} has shape {array.shape}, want ({n},)")
-            object.__setattr__(self, name, _frozen(array))
-        if self.titles is not None and len(self.titles) != n:
+        super().__post_init__()
+        if self.titles is not None and len(self.titles) != len(self):
             raise ValueError("titles must have one entry per listing")
-
-    def __len__(self) -> int:
-        return len(self.item_id)
-
-    def __eq__(self, other: object) -> bool:
-        return _columns_equal(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, eq=False)
-class EventColumns:
+class EventColumns(_Columns):
     """One row per listing event (any kind); `from_state`/`to_state` index STATES or -1."""
+
+    WHAT: ClassVar[str] = "event"
 
     item_id: I64
     kind: I8
@@ -145,31 +165,6 @@ class EventColumns:
     price: F64
     at: F64
     likely: B | None = None  # established by absence from the feed; None: no event is
-
-    def __post_init__(self) -> None:
-        n = len(self.item_id)
-        _bool_column(self, "likely", n)
-        specs: dict[str, type] = {
-            "item_id": np.int64,
-            "kind": np.int8,
-            "from_state": np.int8,
-            "to_state": np.int8,
-            "price": np.float64,
-            "at": np.float64,
-        }
-        for name, dtype in specs.items():
-            array: npt.NDArray[Any] = np.asarray(getattr(self, name), dtype=dtype)
-            if array.shape != (n,):
-                raise ValueError(f"event column {name} has shape {array.shape}, want ({n},)")
-            object.__setattr__(self, name, _frozen(array))
-
-    def __len__(self) -> int:
-        return len(self.item_id)
-
-    def __eq__(self, other: object) -> bool:
-        return _columns_equal(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
 
     @classmethod
     def empty(cls) -> EventColumns:
@@ -320,34 +315,10 @@ class AnalysisInput:
 
         builder = ColumnBuilder()
         for r in listings:
-            builder.add_listing(
-                item_id=r.item_id,
-                title=r.title,
-                brand=r.brand,
-                size=r.size,
-                condition=r.condition,
-                category_id=r.category_id,
-                price=None if r.price is None else float(r.price),
-                currency=r.currency,
-                favourites=r.favourites,
-                listed_at=None if r.listed_at is None else epoch(r.listed_at),
-                first_seen_at=epoch(r.first_seen_at),
-                last_seen_at=epoch(r.last_seen_at),
-                state=r.state,
-                state_changed_at=epoch(r.state_changed_at),
-                likely=r.state_evidence == "absence" and r.state == "sold",
-                category_name=r.category_name,
-            )
+            likely = r.state_evidence == "absence" and r.state == "sold"
+            builder.add_listing(r, likely=likely, category_name=r.category_name)
         for e in events:
-            builder.add_event(
-                item_id=e.item_id,
-                kind=e.kind,
-                from_state=e.from_state,
-                to_state=e.to_state,
-                price=None if e.price is None else float(e.price),
-                at=epoch(e.at),
-                likely=e.evidence == "absence",
-            )
+            builder.add_event(e, likely=e.evidence == "absence")
         listing_columns = builder.listing_columns()
         polls = tuple(polls)
         return cls(

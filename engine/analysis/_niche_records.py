@@ -143,6 +143,11 @@ def money(amount: float, currency: str | None) -> str:
     return f"{amount:,.2f} {currency}" if currency else f"{amount:,.2f}"
 
 
+def pct(share: float) -> str:
+    """0.42 -> "42%": a share as the alerts and explanations word it."""
+    return f"{100 * share:.0f}%"
+
+
 @dataclass(frozen=True, slots=True)
 class ScoreParts:
     """What a history score is made of (module doc of `_analyse`): each figure raw and after

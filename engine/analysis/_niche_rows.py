@@ -32,6 +32,11 @@ from ._table import NicheTable
 from .alerts import AlertRules, MarketRates
 
 _CURVE_POINTS = 200
+# A niche's favourites are a float sum, shown as an integer. An import may state any 64-bit
+# count, so the sum (or one count near 2**63, which rounds up to 2**63 as a float) can pass
+# what an int64 holds, where the cast's answer is undefined (garbage, and a RuntimeWarning):
+# it is cut to the int64 range first, the top end to the largest float below 2**63.
+_INT64_FLOOR, _INT64_CEILING = -(2.0**63), float(np.nextafter(2.0**63, 0.0))
 
 
 class RankedColumns(NamedTuple):
@@ -87,6 +92,12 @@ def _ranked_rate(num: np.ndarray, den: np.ndarray, order: I64) -> list[float | N
         return _ranked(np.where(den > 0, num / np.where(den > 0, den, 1), np.nan), order)
 
 
+def _whole(counts: np.ndarray) -> I64:
+    """Float counts as int64, rounded and cut to its range (NaN as 0, as sums read it)."""
+    bounded = np.clip(np.nan_to_num(counts), _INT64_FLOOR, _INT64_CEILING)
+    return np.rint(bounded).astype(np.int64)
+
+
 def ranked_columns(f: Frame, m: NicheFigures, hot: np.ndarray, order: I64) -> RankedColumns:
     """The columns of `m` (and `hot`) the records show, ranked by `order`."""
 
@@ -122,7 +133,7 @@ def ranked_columns(f: Frame, m: NicheFigures, hot: np.ndarray, order: I64) -> Ra
         likely=col(m.likely_sold),
         confirmed=col(m.sold - m.likely_sold if f.include_likely else m.sold),
         velocity=col(np.where(m.listing_days > 0, m.velocity, np.nan)),
-        favourites=col(np.rint(m.favourites).astype(np.int64)),
+        favourites=col(_whole(m.favourites)),
         listing_days=col(m.listing_days),
         recent=col(m.recent),
         previous=col(m.previous),

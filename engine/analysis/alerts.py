@@ -20,14 +20,14 @@ Definitions (all over the analysis window, split at its midpoint into "previous"
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._frame import Frame
 from ._input import F64, I64, AnalysisInput
-from ._niche_records import NicheKey, money
+from ._niche_records import NicheKey, money, pct
 from ._result import Alert
 from ._stats import Z95, wilson
 
@@ -75,10 +75,6 @@ def hot_mask(sold: I64, trials: I64, market: float | None, rules: AlertRules) ->
     # low / (1 - low) >= lift * odds, without dividing by zero when low is 1.
     clear = low >= (1.0 - low) * rules.hot_lift * market / (1.0 - market)
     return (sold >= rules.hot_min_sold) & (trials > 0) & clear
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 def find_alerts(
@@ -133,9 +129,9 @@ def _deals(
                 niche=key,
                 item_id=item_id,
                 reason=(
-                    f"{what} asks {money(price, currency)}, {_pct(discount)} under what "
+                    f"{what} asks {money(price, currency)}, {pct(discount)} under what "
                     f"{key.label} sells for (median {money(median, currency)} over {sold} "
-                    f"sales; {_pct(sold / trials)} of its listings sold, a hot niche)"
+                    f"sales; {pct(sold / trials)} of its listings sold, a hot niche)"
                 ),
                 figures={
                     "price": price,
@@ -149,16 +145,27 @@ def _deals(
     return alerts
 
 
-def _in_rank_order(mask: np.ndarray, position: I64) -> list[int]:
-    hits = np.flatnonzero(mask)
-    return hits[np.argsort(position[hits])].tolist()
+def _halves(t: Tallies) -> tuple[I64, I64, I64, I64]:
+    """Per niche: sales and trials (sales + unsold supply) in the recent half, then in the
+    previous half."""
+    return t.recent, t.recent + t.supply, t.previous, t.previous + t.supply_previous
+
+
+def _fired(
+    fire: np.ndarray, t: Tallies, keys: Callable[[int], NicheKey], position: I64
+) -> Iterator[tuple[int, NicheKey, int, int, int, int]]:
+    """The niches `fire` marks, in rank order: each one's index and key, and its recent then
+    previous sales and trials (`_halves`) as plain ints."""
+    k1, n1, k0, n0 = _halves(t)
+    hits = np.flatnonzero(fire)
+    for i in hits[np.argsort(position[hits])].tolist():
+        yield i, keys(i), int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
 
 
 def _jumps(
     t: Tallies, keys: Callable[[int], NicheKey], position: I64, rules: AlertRules
 ) -> list[Alert]:
-    k1, n1 = t.recent, t.recent + t.supply
-    k0, n0 = t.previous, t.previous + t.supply_previous
+    k1, n1, k0, n0 = _halves(t)
     with np.errstate(divide="ignore", invalid="ignore"):
         p1, p0 = k1 / n1, k0 / n0
         pooled = (k0 + k1) / (n0 + n1)
@@ -172,32 +179,28 @@ def _jumps(
         & (p1 - p0 >= rules.jump_min)
         & (z >= rules.jump_z)
     )
-    alerts: list[Alert] = []
-    for i in _in_rank_order(fire, position):
-        key = keys(i)
-        a1, b1, a0, b0 = int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
-        alerts.append(
-            Alert(
-                kind="sell_through_jump",
-                niche=key,
-                item_id=None,
-                reason=(
-                    f"{key.label} sells faster: {_pct(p1[i])} of its listings sold in the "
-                    f"recent half of the window ({a1} of {b1}) against {_pct(p0[i])} before "
-                    f"({a0} of {b0}); a jump this size is unlikely by chance (z = {z[i]:.1f})"
-                ),
-                figures={
-                    "sell_through_previous": float(p0[i]),
-                    "sell_through_recent": float(p1[i]),
-                    "sold_previous": a0,
-                    "trials_previous": b0,
-                    "sold_recent": a1,
-                    "trials_recent": b1,
-                    "z": float(z[i]),
-                },
-            )
+    return [
+        Alert(
+            kind="sell_through_jump",
+            niche=key,
+            item_id=None,
+            reason=(
+                f"{key.label} sells faster: {pct(p1[i])} of its listings sold in the "
+                f"recent half of the window ({a1} of {b1}) against {pct(p0[i])} before "
+                f"({a0} of {b0}); a jump this size is unlikely by chance (z = {z[i]:.1f})"
+            ),
+            figures={
+                "sell_through_previous": float(p0[i]),
+                "sell_through_recent": float(p1[i]),
+                "sold_previous": a0,
+                "trials_previous": b0,
+                "sold_recent": a1,
+                "trials_recent": b1,
+                "z": float(z[i]),
+            },
         )
-    return alerts
+        for i, key, a1, b1, a0, b0 in _fired(fire, t, keys, position)
+    ]
 
 
 def _new_hot(
@@ -207,33 +210,28 @@ def _new_hot(
     market: MarketRates,
     rules: AlertRules,
 ) -> list[Alert]:
-    k1, n1 = t.recent, t.recent + t.supply
-    k0, n0 = t.previous, t.previous + t.supply_previous
+    k1, n1, k0, n0 = _halves(t)
     fire = hot_mask(k1, n1, market.recent, rules) & ~hot_mask(k0, n0, market.previous, rules)
     low, _ = wilson(k1, n1, Z95)
-    alerts: list[Alert] = []
-    for i in _in_rank_order(fire, position):
-        key = keys(i)
-        a1, b1, a0, b0 = int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
-        alerts.append(
-            Alert(
-                kind="new_hot_niche",
-                niche=key,
-                item_id=None,
-                reason=(
-                    f"{key.label} is newly hot: {a1} of {b1} listings sold in the recent half "
-                    f"of the window, at least {_pct(low[i])} (95% lower bound) against the "
-                    f"market's {_pct(market.recent or 0)}; before, {a0} of {b0} sold"
-                ),
-                figures={
-                    "sold_recent": a1,
-                    "trials_recent": b1,
-                    "sell_through_recent_low": float(low[i]),
-                    "market_recent": market.recent,
-                    "sold_previous": a0,
-                    "trials_previous": b0,
-                    "market_previous": market.previous,
-                },
-            )
+    return [
+        Alert(
+            kind="new_hot_niche",
+            niche=key,
+            item_id=None,
+            reason=(
+                f"{key.label} is newly hot: {a1} of {b1} listings sold in the recent half "
+                f"of the window, at least {pct(low[i])} (95% lower bound) against the "
+                f"market's {pct(market.recent or 0)}; before, {a0} of {b0} sold"
+            ),
+            figures={
+                "sold_recent": a1,
+                "trials_recent": b1,
+                "sell_through_recent_low": float(low[i]),
+                "market_recent": market.recent,
+                "sold_previous": a0,
+                "trials_previous": b0,
+                "market_previous": market.previous,
+            },
         )
-    return alerts
+        for i, key, a1, b1, a0, b0 in _fired(fire, t, keys, position)
+    ]

@@ -80,9 +80,7 @@ def check_believable(feed: Feed, last_items: int | None) -> None:
         raise SuspectedBlock(seen, last_items)
 
 
-def drop_outs(
-    live: dict[int, datetime], feed: Feed
-) -> tuple[list[int], list[int]]:
+def drop_outs(live: dict[int, datetime], feed: Feed) -> tuple[list[int], list[int]]:
     """Live listings missing from the feed: (left the window, out of sight), each oldest
     sighting first. Ids grow with time, so only ids above the window's floor have left it."""
     seen = {listing.item_id for listing in feed.listings}

@@ -32,7 +32,7 @@ from scrapers import (
     SuspiciousAnswer,
     UrlRefused,
 )
-from store import ConfirmedState, Evidence, ListingState, ObservedListing, Store
+from store import ConfirmedState, Evidence, ListingState, ObservedListing, Store, to_record
 
 from ._market import CatalogueUrlRefused, Feed
 
@@ -73,29 +73,8 @@ class OriginReport:
 
 
 def observed(listing: Listing) -> ObservedListing:
-    return ObservedListing(
-        item_id=listing.id,
-        title=listing.title,
-        brand=listing.brand,
-        size=listing.size,
-        condition=listing.condition,
-        category_id=listing.category_id,
-        price=listing.price,
-        currency=listing.currency,
-        favourites=listing.favourites,
-        views=listing.views,
-        seller_id=listing.seller_id,
-        url=listing.url,
-        photo_url=listing.photo_url,
-        listed_at=listing.listed_at,
-        condition_raw=listing.condition_raw,
-        category_name=listing.category_name,
-        total_price=listing.total_price,
-        service_fee=listing.service_fee,
-        promoted=listing.promoted,
-        seller_login=listing.seller_login,
-        seller_business=listing.seller_business,
-    )
+    """The store's observation of a scraped listing: the same fields, `id` as `item_id`."""
+    return to_record(ObservedListing, listing, item_id=listing.id)
 
 
 def confirmation(detail: ItemDetail) -> ConfirmedState:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from store import FINISHED_RUN_STATES, RunRecord, RunSource, Store
+from store import FINISHED_RUN_STATES, NewRun, RunRecord, RunSource, Store
 
 from ..cluster import ClusterSettings, encode_command
 from ..monitors._market import Marketplace
@@ -154,15 +154,17 @@ class RunManager:
         include_likely_sales: bool = False,
     ) -> RunRecord:
         run = await self._store.runs.create(
-            run_id=run_id,
-            workspace_id=workspace_id,
-            label=label,
-            source=source,
-            url=url,
-            monitor_id=monitor_id,
-            max_items=max_items,
-            replay_of=replay_of,
-            include_likely_sales=include_likely_sales,
+            NewRun(
+                run_id=run_id,
+                workspace_id=workspace_id,
+                label=label,
+                source=source,
+                url=url,
+                monitor_id=monitor_id,
+                max_items=max_items,
+                replay_of=replay_of,
+                include_likely_sales=include_likely_sales,
+            )
         )
         if self._cluster is None:
             self._spawn(run)

@@ -23,6 +23,7 @@ from store import (
     RunRecord,
     RunState,
     Store,
+    to_record,
 )
 
 from ..monitors._market import Marketplace
@@ -77,32 +78,18 @@ async def gather_scrape(store: Store, market: Marketplace, run: RunRecord) -> Ev
     pages = max(1, math.ceil(run.max_items / FEED_PAGE_SIZE))
     feed = await market.fetch_feed(run.url, pages)
     now = store.clock()
+    # First seen now, open and in the feed: the rest is what the feed showed of it.
     listings = [
-        ListingRecord(
-            item_id=seen.item_id,
-            title=seen.title,
-            brand=seen.brand,
-            size=seen.size,
-            condition=seen.condition,
-            category_id=seen.category_id,
-            price=seen.price,
-            currency=seen.currency,
-            favourites=seen.favourites,
-            views=seen.views,
-            seller_id=seen.seller_id,
-            url=seen.url,
-            photo_url=seen.photo_url,
-            listed_at=seen.listed_at,
+        to_record(
+            ListingRecord,
+            seen,
             first_seen_at=now,
             last_seen_at=now,
             state="open",
             state_changed_at=now,
             in_feed=True,
-            condition_raw=seen.condition_raw,
-            category_name=seen.category_name,
-            total_price=seen.total_price,
-            service_fee=seen.service_fee,
-            promoted=seen.promoted,
+            state_evidence=None,
+            absent_polls=0,
         )
         for seen in feed.listings[: run.max_items]
     ]

@@ -82,6 +82,33 @@ async def wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, o
             await trio.sleep(0.05)
 
 
+async def start_monitor(
+    client: httpx.AsyncClient, url: str, interval_seconds: int | None = 60, **body: object
+) -> dict[str, object]:
+    """Start a monitor of `url` (`interval_seconds` None: the plan's default); its JSON."""
+    interval = {} if interval_seconds is None else {"interval_seconds": interval_seconds}
+    response = await client.post("/api/monitoring/start", json={"url": url, **interval, **body})
+    assert response.status_code == 202, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+async def active_monitor(
+    client: httpx.AsyncClient, url: str, interval_seconds: int | None = 60
+) -> str:
+    """The id of a monitor of `url`, started and past its bootstrap (`active`)."""
+    monitor_id = str((await start_monitor(client, url, interval_seconds))["id"])
+    await wait_active(client, monitor_id)
+    return monitor_id
+
+
+async def resume_until_sold(client: httpx.AsyncClient, monitor_id: str, sold: int) -> None:
+    """Resume the monitor (it polls at once), then wait until it counts `sold` sales."""
+    await client.post(f"/api/monitoring/{monitor_id}/resume")
+    with trio.fail_after(60):
+        while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < sold:
+            await trio.sleep(0.05)
+
+
 async def wait_finished_run(client: httpx.AsyncClient, run_id: str) -> dict[str, object]:
     """Poll the run until it has ended (succeeded, failed or cancelled); its JSON then."""
     with trio.fail_after(30):

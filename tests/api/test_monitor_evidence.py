@@ -15,7 +15,7 @@ import trio_asyncio
 
 from engine import decide_poll
 from store import ConfirmedState, ObservedListing, PollOutcome, Store, open_store
-from tests.api.helpers import signed_in, wait_active, wait_finished_run
+from tests.api.helpers import active_monitor, signed_in, wait_finished_run
 from tests.conftest import RunningService
 from tests.engine.fake_market import FakeMarket
 
@@ -81,9 +81,7 @@ async def test_confirmed_and_likely_sales_end_to_end(
         market.list(item)
     async with service.client() as client:
         await signed_in(client)
-        started = await client.post("/api/monitoring/start", json={"url": URL})
-        monitor_id = started.json()["id"]
-        await wait_active(client, monitor_id)
+        monitor_id = await active_monitor(client, URL, interval_seconds=None)
         await client.post(f"/api/monitoring/{monitor_id}/pause")
         await _history(service, monitor_id)
 

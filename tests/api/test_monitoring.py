@@ -5,23 +5,23 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import httpx
 import trio
 
 from api.settings import Settings
-from tests.api.helpers import assert_envelope, bearer, create_token, signed_in, wait_active
+from tests.api.helpers import (
+    active_monitor,
+    assert_envelope,
+    bearer,
+    create_token,
+    resume_until_sold,
+    signed_in,
+    start_monitor,
+    wait_active,
+)
 from tests.conftest import RunningService, start_service
 from tests.engine.fake_market import FakeMarket
 
 URL = "https://www.vinted.fr/catalog?catalog[]=1904&brand_ids[]=53"
-
-
-async def _start(client: httpx.AsyncClient, **body: object) -> dict[str, object]:
-    response = await client.post(
-        "/api/monitoring/start", json={"url": URL, "interval_seconds": 60, **body}
-    )
-    assert response.status_code == 202, response.text
-    return response.json()  # type: ignore[no-any-return]
 
 
 async def test_start_answers_202_paused_then_bootstrap_activates(
@@ -31,7 +31,7 @@ async def test_start_answers_202_paused_then_bootstrap_activates(
         market.list(item, price=f"{item}.00")
     async with service.client() as client:
         await signed_in(client)
-        started = await _start(client, label="  Levi's jeans  ")
+        started = await start_monitor(client, URL, label="  Levi's jeans  ")
         assert started["status"] == "paused" and started["bootstrapping"] is True
         assert started["label"] == "Levi's jeans"
         monitor = await wait_active(client, str(started["id"]))
@@ -72,15 +72,11 @@ async def test_listings_paging_and_state_filter(
         market.list(item)
     async with service.client() as client:
         await signed_in(client)
-        monitor_id = str((await _start(client))["id"])
-        await wait_active(client, monitor_id)
+        monitor_id = await active_monitor(client, URL)
         for item in (5, 6, 7):
             market.states[item] = "sold"
         market.states[8] = "reserved"
-        await client.post(f"/api/monitoring/{monitor_id}/resume")  # polls at once
-        with trio.fail_after(60):
-            while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < 3:
-                await trio.sleep(0.05)
+        await resume_until_sold(client, monitor_id, 3)
         base = f"/api/monitoring/{monitor_id}/listings"
         default = (await client.get(base)).json()
         assert default["state"] == "open" and default["total"] == 116
@@ -124,8 +120,7 @@ async def test_listings_of_a_niche_filtered_and_sorted(
         }
     async with service.client() as client:
         await signed_in(client)
-        monitor_id = str((await _start(client))["id"])
-        await wait_active(client, monitor_id)
+        monitor_id = await active_monitor(client, URL)
         base = f"/api/monitoring/{monitor_id}/listings"
 
         async def ids(**params: object) -> list[int]:
@@ -164,8 +159,7 @@ async def test_pause_resume_and_delete(service: RunningService, market: FakeMark
     market.list(1)
     async with service.client() as client:
         await signed_in(client)
-        monitor_id = str((await _start(client))["id"])
-        await wait_active(client, monitor_id)
+        monitor_id = await active_monitor(client, URL)
         paused = await client.post(f"/api/monitoring/{monitor_id}/pause")
         assert paused.status_code == 200 and paused.json()["status"] == "paused"
         resumed = await client.post(f"/api/monitoring/{monitor_id}/resume")
@@ -181,8 +175,7 @@ async def test_another_workspace_sees_nothing(service: RunningService, market: F
     async with service.client() as owner, service.client() as stranger:
         await signed_in(owner)
         await signed_in(stranger)
-        monitor_id = str((await _start(owner))["id"])
-        await wait_active(owner, monitor_id)
+        monitor_id = await active_monitor(owner, URL)
         base = f"/api/monitoring/{monitor_id}"
         for method, path in (
             ("GET", base),
@@ -229,13 +222,9 @@ async def test_export_is_a_valid_self_describing_document(
         market.list(item)
     async with service.client() as client:
         await signed_in(client)
-        monitor_id = str((await _start(client))["id"])
-        await wait_active(client, monitor_id)
+        monitor_id = await active_monitor(client, URL)
         market.states[3] = "sold"
-        await client.post(f"/api/monitoring/{monitor_id}/resume")
-        with trio.fail_after(60):
-            while (await client.get(f"/api/monitoring/{monitor_id}")).json()["counts"]["sold"] < 1:
-                await trio.sleep(0.05)
+        await resume_until_sold(client, monitor_id, 1)
         response = await client.get(f"/api/monitoring/{monitor_id}/export")
         schema = (await client.get("/api/monitoring/export-schema")).json()
     assert response.status_code == 200
@@ -259,8 +248,7 @@ async def test_operators_see_actors_and_others_do_not(
     async with service.client() as ops, service.client() as user:
         await signed_in(ops, "ops@example.com")
         await signed_in(user)
-        monitor_id = str((await _start(user))["id"])
-        await wait_active(user, monitor_id)
+        monitor_id = await active_monitor(user, URL)
         assert_envelope(await user.get("/api/ops/actors"), 403, "forbidden")
         body = (await ops.get("/api/ops/actors")).json()
         assert body["node_id"] == service.settings.node_id

@@ -12,11 +12,12 @@ import trio
 from api.settings import Settings
 from scrapers import newest_first
 from tests.api.helpers import (
+    active_monitor,
     assert_envelope,
     bearer,
     create_token,
+    resume_until_sold,
     signed_in,
-    wait_active,
     wait_finished_run,
 )
 from tests.conftest import RunningService, start_service
@@ -80,11 +81,8 @@ async def test_monitor_run_replay_and_alert_downloads(
     _stock(market)
     async with service.client() as client:
         await signed_in(client)
-        monitor = (
-            await client.post("/api/monitoring/start", json={"url": URL, "interval_seconds": 60})
-        ).json()
-        await wait_active(client, monitor["id"])
-        run = (await client.post("/api/runs", json={"monitor_id": monitor["id"]})).json()
+        monitor_id = await active_monitor(client, URL)
+        run = (await client.post("/api/runs", json={"monitor_id": monitor_id})).json()
         done = await wait_finished_run(client, run["id"])
         assert done["state"] == "succeeded" and done["source"] == "monitor"
         replay = await client.post(f"/api/runs/{run['id']}/replay")
@@ -190,24 +188,16 @@ async def test_export_import_round_trip_without_scraping(
     _stock(market)
     async with service.client() as client:
         await signed_in(client)
-        monitor = (
-            await client.post("/api/monitoring/start", json={"url": URL, "interval_seconds": 60})
-        ).json()
-        await wait_active(client, monitor["id"])
+        monitor_id = await active_monitor(client, URL)
         for item in range(1, 20):
             market.states[item] = "sold"
-        await client.post(f"/api/monitoring/{monitor['id']}/resume")
-        with trio.fail_after(60):
-            while (await client.get(f"/api/monitoring/{monitor['id']}")).json()["counts"][
-                "sold"
-            ] < 19:
-                await trio.sleep(0.05)
-        await client.post(f"/api/monitoring/{monitor['id']}/pause")
+        await resume_until_sold(client, monitor_id, 19)
+        await client.post(f"/api/monitoring/{monitor_id}/pause")
         live = await wait_finished_run(
             client,
-            (await client.post("/api/runs", json={"monitor_id": monitor["id"]})).json()["id"],
+            (await client.post("/api/runs", json={"monitor_id": monitor_id})).json()["id"],
         )
-        export = (await client.get(f"/api/monitoring/{monitor['id']}/export")).content
+        export = (await client.get(f"/api/monitoring/{monitor_id}/export")).content
         calls = (market.feed_calls, market.detail_calls)
         imported = await client.post(
             "/api/analysis/import-monitoring",

@@ -3,12 +3,8 @@ both, and helpers to sign webhook payloads with the stripe package's own helper.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import email
-import email.policy
 import json
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -18,12 +14,13 @@ import httpx
 import pytest
 import stripe
 import trio
-from aiosmtpd.controller import Controller
 
 from api.settings import Settings
+from tests.api.helpers import signed_in
 from tests.billing.fake_stripe import FakeStripe, serve_fake_stripe
 from tests.conftest import RunningService, start_service
 from tests.engine.fake_market import FakeMarket
+from tests.smtp import SmtpInbox, smtp_server
 
 STRIPE_KEY = "sk_test_nichescope"
 WEBHOOK_SECRET = "whsec_test_nichescope"
@@ -31,41 +28,10 @@ PRICE_STARTER = "price_starter_test"
 PRICE_PRO = "price_pro_test"
 
 
-class Inbox:
-    """aiosmtpd handler keeping every delivered message."""
-
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        self.messages.append(message)  # type: ignore[arg-type]
-        return "250 Message accepted for delivery"
-
-    def to(self, address: str) -> list[email.message.EmailMessage]:
-        return [m for m in self.messages if m["To"] == address]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
-    port = _free_port()
-    # A plain asyncio loop of its own: trio-asyncio's policy would hand the thread a loop it
-    # cannot run there.
-    loop = asyncio.SelectorEventLoop()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port, loop=loop)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
-        loop.close()
+def smtp() -> Iterator[tuple[SmtpInbox, int]]:
+    with smtp_server() as served:
+        yield served
 
 
 @pytest.fixture
@@ -93,7 +59,7 @@ def billing_settings(settings: Settings, fake: FakeStripe, smtp_port: int | None
 async def billing(
     settings: Settings,
     fake_stripe: FakeStripe,
-    smtp: tuple[Inbox, int],
+    smtp: tuple[SmtpInbox, int],
     nursery: trio.Nursery,
 ) -> AsyncIterator[RunningService]:
     running, stop = await start_service(
@@ -104,7 +70,15 @@ async def billing(
 
 
 @pytest.fixture
-def inbox(smtp: tuple[Inbox, int]) -> Inbox:
+async def client(billing: RunningService) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the billing service, signed in to an account of its own (no plan yet)."""
+    async with billing.client() as signed:
+        await signed_in(signed)
+        yield signed
+
+
+@pytest.fixture
+def inbox(smtp: tuple[SmtpInbox, int]) -> SmtpInbox:
     return smtp[0]
 
 

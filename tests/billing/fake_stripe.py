@@ -13,18 +13,14 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
 import trio
-from hypercorn.config import Config
 from hypercorn.trio import serve
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+from tests.asgi import Receive, Scope, Send, lifespan, loopback_config, read_body, respond
 
 
 def decode_form(body: str) -> dict[str, Any]:
@@ -97,19 +93,9 @@ class FakeStripe:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+            await lifespan(receive, send)
+            return
+        body = await read_body(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         method, path = scope["method"], scope["path"]
         params = decode_form(body.decode())
@@ -118,14 +104,8 @@ class FakeStripe:
             status, answer = 401, _error("Invalid API Key provided", "authentication_error")
         else:
             status, answer = self._route(method, path, params)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"request-id", b"req_1")],
-            }
-        )
-        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+        json_headers = [(b"content-type", b"application/json"), (b"request-id", b"req_1")]
+        await respond(send, status, json_headers, json.dumps(answer).encode())
 
     def _route(self, method: str, path: str, params: dict[str, Any]) -> tuple[int, Any]:
         if method == "POST" and path == "/v1/customers":
@@ -181,10 +161,7 @@ def _missing(what: str, ident: str) -> dict[str, Any]:
 async def serve_fake_stripe(nursery: trio.Nursery, api_key: str) -> tuple[FakeStripe, trio.Event]:
     """Serve a FakeStripe on an ephemeral loopback port; set the event to stop it."""
     fake = FakeStripe(api_key=api_key)
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    config.graceful_timeout = 1
+    config = loopback_config()
     stop = trio.Event()
     binds = await nursery.start(
         lambda task_status: serve(fake, config, shutdown_trigger=stop.wait, task_status=task_status)

@@ -10,10 +10,8 @@ from tests.billing.helpers import checkout, me, subscribed, subscription
 from tests.conftest import RunningService
 
 
-async def test_plans_list_prices_and_quotas(billing: RunningService) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        response = await client.get("/api/billing/plans")
+async def test_plans_list_prices_and_quotas(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/billing/plans")
     assert response.status_code == 200
     plans = {p["name"]: p for p in response.json()["plans"]}
     assert list(plans) == ["trial", "starter", "pro"]
@@ -32,15 +30,13 @@ async def test_plans_list_prices_and_quotas(billing: RunningService) -> None:
 
 
 async def test_checkout_creates_a_session_bound_to_user_and_workspace(
-    billing: RunningService, fake_stripe: FakeStripe
+    client: httpx.AsyncClient, fake_stripe: FakeStripe
 ) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        who = await me(client)
-        response = await client.post("/api/billing/checkout", json={"plan": "starter"})
-        assert response.status_code == 200, response.text
-        body = response.json()
-        again = await checkout(client, "pro")
+    who = await me(client)
+    response = await client.post("/api/billing/checkout", json={"plan": "starter"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    again = await checkout(client, "pro")
     session = fake_stripe.sessions[body["session_id"]]
     assert body["url"] == session["url"]
     assert session["mode"] == "subscription"
@@ -55,15 +51,15 @@ async def test_checkout_creates_a_session_bound_to_user_and_workspace(
     assert customer["metadata"]["workspace_id"] == who["workspace"]["id"]
 
 
-async def test_checkout_refuses_unknown_plans_and_bad_bodies(billing: RunningService) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        trial = await client.post("/api/billing/checkout", json={"plan": "trial"})
-        unknown = await client.post("/api/billing/checkout", json={"plan": "gold"})
-        extra = await client.post("/api/billing/checkout", json={"plan": "pro", "price": "p"})
-        anonymous = await httpx.AsyncClient(base_url=billing.url).post(
-            "/api/billing/checkout", json={"plan": "pro"}
-        )
+async def test_checkout_refuses_unknown_plans_and_bad_bodies(
+    billing: RunningService, client: httpx.AsyncClient
+) -> None:
+    trial = await client.post("/api/billing/checkout", json={"plan": "trial"})
+    unknown = await client.post("/api/billing/checkout", json={"plan": "gold"})
+    extra = await client.post("/api/billing/checkout", json={"plan": "pro", "price": "p"})
+    anonymous = await httpx.AsyncClient(base_url=billing.url).post(
+        "/api/billing/checkout", json={"plan": "pro"}
+    )
     assert_envelope(trial, 400, "unknown_plan")
     assert_envelope(unknown, 400, "unknown_plan")
     assert extra.status_code == 422
@@ -71,13 +67,11 @@ async def test_checkout_refuses_unknown_plans_and_bad_bodies(billing: RunningSer
 
 
 async def test_portal_needs_a_customer_then_answers_its_url(
-    billing: RunningService, fake_stripe: FakeStripe
+    client: httpx.AsyncClient, fake_stripe: FakeStripe
 ) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        before = await client.post("/api/billing/portal")
-        session_id = await checkout(client)
-        after = await client.post("/api/billing/portal")
+    before = await client.post("/api/billing/portal")
+    session_id = await checkout(client)
+    after = await client.post("/api/billing/portal")
     assert_envelope(before, 409, "no_customer")
     assert after.status_code == 200, after.text
     portal = fake_stripe.calls("POST", "/v1/billing_portal/sessions")
@@ -86,18 +80,16 @@ async def test_portal_needs_a_customer_then_answers_its_url(
 
 
 async def test_sync_after_payment_activates_the_plan_at_once(
-    billing: RunningService, fake_stripe: FakeStripe
+    client: httpx.AsyncClient, fake_stripe: FakeStripe
 ) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        before = await subscription(client)
-        session_id = await checkout(client, "pro")
-        unpaid = await client.post("/api/billing/sync-checkout")
-        fake_stripe.pay(session_id)
-        synced = await client.post("/api/billing/sync-checkout", json={"session_id": session_id})
-        again = await client.post("/api/billing/sync-checkout")
-        who = await me(client)
-        second_checkout = await client.post("/api/billing/checkout", json={"plan": "starter"})
+    before = await subscription(client)
+    session_id = await checkout(client, "pro")
+    unpaid = await client.post("/api/billing/sync-checkout")
+    fake_stripe.pay(session_id)
+    synced = await client.post("/api/billing/sync-checkout", json={"session_id": session_id})
+    again = await client.post("/api/billing/sync-checkout")
+    who = await me(client)
+    second_checkout = await client.post("/api/billing/checkout", json={"plan": "starter"})
     assert before["plan"] is None and before["can_create"] is False
     assert_envelope(unpaid, 409, "checkout_incomplete")
     assert synced.status_code == 200, synced.text
@@ -133,18 +125,16 @@ async def test_a_strangers_session_is_refused_and_nothing_changes(
 
 
 async def test_a_session_whose_stripe_copy_names_someone_else_is_refused(
-    billing: RunningService, fake_stripe: FakeStripe
+    client: httpx.AsyncClient, fake_stripe: FakeStripe
 ) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        session_id = await checkout(client, "pro")
-        fake_stripe.pay(session_id)
-        fake_stripe.sessions[session_id]["client_reference_id"] = "usr_someone_else"
-        wrong_user = await client.post("/api/billing/sync-checkout")
-        fake_stripe.sessions[session_id]["client_reference_id"] = (await me(client))["user"]["id"]
-        fake_stripe.sessions[session_id]["metadata"]["workspace_id"] = "ws_someone_else"
-        wrong_workspace = await client.post("/api/billing/sync-checkout")
-        state = await subscription(client)
+    session_id = await checkout(client, "pro")
+    fake_stripe.pay(session_id)
+    fake_stripe.sessions[session_id]["client_reference_id"] = "usr_someone_else"
+    wrong_user = await client.post("/api/billing/sync-checkout")
+    fake_stripe.sessions[session_id]["client_reference_id"] = (await me(client))["user"]["id"]
+    fake_stripe.sessions[session_id]["metadata"]["workspace_id"] = "ws_someone_else"
+    wrong_workspace = await client.post("/api/billing/sync-checkout")
+    state = await subscription(client)
     assert_envelope(wrong_user, 403, "forbidden")
     assert_envelope(wrong_workspace, 403, "forbidden")
     assert state["plan"] is None and state["can_create"] is False
@@ -163,10 +153,8 @@ async def test_billing_without_stripe_keys_is_a_clear_error(service: RunningServ
     assert_envelope(hook, 503, "billing_unconfigured")
 
 
-async def test_subscribed_helper_works(billing: RunningService, fake_stripe: FakeStripe) -> None:
-    async with billing.client() as client:
-        await signed_in(client)
-        sub_id = await subscribed(client, fake_stripe)
-        state = await subscription(client)
+async def test_subscribed_helper_works(client: httpx.AsyncClient, fake_stripe: FakeStripe) -> None:
+    sub_id = await subscribed(client, fake_stripe)
+    state = await subscription(client)
     assert fake_stripe.subscriptions[sub_id]["status"] == "active"
     assert state["plan"] == "starter"

@@ -22,7 +22,7 @@ from api.billing.quotas import (
 )
 from api.http.security import new_id
 from api.settings import Settings
-from store import BillingAccountRecord, Entitlement, Store
+from store import BillingAccountRecord, Entitlement, NewRun, Store
 
 SETTINGS = dataclasses.replace(
     Settings(secret_key="k"), stripe_price_starter="price_s", stripe_price_pro="price_p"
@@ -170,13 +170,15 @@ async def test_usage_counts_what_quotas_count(store: Store) -> None:
     workspace_id = await _on_plan(store, "starter")
     for n in range(3):
         await store.runs.create(
-            run_id=new_id("run"),
-            workspace_id=workspace_id,
-            label=f"r{n}",
-            source="url",
-            url="https://example.com/catalog",
-            monitor_id=None,
-            max_items=10,
+            NewRun(
+                run_id=new_id("run"),
+                workspace_id=workspace_id,
+                label=f"r{n}",
+                source="url",
+                url="https://example.com/catalog",
+                monitor_id=None,
+                max_items=10,
+            )
         )
     used = await usage(workspace_id, store=store)
     assert used.runs_today == 3 and used.active_monitors == 0

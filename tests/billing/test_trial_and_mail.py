@@ -9,17 +9,19 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import trio
 
+from bench._common import free_port
 from tests.api.helpers import PASSWORD, assert_envelope, signed_in
-from tests.billing.conftest import Inbox, billing_settings
+from tests.billing.conftest import billing_settings
 from tests.billing.fake_stripe import FakeStripe
 from tests.billing.helpers import subscribed, subscription
 from tests.conftest import RunningService, start_service, unique_email
 from tests.engine.fake_market import FakeMarket
+from tests.smtp import SmtpInbox
 
 LINK = re.compile(r"(http://\S+/billing/trial/confirm\?token=(\S+))")
 
 
-def _link(inbox: Inbox, address: str) -> tuple[str, str]:
+def _link(inbox: SmtpInbox, address: str) -> tuple[str, str]:
     messages = inbox.to(address)
     assert messages, f"no mail to {address}"
     body = messages[-1].get_content()  # type: ignore[attr-defined]
@@ -35,7 +37,9 @@ def _path(link: str) -> str:
     return "/api" + page_path
 
 
-async def test_trial_start_confirm_and_single_use(billing: RunningService, inbox: Inbox) -> None:
+async def test_trial_start_confirm_and_single_use(
+    billing: RunningService, inbox: SmtpInbox
+) -> None:
     async with billing.client() as client:
         email = await signed_in(client)
         before = await subscription(client)
@@ -66,7 +70,7 @@ async def test_trial_start_confirm_and_single_use(billing: RunningService, inbox
 
 
 async def test_trial_once_per_email_across_workspaces(
-    billing: RunningService, inbox: Inbox
+    billing: RunningService, inbox: SmtpInbox
 ) -> None:
     shared = unique_email("shared")
     async with billing.client() as first, billing.client() as second:
@@ -105,7 +109,7 @@ async def test_bad_trial_tokens_are_clear_errors(billing: RunningService) -> Non
 async def test_an_expired_trial_link_is_refused(
     settings: object,
     fake_stripe: FakeStripe,
-    smtp: tuple[Inbox, int],
+    smtp: tuple[SmtpInbox, int],
     nursery: trio.Nursery,
 ) -> None:
     # Links that expire at once: the service issues them with a validity of zero hours.
@@ -136,7 +140,9 @@ async def test_a_subscribed_workspace_gets_no_trial(
     assert_envelope(response, 409, "already_subscribed")
 
 
-async def test_password_reset_mail_goes_over_smtp(billing: RunningService, inbox: Inbox) -> None:
+async def test_password_reset_mail_goes_over_smtp(
+    billing: RunningService, inbox: SmtpInbox
+) -> None:
     async with billing.client() as client:
         email = await signed_in(client)
         sent = await client.post("/api/auth/forgot-password", json={"email": email})
@@ -162,9 +168,7 @@ async def test_password_reset_mail_goes_over_smtp(billing: RunningService, inbox
 async def test_an_unreachable_smtp_server_is_a_clear_error(
     settings: object, fake_stripe: FakeStripe, nursery: trio.Nursery
 ) -> None:
-    from tests.billing.conftest import _free_port
-
-    broken = billing_settings(settings, fake_stripe, _free_port())  # type: ignore[arg-type]
+    broken = billing_settings(settings, fake_stripe, free_port())  # type: ignore[arg-type]
     running, stop = await start_service(nursery, broken, FakeMarket())
     async with running.client() as client:
         email = await signed_in(client)

@@ -7,7 +7,6 @@
   would keep retrying what already arrived) and noted apart in `repeats`.
   (tests/notify_fakes.py has a receiver that answers 409 to a repeat instead: right for a
   replay test, wrong here, where a legitimate redelivery would become a permanent failure.)
-- `SmtpInbox`: an aiosmtpd handler keeping every message.
 - Parsers turning what arrived into `(item_id, kind)` pairs: a webhook body says it in JSON;
   Telegram, Discord and e-mail say it in words and links, read here as a person would (the
   kind from its label, the listing from its link).
@@ -15,22 +14,18 @@
 
 from __future__ import annotations
 
-import email
-import email.policy
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Any
 
 import trio
-from hypercorn.config import Config
 from hypercorn.trio import serve
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+from tests.asgi import Receive, Scope, Send, lifespan, loopback_config, read_body, respond
+
 Alert = tuple[int, str]  # (item_id, kind)
 
 ITEM_URL = re.compile(r"/items/(\d+)")
@@ -48,22 +43,9 @@ class Delivered:
     body: bytes
 
 
-async def _body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
-
-
 async def _answer(send: Send, status: int, body: bytes = b"") -> None:
     headers = [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await respond(send, status, headers, body)
 
 
 @dataclass
@@ -83,10 +65,7 @@ class WebhookReceiver:
     async def serve(self, *, task_status: trio.TaskStatus[str]) -> None:
         """Serve on a free loopback port; `task_status.started(url)` (the endpoint's URL)
         once listening; until cancelled."""
-        config = Config()
-        config.bind = ["127.0.0.1:0"]
-        config.accesslog = None
-        config.graceful_timeout = 0.5
+        config = loopback_config(graceful_timeout=0.5)
         async with trio.open_nursery() as nursery:
             binds: list[str] = await nursery.start(serve, self, config)  # type: ignore[arg-type]
             self.url = binds[0] + self.path
@@ -94,11 +73,9 @@ class WebhookReceiver:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await lifespan(receive, send)
             return
-        body = await _body(receive)
+        body = await read_body(receive)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if self.secret is None or scope["method"] != "POST" or scope["path"] != self.path:
             self.refused.append((404, f"{scope['method']} {scope['path']}"))
@@ -130,21 +107,6 @@ class WebhookReceiver:
             kind = KIND_OF_TYPE[payload["type"]]
             found.append((payload["rule"]["id"], (int(payload["listing"]["item_id"]), kind)))
         return found
-
-
-class SmtpInbox:
-    """aiosmtpd handler (it runs on the controller's thread and loop): every message kept."""
-
-    def __init__(self) -> None:
-        self.messages: list[EmailMessage] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        self.messages.append(message)  # type: ignore[arg-type]
-        return "250 Message accepted for delivery"
-
-    def to(self, address: str) -> list[EmailMessage]:
-        return [m for m in list(self.messages) if m["To"] == address]
 
 
 # -- what a person reads in each channel --------------------------------------------------------

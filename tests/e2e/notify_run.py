@@ -30,7 +30,6 @@ from tests.api.helpers import bearer
 from tests.conftest import RunningService, ServiceClient
 from tests.e2e.accuracy import _is_market
 from tests.e2e.notify_receivers import (
-    SmtpInbox,
     WebhookReceiver,
     discord_alerts,
     email_alerts,
@@ -38,6 +37,7 @@ from tests.e2e.notify_receivers import (
 )
 from tests.hardening.test_kill_and_faults import ServiceProcess, watched_client
 from tests.notify_fakes import FakeDiscord, FakeTelegram
+from tests.smtp import SmtpInbox
 
 SPEED = 600.0  # ten simulated minutes a real second
 ARRIVALS_PER_DAY = 216.0  # 1.5 new listings a real second

@@ -11,9 +11,9 @@ import trio
 
 from engine.runs._task import gather_scrape
 from scrapers.simulator import SimulatorConfig
-from store import Store
+from store import NewRun, Store
 from tests.conftest import new_workspace
-from tests.e2e.test_market_profiles import database_url, market_of, new_monitor, poll
+from tests.e2e.test_market_profiles import database_url, market_of, monitor_at, poll
 
 __all__ = ["database_url"]  # the SQLite-only fixture, used by `store`
 
@@ -27,7 +27,7 @@ async def test_a_monitors_listings_carry_their_category_names(store: Store) -> N
     async with market_of(store, _config()) as market:
         site = market.origins.site
         paths = market.app.world.category_paths
-        monitor = await new_monitor(store, f"{site}/catalog?catalog[]=1206&order=newest_first")
+        monitor = await monitor_at(store, f"{site}/catalog?catalog[]=1206&order=newest_first")
         with trio.fail_after(60):
             for _ in range(3):
                 await poll(store, market, monitor)
@@ -43,11 +43,11 @@ async def test_a_scrape_of_two_categories_names_both(store: Store) -> None:
     async with market_of(store, _config()) as market:
         site = market.origins.site
         paths = market.app.world.category_paths
-        run = await store.runs.create(
+        run = await store.runs.create(NewRun(
             run_id=f"run_{uuid.uuid4().hex[:12]}", workspace_id=await new_workspace(store),
             label=None, source="url", url=f"{site}/catalog?catalog[]=4881&catalog[]=1812",
             monitor_id=None, max_items=500,
-        )  # fmt: skip
+        ))  # fmt: skip
         with trio.fail_after(60):
             evidence = await gather_scrape(store, market.market, run)
         named = {(x.category_id, x.category_name) for x in evidence.listings}

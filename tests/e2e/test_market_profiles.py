@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from scrapers.simulator import (
 )
 from store import MonitorRecord, Store
 from tests.api.helpers import assert_envelope, signed_in, wait_active
-from tests.conftest import new_workspace, start_service
+from tests.conftest import new_monitor, start_service
 
 LEGACY_FILTERS = {"catalog", "catalog[]", "catalog_ids", "brand_ids", "brand_ids[]", "size_ids",
                   "status_ids", "color_ids", "material_ids"}  # fmt: skip
@@ -73,11 +72,8 @@ async def market_of(store: Store, config: SimulatorConfig) -> AsyncIterator[Mark
         nursery.cancel_scope.cancel()
 
 
-async def new_monitor(store: Store, url: str) -> MonitorRecord:
-    return await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}", workspace_id=await new_workspace(store), url=url,
-        label=None, interval_seconds=60, page_cap=20,
-    )  # fmt: skip
+async def monitor_at(store: Store, url: str) -> MonitorRecord:
+    return await new_monitor(store, url=url, page_cap=20)
 
 
 async def poll(store: Store, market: Market, monitor: MonitorRecord) -> None:
@@ -120,7 +116,7 @@ async def test_each_generation_end_to_end_against_the_truth(store: Store, profil
     )  # fmt: skip
     async with market_of(store, config) as market:
         site = market.origins.site
-        monitor = await new_monitor(store, f"{site}/catalog?{CATEGORIES}&order=newest_first")
+        monitor = await monitor_at(store, f"{site}/catalog?{CATEGORIES}&order=newest_first")
         with trio.fail_after(120):
             for _ in range(10):  # about four simulated days
                 await poll(store, market, monitor)
@@ -182,7 +178,7 @@ async def test_detail_refusals_alone_never_pause_the_site(store: Store) -> None:
         status = adapter.client.origin_status(site)
         assert status.blocked_for == 0.0 and status.breaker is BreakerState.CLOSED
         # A feed right after is served at once: nothing was paused.
-        monitor = await new_monitor(store, f"{site}/catalog")
+        monitor = await monitor_at(store, f"{site}/catalog")
         await poll(store, market, monitor)
         assert (await store.monitors.state_counts(monitor.id))["open"] > 0
 
@@ -191,7 +187,7 @@ async def test_lying_answers_create_no_false_dropouts(store: Store) -> None:
     config = SimulatorConfig(seed=3, speed=600.0, n_listings=300, profile="2026-09")
     async with market_of(store, config) as market:
         site = market.origins.site
-        monitor = await new_monitor(store, f"{site}/catalog?brand_ids[]=14&order=newest_first")
+        monitor = await monitor_at(store, f"{site}/catalog?brand_ids[]=14&order=newest_first")
         await poll(store, market, monitor)
         before = await store.monitors.state_counts(monitor.id)
         assert before["open"] >= 10
@@ -206,7 +202,7 @@ async def test_lying_answers_create_no_false_dropouts(store: Store) -> None:
         assert ignored.value.kind == "filters_ignored"
 
         # One feed per category: a dropped category filter shows as the same feed twice.
-        several = await new_monitor(store, f"{site}/catalog?{CATEGORIES}")
+        several = await monitor_at(store, f"{site}/catalog?{CATEGORIES}")
         await poll(store, market, several)
         market.app.set_faults(Faults(rate_ignore_filters=1.0))
         with pytest.raises(SuspiciousAnswer):
@@ -227,7 +223,7 @@ async def test_auto_follows_a_catalogue_that_moves_mid_run(store: Store) -> None
     config = SimulatorConfig(seed=4, speed=600.0, n_listings=200, profile="legacy")
     async with market_of(store, config) as market:
         site = market.origins.site
-        monitor = await new_monitor(store, f"{site}/catalog?{CATEGORIES}")
+        monitor = await monitor_at(store, f"{site}/catalog?{CATEGORIES}")
         await poll(store, market, monitor)
         assert await store.market.recall_profile(site) == "legacy"
         moved_at = len(market.app.log)

@@ -41,7 +41,6 @@ outbound client's resolver can be injected.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import secrets
 import shutil
@@ -55,18 +54,16 @@ import httpx
 import pytest
 import trio
 import trio_asyncio
-from aiosmtpd.controller import Controller
 from standardwebhooks.webhooks import Webhook
 
 from api.settings import Settings
-from bench._common import free_port
 from engine.notifications._signing import webhook_headers
 from scrapers.simulator import FeedFilter, World
 from store import Store, open_store
 from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
 from tests.conftest import start_service
 from tests.e2e.notify_oracle import Seen, Want, duplicates, load_seen, selected
-from tests.e2e.notify_receivers import SmtpInbox, WebhookReceiver
+from tests.e2e.notify_receivers import WebhookReceiver
 from tests.e2e.notify_run import (
     ALERTS_TO,
     BOT_TOKEN,
@@ -90,21 +87,13 @@ from tests.e2e.notify_run import (
     wait_for,
 )
 from tests.hardening.test_kill_and_faults import Watch, _read, watched_client
+from tests.smtp import SmtpInbox, smtp_server
 
 
 @pytest.fixture
 def smtp() -> Iterator[tuple[SmtpInbox, int]]:
-    inbox = SmtpInbox()
-    port = free_port()
-    # A plain asyncio loop of its own, on the controller's thread (as tests/billing does).
-    loop = asyncio.SelectorEventLoop()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port, loop=loop)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
-        loop.close()
+    with smtp_server() as served:
+        yield served
 
 
 @pytest.fixture

@@ -34,9 +34,9 @@ from engine import (
 from scrapers import ClientSettings, MarketClient
 from scrapers._ratelimit import TokenBucket
 from store import LeaseLost, NodeInfo, PollOutcome, Store
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor, new_workspace
 from tests.engine.fake_market import FakeMarket
-from tests.engine.test_engine import _until
+from tests.engine.test_engine import _start, _until
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.postgres
@@ -72,15 +72,11 @@ async def node(
 
 
 async def _create(store: Store, workspace: str, count: int, interval: int = 1) -> list[str]:
+    url = "https://www.vinted.fr/catalog?brand_ids[]=53"
     ids = []
     for _ in range(count):
-        monitor = await store.monitors.create(
-            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-            workspace_id=workspace,
-            url="https://www.vinted.fr/catalog?brand_ids[]=53",
-            label=None,
-            interval_seconds=interval,
-            page_cap=1,
+        monitor = await new_monitor(
+            store, workspace, url=url, interval_seconds=interval, page_cap=1
         )
         ids.append(monitor.id)
     return ids
@@ -165,14 +161,7 @@ async def test_commands_reach_the_node_that_holds_the_monitor(store: Store) -> N
     market.list(1)
     workspace = await new_workspace(store)
     async with node(store, "node-a", market) as a, node(store, "node-b", FakeMarket()) as b:
-        monitor = await a.start_monitor(
-            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-            workspace_id=workspace,
-            url="https://www.vinted.fr/catalog?brand_ids[]=53",
-            label=None,
-            interval_seconds=3600,
-            page_cap=1,
-        )
+        monitor = await _start(a, workspace, interval=3600, page_cap=1)
         assert monitor.id in a.monitor_tokens() and monitor.id not in b.monitor_tokens()
         await _until(lambda: _const(market.feed_calls == 1))  # the bootstrap poll
 

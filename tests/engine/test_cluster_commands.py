@@ -6,7 +6,6 @@ nothing changed."""
 from __future__ import annotations
 
 import dataclasses
-import uuid
 
 import pytest
 import trio
@@ -16,7 +15,8 @@ from store import Store
 from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket
 from tests.engine.test_cluster import node_settings
-from tests.engine.test_engine import _until
+from tests.engine.test_commands import _const, _poll_in_flight, _queue_depth, _status
+from tests.engine.test_engine import _start, _until, _until_status
 
 pytestmark = pytest.mark.postgres
 
@@ -32,12 +32,6 @@ async def _started(engine: Engine) -> Engine:
     with trio.fail_after(60):
         await engine.resumed.wait()
     return engine
-
-
-async def _status(store: Store, monitor_id: str) -> str:
-    monitor = await store.monitors.get(monitor_id, None)
-    assert monitor is not None
-    return monitor.status
 
 
 async def test_a_pause_the_owner_cannot_take_in_time_is_busy_and_never_applied(
@@ -56,16 +50,9 @@ async def test_a_pause_the_owner_cannot_take_in_time_is_busy_and_never_applied(
     ):
         await _started(a)
         await _started(b)
-        monitor = await a.start_monitor(
-            monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-            workspace_id=workspace,
-            url="https://www.vinted.fr/catalog?brand_ids[]=53",
-            label=None,
-            interval_seconds=3600,
-            page_cap=1,
-        )
+        monitor = await _start(a, workspace, interval=3600, page_cap=1)
         assert monitor.id in a.monitor_tokens()
-        await _until(lambda: _is(store, monitor.id, "active"))
+        await _until_status(store, monitor, "active")
 
         # Asked of node B, carried out by node A's actor: B returns once it is written.
         await b.pause(monitor)
@@ -75,11 +62,7 @@ async def test_a_pause_the_owner_cannot_take_in_time_is_busy_and_never_applied(
         assert monitor.id not in b.monitor_tokens()
 
         # Node A's actor is held in a poll: B's pause is not taken in time.
-        gate = trio.Event()
-        market.gate = gate
-        calls = market.feed_calls
-        assert await b.poll_now(monitor.id)
-        await _until(lambda: _const(market.feed_calls > calls))
+        gate = await _poll_in_flight(b, market, monitor.id)
         with pytest.raises(EngineBusy, match="was not paused by its node"):
             await b.pause(monitor)
         assert _queue_depth(a, monitor.id) == 1  # delivered to A, queued behind the poll
@@ -87,15 +70,3 @@ async def test_a_pause_the_owner_cannot_take_in_time_is_busy_and_never_applied(
         # A takes the command after its poll, past its deadline, and skips it.
         await _until(lambda: _const(_queue_depth(a, monitor.id) == 0))
         assert await _status(store, monitor.id) == "active"
-
-
-def _queue_depth(engine: Engine, monitor_id: str) -> int:
-    return next(s.queue_depth for s in engine.actors() if s.monitor_id == monitor_id)
-
-
-async def _is(store: Store, monitor_id: str, wanted: str) -> bool:
-    return await _status(store, monitor_id) == wanted
-
-
-async def _const(value: bool) -> bool:
-    return value

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 import trio
 import trio.testing
 
-from engine import Engine, EngineBusy, MonitorPolicy, Pause, PollNow, Resume, Stop
+from engine import Engine, EngineBusy, EngineSettings, MonitorPolicy, Pause, PollNow, Resume, Stop
 from engine._engine import COMMAND_BUFFER
 from engine.cluster import CODEC, CommandRefused, decode_command, encode_command
 from engine.cluster._codec import CommandCodec
@@ -22,23 +23,30 @@ from engine.monitors._commands import Envelope
 from engine.runs._commands import Cancel
 from store import CommandRecord, MonitorRecord, Store
 from store._cluster_models import ClusterCommand
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor, new_workspace
 from tests.engine.fake_market import FakeMarket
-from tests.engine.test_engine import FAST, _start, _until
+from tests.engine.test_engine import FAST, _start, _until, _until_status
 
 
 async def _active(engine: Engine, store: Store, workspace: str) -> MonitorRecord:
     """A monitor past its bootstrap, `active`, its next poll an hour away."""
     monitor = await _start(engine, workspace, interval=3600)
-
-    async def active() -> bool:
-        m = await store.monitors.get(monitor.id, workspace)
-        return m is not None and m.status == "active"
-
-    await _until(active)
+    await _until_status(store, monitor, "active")
     fresh = await store.monitors.get(monitor.id, workspace)
     assert fresh is not None
     return fresh
+
+
+@asynccontextmanager
+async def _engine_with_a_monitor(
+    store: Store, settings: EngineSettings = FAST
+) -> AsyncIterator[tuple[Engine, FakeMarket, MonitorRecord]]:
+    """An engine on a market of one listing, and a monitor of it `active` (`_active`)."""
+    market = FakeMarket()
+    market.list(1)
+    workspace = await new_workspace(store)
+    async with Engine(store, market, settings) as engine:
+        yield engine, market, await _active(engine, store, workspace)
 
 
 async def _poll_in_flight(engine: Engine, market: FakeMarket, monitor_id: str) -> trio.Event:
@@ -71,11 +79,7 @@ def _queue_depth(engine: Engine, monitor_id: str) -> int:
 async def test_pause_is_answered_only_after_the_actor_wrote_the_status(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    market = FakeMarket()
-    market.list(1)
-    workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
-        monitor = await _active(engine, store, workspace)
+    async with _engine_with_a_monitor(store) as (engine, market, monitor):
         seen: list[tuple[str, trio.lowlevel.Task]] = []
         write = store.monitors.set_status
 
@@ -110,11 +114,7 @@ async def test_pause_is_answered_only_after_the_actor_wrote_the_status(
 
 async def test_resume_starts_an_actor_where_none_runs(store: Store) -> None:
     """A paused monitor after a restart has no actor: `resume` starts one, which writes."""
-    market = FakeMarket()
-    market.list(1)
-    workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
-        monitor = await _active(engine, store, workspace)
+    async with _engine_with_a_monitor(store) as (engine, market, monitor):
         await engine.pause(monitor)
     async with Engine(store, market, FAST) as engine:
         with trio.fail_after(60):
@@ -131,11 +131,7 @@ async def test_resume_starts_an_actor_where_none_runs(store: Store) -> None:
 
 
 async def test_a_full_queue_is_busy_and_the_status_is_unchanged(store: Store) -> None:
-    market = FakeMarket()
-    market.list(1)
-    workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
-        monitor = await _active(engine, store, workspace)
+    async with _engine_with_a_monitor(store) as (engine, market, monitor):
         gate = await _poll_in_flight(engine, market, monitor.id)
         for _ in range(COMMAND_BUFFER):
             assert await engine.poll_now(monitor.id)
@@ -149,12 +145,8 @@ async def test_a_full_queue_is_busy_and_the_status_is_unchanged(store: Store) ->
 
 
 async def test_a_command_not_taken_in_time_is_withdrawn(store: Store) -> None:
-    market = FakeMarket()
-    market.list(1)
-    workspace = await new_workspace(store)
     impatient = dataclasses.replace(FAST, command_timeout_seconds=0.2)
-    async with Engine(store, market, impatient) as engine:
-        monitor = await _active(engine, store, workspace)
+    async with _engine_with_a_monitor(store, impatient) as (engine, market, monitor):
         gate = await _poll_in_flight(engine, market, monitor.id)
         with pytest.raises(EngineBusy, match="did not take the command"):
             await engine.pause(monitor)
@@ -233,11 +225,7 @@ def test_fields_travel_and_are_checked() -> None:
 async def test_a_refused_cluster_command_is_logged_and_changes_nothing(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
-    market = FakeMarket()
-    market.list(1)
-    workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
-        monitor = await _active(engine, store, workspace)
+    async with _engine_with_a_monitor(store) as (engine, _market, monitor):
         caplog.set_level(logging.WARNING, logger="engine._engine")
         late = FAST.command_timeout_seconds + 1
         for i, (kind, text, age) in enumerate(
@@ -258,28 +246,18 @@ async def test_a_refused_cluster_command_is_logged_and_changes_nothing(
         assert await _status(store, monitor.id) == "active"
 
         engine.deliver(CommandRecord(9, "monitor", monitor.id, "Pause", age_seconds=0.0))
-        await _until(lambda: _status_is(store, monitor.id, "paused"))
-
-
-async def _status_is(store: Store, monitor_id: str, wanted: str) -> bool:
-    return await _status(store, monitor_id) == wanted
+        await _until_status(store, monitor, "paused")
 
 
 # -- ready when started ---------------------------------------------------------------------------
 
 
 async def test_an_actor_is_ready_when_start_returns(store: Store) -> None:
-    workspace = await new_workspace(store)
-    monitor = await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-        workspace_id=workspace,
-        url="https://www.vinted.fr/catalog?brand_ids[]=53",
-        label=None,
-        interval_seconds=3600,
-        page_cap=1,
+    monitor = await new_monitor(
+        store, url="https://www.vinted.fr/catalog?brand_ids[]=53", interval_seconds=3600, page_cap=1
     )
     send, receive = trio.open_memory_channel[Envelope](4)
-    board = ActorStatusBoard(monitor.id, workspace, send)
+    board = ActorStatusBoard(monitor.id, monitor.workspace_id, send)
     actor = MonitorActor(
         monitor.id,
         store=store,

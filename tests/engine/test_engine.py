@@ -21,14 +21,16 @@ FAST = EngineSettings(
 )
 
 
-async def _start(engine: Engine, workspace_id: str, interval: int = 1) -> MonitorRecord:
+async def _start(
+    engine: Engine, workspace_id: str, interval: int = 1, page_cap: int = 2
+) -> MonitorRecord:
     return await engine.start_monitor(
         monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
         workspace_id=workspace_id,
         url="https://www.vinted.fr/catalog?brand_ids[]=53",
         label=None,
         interval_seconds=interval,
-        page_cap=2,
+        page_cap=page_cap,
     )
 
 
@@ -36,6 +38,19 @@ async def _until(check: Callable[[], Awaitable[bool]], seconds: float = 10) -> N
     with trio.fail_after(seconds):
         while not await check():
             await trio.sleep(0.05)
+
+
+async def _status_is(store: Store, monitor_id: str, wanted: str) -> bool:
+    monitor = await store.monitors.get(monitor_id, None)
+    assert monitor is not None
+    return monitor.status == wanted
+
+
+async def _until_status(
+    store: Store, monitor: MonitorRecord, wanted: str, seconds: float = 10
+) -> None:
+    """Wait until the stored monitor's status is `wanted`."""
+    await _until(lambda: _status_is(store, monitor.id, wanted), seconds)
 
 
 async def test_monitor_bootstraps_then_tracks_transitions(store: Store) -> None:
@@ -47,11 +62,7 @@ async def test_monitor_bootstraps_then_tracks_transitions(store: Store) -> None:
         monitor = await _start(engine, workspace)
         assert monitor.status == "paused" and monitor.bootstrapped_at is None
 
-        async def active() -> bool:
-            m = await store.monitors.get(monitor.id, workspace)
-            return m is not None and m.status == "active"
-
-        await _until(active)
+        await _until_status(store, monitor, "active")
         assert (await store.monitors.state_counts(monitor.id))["open"] == 5
         market.states[1] = "sold"
         market.states[2] = "reserved"
@@ -81,11 +92,7 @@ async def test_listing_out_of_the_feed_window_is_not_a_sale(store: Store) -> Non
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
-        async def active() -> bool:
-            m = await store.monitors.get(monitor.id, workspace)
-            return m is not None and m.status == "active"
-
-        await _until(active)
+        await _until_status(store, monitor, "active")
         market.list(3)  # pushes item 1 out of the two-item feed window; it is still for sale
         await engine.poll_now(monitor.id)
 
@@ -109,11 +116,7 @@ async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> No
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
-        async def errored() -> bool:
-            m = await store.monitors.get(monitor.id, workspace)
-            return m is not None and m.status == "error"
-
-        await _until(errored)
+        await _until_status(store, monitor, "error")
         failed = await store.monitors.get(monitor.id, workspace)
         assert failed is not None and failed.consecutive_errors == 3
         assert failed.last_error is not None and "403 blocked" in failed.last_error
@@ -146,11 +149,7 @@ async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace, interval=60)
 
-        async def active() -> bool:
-            m = await store.monitors.get(monitor.id, workspace)
-            return m is not None and m.status == "active"
-
-        await _until(active)
+        await _until_status(store, monitor, "active")
     assert not engine.is_running(monitor.id)
     market.states[1] = "sold"
     async with Engine(store, market, FAST) as engine:
@@ -174,11 +173,7 @@ async def test_pause_stops_polling_and_delete_stops_the_actor(store: Store) -> N
     async with Engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
-        async def active() -> bool:
-            m = await store.monitors.get(monitor.id, workspace)
-            return m is not None and m.status == "active"
-
-        await _until(active)
+        await _until_status(store, monitor, "active")
         await engine.pause(monitor)
         # The actor has taken the pause (a poll it had in flight finished) and sits idle.
         await eventually(lambda: [s.state for s in engine.actors()] == ["paused"])
@@ -220,16 +215,11 @@ async def test_a_monitor_in_error_keeps_trying_and_comes_back_by_itself(store: S
     )
     async with Engine(store, market, retrying) as engine:
         monitor = await _start(engine, workspace)
-
-        async def status_is(wanted: str) -> bool:
-            m = await store.monitors.get(monitor.id, workspace)
-            return m is not None and m.status == wanted
-
-        await _until(lambda: status_is("error"), 30)
+        await _until_status(store, monitor, "error", 30)
         calls = market.feed_calls
         await _until(lambda: _more(market, calls), 30)  # still trying, on the long retry
         market.feed_error = None  # the marketplace answers again: no resume needed
-        await _until(lambda: status_is("active"), 30)
+        await _until_status(store, monitor, "active", 30)
         back = await store.monitors.get(monitor.id, workspace)
         assert back is not None and back.consecutive_errors == 0 and back.polls >= 1
 

@@ -4,7 +4,6 @@ analysis reads durations and gaps on it."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 from engine.analysis import PollRow, poll_marks
@@ -12,7 +11,7 @@ from engine.analysis._input import epoch
 from engine.monitors._clock import FIRST_AHEAD, FIRST_BEHIND, MAX_RATE, stamp_poll
 from engine.monitors._poll import poll_once
 from store import PollRecord, Store
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor
 
 from .fake_market import FakeMarket
 
@@ -87,11 +86,7 @@ def test_on_our_clock_a_poll_is_stamped_when_it_ended() -> None:
 
 
 async def test_a_monitor_stamps_listings_and_sales_on_the_market_clock(store: Store) -> None:
-    workspace_id = await new_workspace(store)
-    monitor = await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}", workspace_id=workspace_id,
-        url="https://www.vinted.fr/catalog", label=None, interval_seconds=60, page_cap=5,
-    )  # fmt: skip
+    monitor = await new_monitor(store)
     market = FakeMarket()
     for item_id in (101, 102):
         market.list(item_id)
@@ -118,6 +113,6 @@ async def test_a_monitor_stamps_listings_and_sales_on_the_market_clock(store: St
     sales = [e async for e in store.monitors.iter_events(monitor.id) if e.to_state == "sold"]
     assert [e.at for e in sales] == [NOW + 60 * HOUR]
     # The monitor's own schedule stays on ours.
-    record = await store.monitors.get(monitor.id, workspace_id)
+    record = await store.monitors.get(monitor.id, monitor.workspace_id)
     assert record is not None and record.last_poll_at is not None
     assert record.last_poll_at - NOW < 10 * MINUTE

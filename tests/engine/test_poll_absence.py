@@ -5,12 +5,11 @@ straight through `poll_once`, against the real store and an in-memory marketplac
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 from engine.monitors._poll import ConfirmPolicy, poll_once
 from store import MonitorRecord, Store
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor
 
 from .fake_market import FakeMarket, StateLookupFailed
 
@@ -44,11 +43,7 @@ class Polls:
 
 
 async def _watched(store: Store, items: range) -> tuple[FakeMarket, Polls]:
-    workspace_id = await new_workspace(store)
-    monitor = await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}", workspace_id=workspace_id,
-        url="https://www.vinted.fr/catalog", label=None, interval_seconds=60, page_cap=5,
-    )  # fmt: skip
+    monitor = await new_monitor(store)
     market = FakeMarket()
     for item_id in items:
         market.list(item_id)

@@ -20,21 +20,18 @@ from store import (
     RuleRecord,
     Store,
 )
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor as new_monitor_record
 
 
 async def new_monitor(store: Store, workspace_id: str | None = None) -> tuple[str, str]:
     """(monitor id, workspace id), a new workspace unless given."""
-    workspace_id = workspace_id or await new_workspace(store)
-    monitor = await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-        workspace_id=workspace_id,
+    monitor = await new_monitor_record(
+        store,
+        workspace_id,
         url="https://www.vinted.fr/catalog?brand_ids[]=53",
         label="Levi's jeans",
-        interval_seconds=60,
-        page_cap=5,
     )
-    return monitor.id, workspace_id
+    return monitor.id, monitor.workspace_id
 
 
 async def new_channel(store: Store, workspace_id: str, name: str = "hook") -> ChannelRecord:

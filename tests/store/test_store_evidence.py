@@ -17,20 +17,12 @@ from store import (
     PollOutcome,
     Store,
 )
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor
 
 
 async def _monitor(store: Store) -> tuple[str, str]:
-    workspace_id = await new_workspace(store)
-    monitor = await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-        workspace_id=workspace_id,
-        url="https://www.vinted.it/catalog",
-        label=None,
-        interval_seconds=60,
-        page_cap=5,
-    )
-    return monitor.id, workspace_id
+    monitor = await new_monitor(store, url="https://www.vinted.it/catalog")
+    return monitor.id, monitor.workspace_id
 
 
 class Polls:

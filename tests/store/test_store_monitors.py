@@ -12,20 +12,12 @@ import pytest
 from engine import decide_poll
 from store import LISTING_STATES, ConfirmedState, ObservedListing, PollOutcome, Store
 from store import _listing_pages as listing_pages
-from tests.conftest import new_workspace
+from tests.conftest import new_monitor
 
 
 async def _monitor(store: Store) -> tuple[str, str]:
-    workspace_id = await new_workspace(store)
-    monitor = await store.monitors.create(
-        monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
-        workspace_id=workspace_id,
-        url="https://www.vinted.fr/catalog",
-        label=None,
-        interval_seconds=60,
-        page_cap=5,
-    )
-    return monitor.id, workspace_id
+    monitor = await new_monitor(store)
+    return monitor.id, monitor.workspace_id
 
 
 def _outcome(

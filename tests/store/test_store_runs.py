@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import uuid
 
-from store import RunRecord, Store
+from store import NewRun, RunRecord, Store
 from tests.conftest import new_workspace
 
 
 async def _running_run(store: Store) -> RunRecord:
     run = await store.runs.create(
-        run_id=f"run_{uuid.uuid4().hex[:12]}",
-        workspace_id=await new_workspace(store),
-        label=None,
-        source="scrape",
-        url="https://www.vinted.fr/catalog",
-        monitor_id=None,
-        max_items=100,
+        NewRun(
+            run_id=f"run_{uuid.uuid4().hex[:12]}",
+            workspace_id=await new_workspace(store),
+            label=None,
+            source="scrape",
+            url="https://www.vinted.fr/catalog",
+            monitor_id=None,
+            max_items=100,
+        )
     )
     await store.runs.mark_running(run.id)
     return run

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from api.analyses.actions import summary
+from api.analyses.actions import summaries
 from api.analyses.schemas import AnalysisSummary
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
-from api.naming import analysis_titles
-from api.services import services
 
 
 class ListAnalysesArguments(PageArguments):
@@ -24,15 +22,8 @@ class AnalysisPage(BaseModel):
 
 
 async def list_analyses(principal: Principal, arguments: ListAnalysesArguments) -> AnalysisPage:
-    analyses, total = await services().store.runs.analyses(
-        principal.workspace_id, arguments.offset, arguments.limit
-    )
-    titles = await analysis_titles(principal.workspace_id, analyses)
-    return AnalysisPage(
-        analyses=[summary(a, titles[a.id]) for a in analyses],
-        total=total,
-        nextCursor=arguments.next_cursor(total),
-    )
+    analyses, total = await summaries(principal.workspace_id, arguments.offset, arguments.limit)
+    return AnalysisPage(analyses=analyses, total=total, nextCursor=arguments.next_cursor(total))
 
 
 TOOL = Tool(

@@ -7,9 +7,8 @@ from pydantic import BaseModel
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
-from api.runs.actions import run_out
+from api.runs.actions import runs_out
 from api.runs.schemas import RunOut
-from api.services import services
 
 
 class ListRunsArguments(PageArguments):
@@ -23,12 +22,8 @@ class RunPage(BaseModel):
 
 
 async def list_runs(principal: Principal, arguments: ListRunsArguments) -> RunPage:
-    runs, total = await services().store.runs.in_workspace(
-        principal.workspace_id, arguments.offset, arguments.limit
-    )
-    return RunPage(
-        runs=[run_out(r) for r in runs], total=total, nextCursor=arguments.next_cursor(total)
-    )
+    runs, total = await runs_out(principal.workspace_id, arguments.offset, arguments.limit)
+    return RunPage(runs=runs, total=total, nextCursor=arguments.next_cursor(total))
 
 
 TOOL = Tool(

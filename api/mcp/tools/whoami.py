@@ -5,7 +5,7 @@ from __future__ import annotations
 from api.accounts.actions import describe_me
 from api.accounts.schemas import MeResponse
 from api.http.auth import Principal
-from api.http.errors import NotFound
+from api.http.errors import found
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._inputs import NoArguments
 from api.services import services
@@ -13,9 +13,7 @@ from api.services import services
 
 async def whoami(principal: Principal, arguments: NoArguments) -> MeResponse:
     # The same store call and document as GET /api/auth/me, so agents and REST agree.
-    user = await services().store.get_user(principal.user_id)
-    if user is None:
-        raise NotFound("user")
+    user = found(await services().store.get_user(principal.user_id), "user")
     return await describe_me(user, principal)
 
 
