@@ -25,7 +25,7 @@ from psycopg import sql
 from sqlalchemy import insert, text
 
 from api.http.security import TokenHasher, new_access_token, new_id
-from store import Store
+from store import NewAccessToken, NewUser, Store
 from store._monitor_models import Listing, Monitor, Poll
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,11 +188,11 @@ async def seed_account(store: Store, key: str, suffix: str = "") -> tuple[str, s
     an auth write.
     """
     cookie = secrets.token_urlsafe(32)
-    user = await store.create_user(
+    user = await store.create_user(NewUser(
         user_id=f"usr_bench{suffix}", workspace_id=f"wsp_bench{suffix}",
         email=f"bench{suffix}@example.test",
         name="bench", password_hash=None,
-    )  # fmt: skip
+    ))  # fmt: skip
     await store.add_session(
         token_hash=TokenHasher(key).digest(cookie), user_id=user.id,
         expires_at=store.clock() + timedelta(days=1),
@@ -209,10 +209,10 @@ async def seed_token(
     `key` must be the server's NICHESCOPE_SECRET_KEY: the token is stored as its hash.
     """
     token = new_access_token()
-    await store.add_access_token(
+    await store.add_access_token(NewAccessToken(
         token_id=new_id("key"), user_id=f"usr_bench{suffix}", workspace_id=f"wsp_bench{suffix}",
         label=f"bench{suffix}", scopes=scopes, token_hash=TokenHasher(key).digest(token),
-    )  # fmt: skip
+    ))  # fmt: skip
     return token
 
 

@@ -77,7 +77,7 @@ from bench._cluster_bench import (
     server_url,
 )
 from bench._common import load_note, spawn, start_simulator, stop, verdict
-from store import Store, open_store, utc_now
+from store import NewUser, Store, open_store, utc_now
 from store._monitor_models import Monitor
 
 DATABASE = "nichescope_bench_cluster"
@@ -95,10 +95,10 @@ SPREAD_TIMEOUT = 90.0
 
 async def _seed(store: Store, origin: str) -> None:
     """A workspace and MONITORS active, bootstrapped monitors due at once, written directly."""
-    user = await store.create_user(
+    user = await store.create_user(NewUser(
         user_id="usr_bench", workspace_id="wsp_bench", email="bench@example.test",
         name="bench", password_hash=None,
-    )  # fmt: skip
+    ))  # fmt: skip
     now = store.clock()
     rows = [dict(
         id=f"mon_{i:05d}", workspace_id=user.workspace_id,

@@ -44,7 +44,7 @@ from bench._common import (
 )
 from engine import Engine, MarketplaceSettings, open_marketplace
 from engine.monitors._market import Feed
-from store import ConfirmedState, NewMonitor, Store, open_store
+from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
 from store._monitor_models import Monitor, Poll
 
 SECTIONS = ("monitors", "idle", "listings-sqlite", "listings-postgres")
@@ -53,10 +53,10 @@ BRANDS = (53, 14, 12, 88, 304, 73, 1565, 2319, 162, 255)
 
 
 async def _workspace(store: Store) -> str:
-    user = await store.create_user(
+    user = await store.create_user(NewUser(
         user_id="usr_bench", workspace_id="wsp_bench", email="bench@example.test",
         name="bench", password_hash=None,
-    )  # fmt: skip
+    ))  # fmt: skip
     return user.workspace_id
 
 

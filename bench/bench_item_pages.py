@@ -53,7 +53,7 @@ from scrapers.simulator import (
     create_simulator_app,
     serve_app,
 )
-from store import MonitorRecord, NewMonitor, Store, open_store
+from store import MonitorRecord, NewMonitor, NewUser, Store, open_store
 
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "marketplace" / "2026-09"
 CHUNK = 64 * 1024
@@ -252,10 +252,10 @@ async def _measure(run: MarketRun) -> dict[str, Tally]:
                     settings = MarketplaceSettings(extra_origins=(origin,), rate=0,
                                                    concurrency=16, profile=arm.profile)  # fmt: skip
                     arm.market = await stack.enter_async_context(open_marketplace(settings))
-                    user = await arm.store.create_user(
+                    user = await arm.store.create_user(NewUser(
                         user_id=f"usr_{arm.name}", workspace_id=f"ws_{arm.name}",
                         email=f"{arm.name}@bench.test", name=None, password_hash=None,
-                    )  # fmt: skip
+                    ))  # fmt: skip
                     arm.monitor = await arm.store.monitors.create(NewMonitor(
                         monitor_id=f"mon_{arm.name}", workspace_id=user.workspace_id,
                         url=f"{origin}/catalog?order=newest_first", label=arm.name,

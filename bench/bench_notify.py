@@ -71,7 +71,16 @@ from bench._common import (
 from bench._notify_report import INTERVAL, Meter, Run, micros, report
 from engine import MarketplaceSettings, SecretBox, check_destination, open_marketplace
 from engine.notifications import new_signing_secret
-from store import NewChannel, NewMonitor, NewRule, PollOutcome, PollRecord, Store, open_store
+from store import (
+    NewChannel,
+    NewMonitor,
+    NewRule,
+    NewUser,
+    PollOutcome,
+    PollRecord,
+    Store,
+    open_store,
+)
 from store import _polls as polls_module
 from store._monitor_models import Monitor, Poll
 from store._notify_models import Notification, NotificationDelivery
@@ -112,10 +121,10 @@ async def _seed(
     """The workspace, its 1,000 monitors (first polls spread) and one webhook channel made as
     the API makes it (checked, sealed, masked); returns the first polls' times, the
     workspace, and the rule to add later: every new listing to that channel."""
-    user = await store.create_user(
+    user = await store.create_user(NewUser(
         user_id="usr_bench", workspace_id="wsp_bench", email="bench@example.test",
         name="bench", password_hash=None,
-    )  # fmt: skip
+    ))  # fmt: skip
     workspace = user.workspace_id
     for i in range(N):
         category, brand = CATEGORIES[i % len(CATEGORIES)], BRANDS[(i // 6) % len(BRANDS)]

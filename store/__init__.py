@@ -11,11 +11,13 @@ from ._billing_records import (
     BillingChangeRecord,
     CheckoutSessionRecord,
     Entitlement,
+    NewCheckoutSession,
+    NewTrialToken,
     PlanRecord,
     StripeEventKey,
 )
 from ._billing_store import BillingStore
-from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
+from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._cluster_store import ClusterStore
 from ._errors import (
     AlreadyExists,
@@ -42,6 +44,7 @@ from ._monitor_records import (
     MonitorStatus,
     NewMonitor,
     ObservedListing,
+    PollFailure,
     PollFailureKind,
     PollOutcome,
     PollRecord,
@@ -78,7 +81,15 @@ from ._poll_decisions import (
     PollDecision,
     PollRules,
 )
-from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._records import (
+    AccessTokenRecord,
+    Credentials,
+    NewAccessToken,
+    NewUser,
+    SessionOwner,
+    TokenOwner,
+    UserRecord,
+)
 from ._rows import record_fields, to_record
 from ._run_records import (
     FINISHED_RUN_STATES,
@@ -116,6 +127,7 @@ __all__ = [
     "ChannelKind",
     "ChannelRecord",
     "CheckoutSessionRecord",
+    "Claim",
     "Clock",
     "ClusterStore",
     "CommandRecord",
@@ -144,11 +156,15 @@ __all__ = [
     "MonitorStatus",
     "MonitorStep",
     "MonitorStore",
+    "NewAccessToken",
     "NewAnalysis",
     "NewChannel",
+    "NewCheckoutSession",
     "NewMonitor",
     "NewRule",
     "NewRun",
+    "NewTrialToken",
+    "NewUser",
     "NodeInfo",
     "NodeRecord",
     "NotFoundInWorkspace",
@@ -159,6 +175,7 @@ __all__ = [
     "ObservedListing",
     "PlanRecord",
     "PollDecision",
+    "PollFailure",
     "PollFailureKind",
     "PollOutcome",
     "PollRecord",

@@ -14,8 +14,16 @@ from sqlalchemy.orm import Session as Db
 
 from ._errors import AlreadyExists
 from ._models import AccessToken, PasswordReset, Session, User, Workspace
-from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
-from ._rows import to_record
+from ._records import (
+    AccessTokenRecord,
+    Credentials,
+    NewAccessToken,
+    NewUser,
+    SessionOwner,
+    TokenOwner,
+    UserRecord,
+)
+from ._rows import new_row, to_record
 
 SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"  # also names revoked access tokens
 # How stale an access token's `last_used_at` may be: it is written at most this often.
@@ -31,33 +39,17 @@ def _token_record(token: AccessToken) -> AccessTokenRecord:
     return to_record(AccessTokenRecord, token, scopes=tuple(token.scopes.split()))
 
 
-def create_user(
-    db: Db,
-    *,
-    user_id: str,
-    workspace_id: str,
-    email: str,
-    name: str | None,
-    password_hash: str | None,
-    now: datetime,
-) -> UserRecord:
+def create_user(db: Db, new: NewUser, now: datetime) -> UserRecord:
     """Create a user and the personal workspace it owns; `AlreadyExists` if the e-mail is taken."""
-    db.add(Workspace(id=workspace_id, name=name or email, created_at=now))
+    db.add(Workspace(id=new.workspace_id, name=new.name or new.email, created_at=now))
     # Flushed first: without ORM relationships the unit of work does not order the inserts.
     db.flush()
-    user = User(
-        id=user_id,
-        email=email,
-        name=name,
-        password_hash=password_hash,
-        workspace_id=workspace_id,
-        created_at=now,
-    )
+    user = new_row(User, new, "user_id", created_at=now)
     db.add(user)
     try:
         db.flush()
     except IntegrityError as err:
-        raise AlreadyExists("user", email) from err
+        raise AlreadyExists("user", new.email) from err
     return _user_record(user)
 
 
@@ -184,26 +176,9 @@ def revoke_user_tokens(db: Db, user_id: str, now: datetime) -> list[str]:
     return hashes
 
 
-def add_access_token(
-    db: Db,
-    *,
-    token_id: str,
-    user_id: str,
-    workspace_id: str,
-    label: str,
-    scopes: tuple[str, ...],
-    token_hash: str,
-    now: datetime,
-) -> AccessTokenRecord:
-    token = AccessToken(
-        id=token_id,
-        user_id=user_id,
-        workspace_id=workspace_id,
-        label=label,
-        scopes=" ".join(scopes),
-        token_hash=token_hash,
-        created_at=now,
-    )
+def add_access_token(db: Db, new: NewAccessToken, now: datetime) -> AccessTokenRecord:
+    # Scopes are stored as one space-separated string.
+    token = new_row(AccessToken, new, "token_id", scopes=" ".join(new.scopes), created_at=now)
     db.add(token)
     db.flush()
     return _token_record(token)

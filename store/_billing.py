@@ -31,11 +31,13 @@ from ._billing_records import (
     BillingChangeRecord,
     CheckoutSessionRecord,
     Entitlement,
+    NewCheckoutSession,
+    NewTrialToken,
     PlanRecord,
     StripeEventKey,
     TrialOutcome,
 )
-from ._rows import record_fields, to_record
+from ._rows import new_row, record_fields, to_record
 
 
 def _insert_ignore(db: Session, model: type[Any], values: dict[str, Any]) -> bool:
@@ -190,20 +192,8 @@ def changes(db: Session, workspace_id: str) -> list[BillingChangeRecord]:
 # -- checkout sessions -------------------------------------------------------------------------
 
 
-def add_checkout_session(
-    db: Session,
-    *,
-    session_id: str,
-    workspace_id: str,
-    user_id: str,
-    plan: str,
-    now: datetime,
-) -> None:
-    db.add(
-        CheckoutSession(
-            id=session_id, workspace_id=workspace_id, user_id=user_id, plan=plan, created_at=now
-        )
-    )
+def add_checkout_session(db: Session, new: NewCheckoutSession, now: datetime) -> None:
+    db.add(new_row(CheckoutSession, new, "session_id", created_at=now))
 
 
 def get_checkout_session(db: Session, session_id: str) -> CheckoutSessionRecord | None:
@@ -235,26 +225,8 @@ def trial_taken(db: Session, workspace_id: str, email: str) -> bool:
     return row is not None
 
 
-def add_trial_token(
-    db: Session,
-    *,
-    token_hash: str,
-    workspace_id: str,
-    user_id: str,
-    email: str,
-    now: datetime,
-    expires_at: datetime,
-) -> None:
-    db.add(
-        TrialToken(
-            token_hash=token_hash,
-            workspace_id=workspace_id,
-            user_id=user_id,
-            email=email,
-            created_at=now,
-            expires_at=expires_at,
-        )
-    )
+def add_trial_token(db: Session, new: NewTrialToken, now: datetime) -> None:
+    db.add(TrialToken(created_at=now, **record_fields(new)))
 
 
 def confirm_trial(

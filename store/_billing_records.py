@@ -64,6 +64,28 @@ class BillingAccountRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class NewCheckoutSession:
+    """What recording a checkout session we created takes (`store.billing.add_checkout_session`)."""
+
+    session_id: str
+    workspace_id: str
+    user_id: str
+    plan: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewTrialToken:
+    """What storing an e-mailed trial confirmation takes (`store.billing.add_trial_token`):
+    the keyed digest of the token, never the token."""
+
+    token_hash: str
+    workspace_id: str
+    user_id: str
+    email: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class CheckoutSessionRecord:
     id: str
     workspace_id: str

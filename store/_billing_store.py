@@ -12,6 +12,8 @@ from ._billing_records import (
     BillingChangeRecord,
     CheckoutSessionRecord,
     Entitlement,
+    NewCheckoutSession,
+    NewTrialToken,
     PlanRecord,
     StripeEventKey,
     TrialOutcome,
@@ -76,20 +78,9 @@ class BillingStore:
     async def changes(self, workspace_id: str) -> list[BillingChangeRecord]:
         return await self._store.unit(lambda db: repo.changes(db, workspace_id))
 
-    async def add_checkout_session(
-        self, *, session_id: str, workspace_id: str, user_id: str, plan: str
-    ) -> None:
+    async def add_checkout_session(self, new: NewCheckoutSession) -> None:
         now = self._store.clock()
-        await self._store.unit(
-            lambda db: repo.add_checkout_session(
-                db,
-                session_id=session_id,
-                workspace_id=workspace_id,
-                user_id=user_id,
-                plan=plan,
-                now=now,
-            )
-        )
+        await self._store.unit(lambda db: repo.add_checkout_session(db, new, now))
 
     async def checkout_session(self, session_id: str) -> CheckoutSessionRecord | None:
         return await self._store.unit(lambda db: repo.get_checkout_session(db, session_id))
@@ -104,21 +95,9 @@ class BillingStore:
     async def trial_taken(self, workspace_id: str, email: str) -> bool:
         return await self._store.unit(lambda db: repo.trial_taken(db, workspace_id, email))
 
-    async def add_trial_token(
-        self, *, token_hash: str, workspace_id: str, user_id: str, email: str, expires_at: datetime
-    ) -> None:
+    async def add_trial_token(self, new: NewTrialToken) -> None:
         now = self._store.clock()
-        await self._store.unit(
-            lambda db: repo.add_trial_token(
-                db,
-                token_hash=token_hash,
-                workspace_id=workspace_id,
-                user_id=user_id,
-                email=email,
-                now=now,
-                expires_at=expires_at,
-            )
-        )
+        await self._store.unit(lambda db: repo.add_trial_token(db, new, now))
 
     async def confirm_trial(
         self, token_hash: str, *, trial_end: datetime, plan: str

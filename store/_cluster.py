@@ -16,7 +16,7 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from ._cluster_models import ClusterCommand, Node
-from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
+from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._fence import Leased, leased_model
 from ._monitor_models import Monitor
 from ._monitor_records import MonitorRecord
@@ -58,26 +58,18 @@ def _lease_values(model: Leased, node_id: str, lease_seconds: float) -> dict[str
 
 
 def _claim(
-    db: Session,
-    model: Leased,
-    wanted: Any,
-    order: tuple[Any, ...],
-    node_id: str,
-    *,
-    limit: int,
-    held: Collection[str],
-    lease_seconds: float,
+    db: Session, model: Leased, wanted: Any, order: tuple[Any, ...], claim: Claim
 ) -> list[Any]:
-    """Up to `limit` rows of `model` matching `wanted` with no live owner (first in `order`),
-    leased to `node_id`; the updated rows."""
-    if limit <= 0:
+    """Up to `claim.limit` rows of `model` matching `wanted` with no live owner (first in
+    `order`), leased to `claim.node_id`; the updated rows."""
+    if claim.limit <= 0:
         return []
     ids = list(
         db.scalars(
             select(model.id)
-            .where(wanted, _free(model, node_id, held))
+            .where(wanted, _free(model, claim.node_id, claim.held))
             .order_by(*order)
-            .limit(limit)
+            .limit(claim.limit)
             .with_for_update(skip_locked=True)
         )
     )
@@ -86,32 +78,22 @@ def _claim(
     rows = db.scalars(
         update(model)
         .where(model.id.in_(ids))
-        .values(_lease_values(model, node_id, lease_seconds))
+        .values(_lease_values(model, claim.node_id, claim.lease_seconds))
         .returning(model)
     )
     return list(rows)
 
 
-def claim_monitors(
-    db: Session, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
-) -> list[tuple[MonitorRecord, int]]:
-    """Up to `limit` monitors that want an actor and have no live owner, leased to `node_id`."""
+def claim_monitors(db: Session, claim: Claim) -> list[tuple[MonitorRecord, int]]:
+    """Monitors that want an actor and have no live owner, leased as `claim` says."""
     order = (Monitor.lease_expires_at.nulls_first(), Monitor.created_at)
-    rows = _claim(
-        db, Monitor, MONITOR_WANTS_ACTOR, order, node_id,
-        limit=limit, held=held, lease_seconds=lease_seconds,
-    )  # fmt: skip
+    rows = _claim(db, Monitor, MONITOR_WANTS_ACTOR, order, claim)
     return [(monitor_record(row), row.lease_token) for row in rows]
 
 
-def claim_runs(
-    db: Session, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
-) -> list[tuple[RunRecord, int]]:
-    """Up to `limit` unfinished runs with no live owner, leased to `node_id`."""
-    rows = _claim(
-        db, Run, RUN_UNFINISHED, (Run.created_at,), node_id,
-        limit=limit, held=held, lease_seconds=lease_seconds,
-    )  # fmt: skip
+def claim_runs(db: Session, claim: Claim) -> list[tuple[RunRecord, int]]:
+    """Unfinished runs with no live owner, leased as `claim` says."""
+    rows = _claim(db, Run, RUN_UNFINISHED, (Run.created_at,), claim)
     return [(run_record(row), row.lease_token) for row in rows]
 
 

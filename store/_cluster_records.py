@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -18,6 +19,18 @@ class NodeInfo:
     pid: int
     version: str
     role: str  # "serve" or "worker"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What claiming work takes (`store.cluster.claim_monitors`, `claim_runs`): up to `limit`
+    targets with no live owner, leased to `node_id` for `lease_seconds`; `held`, the ids the
+    node holds already (or is handing back), are never claimed again."""
+
+    node_id: str
+    limit: int
+    held: Collection[str]
+    lease_seconds: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import _cluster as repo
-from ._cluster_records import CommandRecord, NodeInfo, NodeRecord, TargetKind
+from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._monitor_records import MonitorRecord
 from ._notifications import listen
 from ._run_records import RunRecord
@@ -20,31 +20,11 @@ class ClusterStore:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    async def claim_monitors(
-        self, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
-    ) -> list[tuple[MonitorRecord, int]]:
-        return await self._store.unit(
-            partial(
-                repo.claim_monitors,
-                node_id=node_id,
-                limit=limit,
-                held=held,
-                lease_seconds=lease_seconds,
-            )
-        )
+    async def claim_monitors(self, claim: Claim) -> list[tuple[MonitorRecord, int]]:
+        return await self._store.unit(lambda db: repo.claim_monitors(db, claim))
 
-    async def claim_runs(
-        self, node_id: str, *, limit: int, held: Collection[str], lease_seconds: float
-    ) -> list[tuple[RunRecord, int]]:
-        return await self._store.unit(
-            partial(
-                repo.claim_runs,
-                node_id=node_id,
-                limit=limit,
-                held=held,
-                lease_seconds=lease_seconds,
-            )
-        )
+    async def claim_runs(self, claim: Claim) -> list[tuple[RunRecord, int]]:
+        return await self._store.unit(lambda db: repo.claim_runs(db, claim))
 
     async def claim_one(
         self, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
+
+from ._rows import new_id
 
 ListingState = Literal["open", "reserved", "sold", "deleted"]
 LISTING_STATES: tuple[ListingState, ...] = ("open", "reserved", "sold", "deleted")
@@ -142,6 +144,21 @@ class PollOutcome:
     # budget ran out) or refused an answer (a 429, a block page, an outage): unknown. They
     # are marked out of the feed; their absence count neither advances nor restarts.
     unknown: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PollFailure:
+    """What recording a failed poll takes (`store.monitors.record_poll_error`), under a fresh
+    poll id unless given. `kind` (a `PollFailureKind`, None for an ordinary failure) is kept
+    with the error until a poll succeeds; after `max_consecutive` failures in a row the
+    monitor goes to `error`."""
+
+    started_at: datetime
+    error: str
+    next_poll_at: datetime
+    max_consecutive: int
+    kind: str | None = None
+    poll_id: str = field(default_factory=lambda: new_id("poll"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlalchemy.orm import Session
 
 from . import _listing_pages as pages
 from . import _monitors as repo
@@ -19,6 +21,7 @@ from ._monitor_records import (
     MonitorRecord,
     MonitorStatus,
     NewMonitor,
+    PollFailure,
     PollOutcome,
     PollRecord,
 )
@@ -26,6 +29,8 @@ from ._poll_decisions import PollRules
 
 if TYPE_CHECKING:
     from ._store import Store
+
+R = TypeVar("R")
 
 
 class MonitorStore:
@@ -96,33 +101,13 @@ class MonitorStore:
         )
 
     async def record_poll_error(
-        self,
-        monitor_id: str,
-        *,
-        poll_id: str,
-        started_at: datetime,
-        error: str,
-        next_poll_at: datetime,
-        max_consecutive: int,
-        kind: str | None = None,
-        lease_token: int | None = None,
+        self, monitor_id: str, failure: PollFailure, *, lease_token: int | None = None
     ) -> MonitorRecord | None:
-        """Count a failed poll; `kind` (a `PollFailureKind`) says why, kept in
-        `last_error_kind` until a poll succeeds."""
+        """Count a failed poll, finished now (see `PollFailure`); with `lease_token`, only
+        while this node's lease holds (`LeaseLost` otherwise)."""
         finished_at = self._store.clock()
         return await self._store.notify.unit(  # going to `error` may alert
-            lambda db: polls.record_poll_error(
-                db,
-                monitor_id,
-                poll_id=poll_id,
-                started_at=started_at,
-                finished_at=finished_at,
-                error=error,
-                next_poll_at=next_poll_at,
-                max_consecutive=max_consecutive,
-                kind=kind,
-                lease_token=lease_token,
-            )
+            lambda db: polls.record_poll_error(db, monitor_id, failure, finished_at, lease_token)
         )
 
     async def state_counts(self, monitor_id: str) -> dict[str, int]:
@@ -203,45 +188,33 @@ class MonitorStore:
         finally:
             self._bookmarks.release(key)
 
-    async def iter_listings(
-        self, monitor_id: str, batch: int = 1000
-    ) -> AsyncIterator[ListingRecord]:
+    def iter_listings(self, monitor_id: str, batch: int = 1000) -> AsyncIterator[ListingRecord]:
         """Every listing, a batch per transaction (keyset paging keeps memory flat)."""
-        after: int | None = None
-        while True:
-            rows = await self._store.unit(
-                partial(
-                    repo.listings_after, monitor_id=monitor_id, after_item_id=after, limit=batch
-                )
-            )
-            for row in rows:
-                yield row
-            if len(rows) < batch:
-                return
-            after = rows[-1].item_id
+        return self._keyset(repo.listings_after, monitor_id, batch, lambda row: row.item_id)
 
-    async def iter_events(
-        self, monitor_id: str, batch: int = 2000
-    ) -> AsyncIterator[ListingEventRecord]:
-        after: int | None = None
-        while True:
-            rows = await self._store.unit(
-                partial(repo.events_after, monitor_id=monitor_id, after_id=after, limit=batch)
-            )
-            for row in rows:
-                yield row
-            if len(rows) < batch:
-                return
-            after = rows[-1].id
+    def iter_events(self, monitor_id: str, batch: int = 2000) -> AsyncIterator[ListingEventRecord]:
+        return self._keyset(repo.events_after, monitor_id, batch, lambda row: row.id)
 
-    async def iter_polls(self, monitor_id: str, batch: int = 1000) -> AsyncIterator[PollRecord]:
-        after: tuple[datetime, str] | None = None
+    def iter_polls(self, monitor_id: str, batch: int = 1000) -> AsyncIterator[PollRecord]:
+        return self._keyset(
+            repo.polls_after, monitor_id, batch, lambda row: (row.started_at, row.id)
+        )
+
+    async def _keyset(
+        self,
+        read: Callable[[Session, str, Any, int], list[R]],
+        monitor_id: str,
+        batch: int,
+        key: Callable[[R], object],
+    ) -> AsyncIterator[R]:
+        """Every row `read` pages through, `batch` a transaction: each page starts after
+        the `key` of the last row of the one before (None: from the start)."""
+        after: object = None
         while True:
-            rows = await self._store.unit(
-                partial(repo.polls_after, monitor_id=monitor_id, after=after, limit=batch)
-            )
+            # The unit runs before the loop moves on, so it reads this round's `after`.
+            rows = await self._store.unit(lambda db: read(db, monitor_id, after, batch))  # noqa: B023
             for row in rows:
                 yield row
             if len(rows) < batch:
                 return
-            after = (rows[-1].started_at, rows[-1].id)
+            after = key(rows[-1])

@@ -23,7 +23,7 @@ from ._monitor_records import (
     PollRecord,
 )
 from ._polls import poll_record
-from ._rows import record_fields, to_record, workspace_row
+from ._rows import new_row, to_record, workspace_row
 
 
 def monitor_record(row: Monitor) -> MonitorRecord:
@@ -39,16 +39,16 @@ def event_record(row: ListingEvent) -> ListingEventRecord:
 
 
 def create_monitor(db: Session, new: NewMonitor, now: datetime) -> MonitorRecord:
-    fields = record_fields(new)
-    monitor = Monitor(
-        id=fields.pop("monitor_id"),
+    monitor = new_row(
+        Monitor,
+        new,
+        "monitor_id",
         status="paused",
         created_at=now,
         next_poll_at=now,
         consecutive_errors=0,
         total_errors=0,
         polls=0,
-        **fields,
     )
     db.add(monitor)
     db.flush()

@@ -6,7 +6,6 @@ pages of the outbox and the log in `_notify_reads`."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, fields, replace
 from datetime import datetime, timedelta
@@ -34,12 +33,7 @@ from ._notify_records import (
     RuleFilters,
     RuleRecord,
 )
-from ._rows import record_fields, to_record, workspace_row
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
-
+from ._rows import new_id, record_fields, to_record, workspace_row
 
 # -- rows to records ---------------------------------------------------------------------------
 
@@ -205,17 +199,22 @@ def _rule_values(rule: NewRule) -> dict[str, Any]:
     }
 
 
+def _new_rule_row(workspace_id: str, rule: NewRule, at: datetime) -> NotificationRule:
+    """A new rule's row, created (and so last updated) `at`."""
+    return NotificationRule(
+        id=new_id("rul"),
+        workspace_id=workspace_id,
+        created_at=at,
+        updated_at=at,
+        **_rule_values(rule),
+    )
+
+
 def add_rule(db: Session, workspace_id: str, rule: NewRule, now: datetime) -> RuleRecord:
     """Create a rule; `NotFoundInWorkspace` if its monitor or a channel is not the
     workspace's (nothing written)."""
     _check_owned(db, workspace_id, rule)
-    row = NotificationRule(
-        id=new_id("rul"),
-        workspace_id=workspace_id,
-        created_at=now,
-        updated_at=now,
-        **_rule_values(rule),
-    )
+    row = _new_rule_row(workspace_id, rule, now)
     db.add(row)
     db.flush()
     return rule_record(row)
@@ -283,14 +282,7 @@ def set_monitor_rules(
         own = replace(rule, monitor_id=monitor_id)
         _check_owned(db, workspace_id, own)
         # A microsecond apart, so that listing them (by creation) keeps the order given.
-        at = now + timedelta(microseconds=position)
-        row = NotificationRule(
-            id=new_id("rul"),
-            workspace_id=workspace_id,
-            created_at=at,
-            updated_at=at,
-            **_rule_values(own),
-        )
+        row = _new_rule_row(workspace_id, own, now + timedelta(microseconds=position))
         db.add(row)
         made.append(row)
     db.flush()

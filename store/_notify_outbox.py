@@ -21,11 +21,12 @@ from sqlalchemy.orm import Session
 
 from ._monitor_models import Listing, Monitor
 from ._monitor_records import FAILURE_EXPLAINED
-from ._notify import effective_rule_rows, filters_from_json, new_id
+from ._notify import effective_rule_rows, filters_from_json
 from ._notify_models import Notification, NotificationChannel, NotificationRule
 from ._notify_niches import MIN_DEAL_SALES, NicheFigures, Niches
 from ._notify_records import EVENT_TYPES, NotifyKind
 from ._notify_rules import admits, due_at, matches, matches_niche, niche_subject
+from ._rows import new_id
 
 QUEUED = "nichescope.alerts_queued"  # `Session.info` key: alerts written in this unit
 _CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement

@@ -36,6 +36,7 @@ from ._monitor_records import (
     MonitorRecord,
     MonitorStatus,
     ObservedListing,
+    PollFailure,
     PollOutcome,
     PollRecord,
 )
@@ -295,47 +296,39 @@ def record_poll(
 def record_poll_error(
     db: Session,
     monitor_id: str,
-    *,
-    poll_id: str,
-    started_at: datetime,
+    failure: PollFailure,
     finished_at: datetime,
-    error: str,
-    next_poll_at: datetime,
-    max_consecutive: int,
-    kind: str | None = None,
     lease_token: int | None = None,
 ) -> MonitorRecord | None:
-    """Count a failed poll; after `max_consecutive` in a row the monitor goes to `error`.
-    `kind` (a `PollFailureKind`, or None for an ordinary failure) is kept with the error
-    until a poll succeeds. Fenced like `record_poll`."""
+    """Count a failed poll (see `PollFailure`); fenced like `record_poll`."""
     if lease_token is not None:
         fence(db, "monitor", monitor_id, lease_token)
     monitor = db.get(Monitor, monitor_id)
     if monitor is None:
         return None
-    if db.get(Poll, poll_id) is None:
+    if db.get(Poll, failure.poll_id) is None:
         db.add(
             Poll(
-                id=poll_id,
+                id=failure.poll_id,
                 monitor_id=monitor_id,
-                started_at=started_at,
+                started_at=failure.started_at,
                 finished_at=finished_at,
                 pages=0,
                 items=0,
                 new=0,
                 changed=0,
                 confirmed=0,
-                duration_ms=int((finished_at - started_at).total_seconds() * 1000),
-                error=error,
+                duration_ms=int((finished_at - failure.started_at).total_seconds() * 1000),
+                error=failure.error,
             )
         )
         monitor.consecutive_errors += 1
         monitor.total_errors += 1
-    monitor.last_error = error
-    monitor.last_error_kind = kind
-    monitor.next_poll_at = next_poll_at
-    if monitor.consecutive_errors >= max_consecutive and monitor.status != "error":
+    monitor.last_error = failure.error
+    monitor.last_error_kind = failure.kind
+    monitor.next_poll_at = failure.next_poll_at
+    if monitor.consecutive_errors >= failure.max_consecutive and monitor.status != "error":
         monitor.status = "error"
-        write_error_alerts(db, monitor, poll_id=poll_id, at=finished_at)
+        write_error_alerts(db, monitor, poll_id=failure.poll_id, at=finished_at)
     db.flush()
     return to_record(MonitorRecord, monitor)

@@ -2,8 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+
+from ._rows import new_id
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    """What creating a user takes (`Store.create_user`): the user and the personal workspace
+    it owns (named after the user), under fresh ids unless given."""
+
+    email: str
+    name: str | None
+    password_hash: str | None
+    user_id: str = field(default_factory=lambda: new_id("usr"))
+    workspace_id: str = field(default_factory=lambda: new_id("ws"))
+
+
+@dataclass(frozen=True, slots=True)
+class NewAccessToken:
+    """What minting an access token takes (`Store.add_access_token`): only the keyed digest
+    of the token is kept."""
+
+    token_id: str
+    user_id: str
+    workspace_id: str
+    label: str
+    scopes: tuple[str, ...]
+    token_hash: str
 
 
 @dataclass(frozen=True, slots=True)

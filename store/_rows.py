@@ -1,8 +1,9 @@
 """From ORM rows to frozen records: one copier instead of a hand-written mapper per table, and
-one lookup of a workspace's row by id instead of one per table."""
+one lookup of a workspace's row by id instead of one per table; and the ids of new rows."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -54,6 +55,16 @@ def record_fields(record: Any) -> dict[str, Any]:
     return {name: getattr(record, name) for name in field_names(type(record))}
 
 
+def new_row(model: type[R], new: Any, id_field: str, /, **columns: Any) -> R:
+    """A row of `model` from the command record `new` (`NewRun`, `NewUser`, ...): its field
+    `id_field` as the row's `id`, every other field as the column of its name, and `columns`
+    (those the command does not carry: a creation time, a starting state) added or, for a
+    field stored in another form, put in its place."""
+    values = record_fields(new) | columns
+    values["id"] = values.pop(id_field)
+    return model(**values)
+
+
 def workspace_row(db: Session, model: type[R], row_id: str, workspace_id: str | None) -> R | None:
     """The row of `model` with this id, or None; with `workspace_id`, only if it belongs to
     that workspace (None: the engine's own use, across workspaces)."""
@@ -62,3 +73,8 @@ def workspace_row(db: Session, model: type[R], row_id: str, workspace_id: str | 
     if workspace_id is not None:
         query = query.where(table.workspace_id == workspace_id)
     return db.scalar(query)
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id for a new row: `prefix`, an underscore and 32 hex digits."""
+    return f"{prefix}_{uuid.uuid4().hex}"

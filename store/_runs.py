@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from ._rows import record_fields, to_record, workspace_row
+from ._rows import new_row, record_fields, to_record, workspace_row
 from ._run_models import Analysis, Run, RunLogLine
 from ._run_records import (
     FINISHED_RUN_STATES,
@@ -29,10 +29,7 @@ def analysis_record(row: Analysis) -> AnalysisRecord:
 
 
 def create_run(db: Session, new: NewRun, now: datetime) -> RunRecord:
-    fields = record_fields(new)
-    run = Run(
-        id=fields.pop("run_id"), state="queued", progress=0.0, items=0, created_at=now, **fields
-    )
+    run = new_row(Run, new, "run_id", state="queued", progress=0.0, items=0, created_at=now)
     db.add(run)
     db.flush()
     return run_record(run)

@@ -43,7 +43,15 @@ from ._migrate import upgrade
 from ._monitor_store import MonitorStore
 from ._notifications import listen
 from ._notify_store import NotifyStore
-from ._records import AccessTokenRecord, Credentials, SessionOwner, TokenOwner, UserRecord
+from ._records import (
+    AccessTokenRecord,
+    Credentials,
+    NewAccessToken,
+    NewUser,
+    SessionOwner,
+    TokenOwner,
+    UserRecord,
+)
 from ._run_store import RunStore
 from ._urls import sync_url
 
@@ -139,27 +147,9 @@ class Store:
 
     # -- accounts ----------------------------------------------------------------------------
 
-    async def create_user(
-        self,
-        *,
-        user_id: str,
-        workspace_id: str,
-        email: str,
-        name: str | None,
-        password_hash: str | None,
-    ) -> UserRecord:
+    async def create_user(self, new: NewUser) -> UserRecord:
         now = self.clock()
-        return await self.unit(
-            lambda db: accounts.create_user(
-                db,
-                user_id=user_id,
-                workspace_id=workspace_id,
-                email=email,
-                name=name,
-                password_hash=password_hash,
-                now=now,
-            )
-        )
+        return await self.unit(lambda db: accounts.create_user(db, new, now))
 
     async def get_credentials(self, email: str) -> Credentials | None:
         return await self.unit(lambda db: accounts.get_credentials(db, email))
@@ -240,29 +230,9 @@ class Store:
 
         return await self.unit(work)
 
-    async def add_access_token(
-        self,
-        *,
-        token_id: str,
-        user_id: str,
-        workspace_id: str,
-        label: str,
-        scopes: tuple[str, ...],
-        token_hash: str,
-    ) -> AccessTokenRecord:
+    async def add_access_token(self, new: NewAccessToken) -> AccessTokenRecord:
         now = self.clock()
-        return await self.unit(
-            lambda db: accounts.add_access_token(
-                db,
-                token_id=token_id,
-                user_id=user_id,
-                workspace_id=workspace_id,
-                label=label,
-                scopes=scopes,
-                token_hash=token_hash,
-                now=now,
-            )
-        )
+        return await self.unit(lambda db: accounts.add_access_token(db, new, now))
 
     async def list_access_tokens(self, user_id: str) -> list[AccessTokenRecord]:
         return await self.unit(lambda db: accounts.list_access_tokens(db, user_id))

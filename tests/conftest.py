@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 from api.process.serve import ServeOptions, serve
 from api.settings import Settings
 from engine import Marketplace
-from store import MonitorRecord, NewMonitor, Store, open_store
+from store import MonitorRecord, NewMonitor, NewUser, Store, open_store
 from store._migrate import upgrade
 from tests.engine.fake_market import FakeMarket
 
@@ -224,11 +224,13 @@ async def new_workspace(store: Store) -> str:
     """A user with a workspace of its own, straight through the store; the workspace id."""
     suffix = uuid.uuid4().hex[:12]
     user = await store.create_user(
-        user_id=f"usr_{suffix}",
-        workspace_id=f"ws_{suffix}",
-        email=unique_email(),
-        name=None,
-        password_hash="h",
+        NewUser(
+            user_id=f"usr_{suffix}",
+            workspace_id=f"ws_{suffix}",
+            email=unique_email(),
+            name=None,
+            password_hash="h",
+        )
     )
     return user.workspace_id
 

@@ -23,7 +23,7 @@ from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
 from api.http.security import hash_password, new_access_token, new_id, new_secret, verify_password
 from api.mail import normalise_email
 from api.services import services
-from store import AccessTokenRecord, AlreadyExists, UserRecord
+from store import AccessTokenRecord, AlreadyExists, NewAccessToken, NewUser, UserRecord
 
 # Set at each password sign-in: this browser has signed in to that account before.
 DEVICE_COOKIE = "ns_device"
@@ -61,13 +61,7 @@ async def register_account(email: str, password: str, name: str | None) -> None:
         raise TooManyRequests(wait, "Too many registrations; wait before trying again")
     password_hash = await hash_password(password)
     try:
-        await svc.store.create_user(
-            user_id=new_id("usr"),
-            workspace_id=new_id("ws"),
-            email=email,
-            name=name,
-            password_hash=password_hash,
-        )
+        await svc.store.create_user(NewUser(email=email, name=name, password_hash=password_hash))
     except AlreadyExists:
         if svc.owner_notice_limiter.hit(email) > 0.0:
             return  # the owner was told within the window: once is enough
@@ -288,12 +282,14 @@ async def mint_access_token(
     svc = services()
     plaintext = new_access_token()
     record = await svc.store.add_access_token(
-        token_id=new_id("key"),
-        user_id=user_id,
-        workspace_id=workspace_id,
-        label=label,
-        scopes=scopes,
-        token_hash=svc.hasher.digest(plaintext),
+        NewAccessToken(
+            token_id=new_id("key"),
+            user_id=user_id,
+            workspace_id=workspace_id,
+            label=label,
+            scopes=scopes,
+            token_hash=svc.hasher.digest(plaintext),
+        )
     )
     return MintedToken(record=record, plaintext=plaintext)
 

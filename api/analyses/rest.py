@@ -53,12 +53,7 @@ async def list_analyses(query_args: PageQuery) -> AnalysisList:
     analyses, total = await summaries(
         current_principal().workspace_id, query_args.offset, query_args.page_size
     )
-    return AnalysisList(
-        analyses=analyses,
-        page=query_args.page,
-        page_size=query_args.page_size,
-        total=total,
-    )
+    return AnalysisList(analyses=analyses, **query_args.fields(total))
 
 
 @blueprint.get("/api/analyses/<id:analysis_id>")

@@ -21,7 +21,15 @@ from api.http.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound,
 from api.http.security import new_secret
 from api.mail import normalise_email
 from api.services import services
-from store import BillingAccountRecord, DatabaseUnavailable, PlanRecord, Store, StripeEventKey
+from store import (
+    BillingAccountRecord,
+    DatabaseUnavailable,
+    NewCheckoutSession,
+    NewTrialToken,
+    PlanRecord,
+    Store,
+    StripeEventKey,
+)
 
 log = logging.getLogger(__name__)
 EXTENSION = "nichescope_billing"
@@ -172,10 +180,12 @@ async def checkout(principal: Principal, plan_name: str) -> tuple[str, str]:
     if not session.url:
         raise BadRequest("The payment provider returned no checkout address", code="bad_gateway")
     await svc.store.billing.add_checkout_session(
-        session_id=session.id,
-        workspace_id=principal.workspace_id,
-        user_id=principal.user_id,
-        plan=plan.name,
+        NewCheckoutSession(
+            session_id=session.id,
+            workspace_id=principal.workspace_id,
+            user_id=principal.user_id,
+            plan=plan.name,
+        )
     )
     return session.url, session.id
 
@@ -339,11 +349,13 @@ async def start_trial(principal: Principal, email: str) -> None:
     token = new_secret()
     hours = svc.settings.trial_token_hours
     await svc.store.billing.add_trial_token(
-        token_hash=svc.hasher.digest(token),
-        workspace_id=principal.workspace_id,
-        user_id=principal.user_id,
-        email=email,
-        expires_at=svc.store.clock() + timedelta(hours=hours),
+        NewTrialToken(
+            token_hash=svc.hasher.digest(token),
+            workspace_id=principal.workspace_id,
+            user_id=principal.user_id,
+            email=email,
+            expires_at=svc.store.clock() + timedelta(hours=hours),
+        )
     )
     await svc.mailer.send(
         email,

@@ -121,6 +121,9 @@ SECURITY_SCHEMES: dict[str, Any] = {
 }
 
 
+# `operation(success=...)` of a delete answered with 204 and no body.
+DELETED = (204, "Deleted; no body", None)
+
 SUCCESS_ATTRIBUTE = "_nichescope_success"
 ERRORS_ATTRIBUTE = "_nichescope_errors"
 RPC_ERRORS_ATTRIBUTE = "_nichescope_rpc_errors"

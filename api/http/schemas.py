@@ -1,10 +1,11 @@
 """What every resource's bodies share: `Strict` (unknown fields refused, text checked storable),
-the highest page number, the paging query and page count, and the answer to a delete.
+the highest page number, the paging query, its answer's page fields and page count, and the
+answer to a delete.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -59,6 +60,14 @@ def page_count(total: int, page_size: int) -> int:
     return max(1, -(-total // page_size))
 
 
+class PageFields(TypedDict):
+    """What a paged list's answer says of its page, after its items."""
+
+    page: int
+    page_size: int
+    total: int
+
+
 class PageQuery(BaseModel):
     page: int = Field(default=1, ge=1, le=MAX_PAGE)
     page_size: int = Field(default=20, ge=1, le=100)
@@ -67,6 +76,10 @@ class PageQuery(BaseModel):
     def offset(self) -> int:
         """How many items the pages before this one hold."""
         return (self.page - 1) * self.page_size
+
+    def fields(self, total: int) -> PageFields:
+        """The answer's page fields: this page, its size and the `total` of the whole list."""
+        return PageFields(page=self.page, page_size=self.page_size, total=total)
 
 
 class DeletedOut(BaseModel):

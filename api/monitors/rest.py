@@ -6,6 +6,7 @@ indistinguishable from one that does not exist.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
 
 from quart import Blueprint, Response
@@ -19,7 +20,7 @@ from quart_schema import (
 from api.http.auth import current_principal
 from api.http.errors import found
 from api.http.json_encoding import api_json
-from api.http.openapi import operation
+from api.http.openapi import DELETED, operation
 from api.http.openapi_links import MONITOR
 from api.http.schemas import page_count
 from api.monitors.actions import (
@@ -45,6 +46,7 @@ from api.services import services
 from store import (
     LISTING_STATES,
     ListingFilter,
+    MonitorRecord,
 )
 
 blueprint = Blueprint("monitoring", __name__, url_prefix="/api/monitoring")
@@ -80,7 +82,7 @@ async def get_monitor(monitor_id: str) -> MonitorOut:
 
 
 @blueprint.delete("/<id:monitor_id>")
-@operation("deleteMonitor", success=(204, "Deleted; no body", None))
+@operation("deleteMonitor", success=DELETED)
 async def delete_monitor(monitor_id: str) -> Response:
     """Stop the monitor's actor and delete the monitor with all its data. 204."""
     await delete_monitor_in(await owned_monitor(monitor_id))
@@ -92,8 +94,7 @@ async def delete_monitor(monitor_id: str) -> Response:
 @validate_response(MonitorOut, 200)
 async def pause_monitor(monitor_id: str) -> MonitorOut:
     """Stop polling until resumed (data is kept)."""
-    await pause_monitor_in(await owned_monitor(monitor_id))
-    return monitor_out(await owned_monitor(monitor_id))
+    return await _changed(monitor_id, pause_monitor_in)
 
 
 @blueprint.post("/<id:monitor_id>/resume")
@@ -101,7 +102,14 @@ async def pause_monitor(monitor_id: str) -> MonitorOut:
 @validate_response(MonitorOut, 200)
 async def resume_monitor(monitor_id: str) -> MonitorOut:
     """Resume polling, also out of `error` (the error count starts again); polls at once."""
-    await resume_monitor_in(await owned_monitor(monitor_id))
+    return await _changed(monitor_id, resume_monitor_in)
+
+
+async def _changed(
+    monitor_id: str, change: Callable[[MonitorRecord], Awaitable[None]]
+) -> MonitorOut:
+    """The caller's monitor after `change` (pause, resume), read again."""
+    await change(await owned_monitor(monitor_id))
     return monitor_out(await owned_monitor(monitor_id))
 
 

@@ -12,7 +12,7 @@ from quart import Blueprint, Response
 from quart_schema import validate_querystring, validate_request, validate_response
 
 from api.http.auth import current_principal
-from api.http.openapi import operation
+from api.http.openapi import DELETED, operation
 from api.notifications import actions
 from api.notifications.schemas import (
     ChannelList,
@@ -36,7 +36,6 @@ from api.notifications.schemas import (
 from store import record_fields
 
 blueprint = Blueprint("notifications", __name__, url_prefix="/api/notifications")
-DELETED = (204, "Deleted; no body", None)
 SHOWN_ONCE = "Copy the signing secret now: it is shown only in this answer."
 
 

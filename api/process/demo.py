@@ -20,7 +20,7 @@ from api.process.demo_sample import LIVE_LABEL, record_sample
 from api.settings import Settings
 from engine import Engine, SecretBox, check_destination
 from scrapers.simulator import CATEGORIES, Faults, SimOrigins, SimulatorConfig, serve_simulator
-from store import AlreadyExists, NewChannel, NewRule, RuleFilters, Store
+from store import AlreadyExists, NewChannel, NewRule, NewUser, RuleFilters, Store
 
 log = logging.getLogger("nichescope.demo")
 
@@ -80,11 +80,7 @@ async def ensure_demo_account(store: Store, settings: Settings) -> tuple[str, st
     password = secrets.token_urlsafe(12)
     try:
         await store.create_user(
-            user_id=new_id("usr"),
-            workspace_id=new_id("ws"),
-            email=DEMO_EMAIL,
-            name="Demo",
-            password_hash=await hash_password(password),
+            NewUser(email=DEMO_EMAIL, name="Demo", password_hash=await hash_password(password))
         )
     except AlreadyExists:
         try:

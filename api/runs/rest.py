@@ -80,12 +80,7 @@ async def list_runs(query_args: PageQuery) -> RunList:
     runs, total = await runs_out(
         current_principal().workspace_id, query_args.offset, query_args.page_size
     )
-    return RunList(
-        runs=runs,
-        page=query_args.page,
-        page_size=query_args.page_size,
-        total=total,
-    )
+    return RunList(runs=runs, **query_args.fields(total))
 
 
 @blueprint.get("/<id:run_id>")

@@ -39,6 +39,11 @@ async def _billing_page(*, status: int = 200, **context: Any) -> Response:
     )
 
 
+async def _refused(err: ApiError) -> Response:
+    """The billing page again, saying in words why `err` refused what was asked."""
+    return await _billing_page(status=err.status, error=explain(err))
+
+
 @blueprint.get("/billing")
 async def billing() -> Response:
     return await _billing_page(notices=NOTICES)
@@ -50,7 +55,7 @@ async def start_trial() -> Response:
     try:
         await service.start_trial(who, who.email)
     except ApiError as err:
-        return await _billing_page(status=err.status, error=explain(err))
+        return await _refused(err)
     return see_other("/billing?notice=trial-sent")
 
 
@@ -61,7 +66,7 @@ async def checkout() -> Response:
     try:
         url, _session = await service.checkout(who, plan)
     except ApiError as err:
-        return await _billing_page(status=err.status, error=explain(err))
+        return await _refused(err)
     return see_other(url)
 
 
@@ -71,7 +76,7 @@ async def portal() -> Response:
     try:
         url = await service.portal(who)
     except ApiError as err:
-        return await _billing_page(status=err.status, error=explain(err))
+        return await _refused(err)
     return see_other(url)
 
 
@@ -83,7 +88,7 @@ async def success() -> Response:
     try:
         outcome = await service.sync_checkout(who, session_id)
     except ApiError as err:
-        return await _billing_page(status=err.status, error=explain(err))
+        return await _refused(err)
     summary = await service.summary(who.workspace_id)
     return await page("billing_success.html", outcome=outcome, summary=summary)
 

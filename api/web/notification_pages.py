@@ -98,6 +98,11 @@ async def _notifications_page(who: Principal, *, status: int = 200, **context: A
     )
 
 
+async def _refused(who: Principal, err: ApiError) -> Response:
+    """The notifications page again, saying in words why `err` refused what was asked."""
+    return await _notifications_page(who, status=err.status, error=explain(err))
+
+
 @blueprint.get("/notifications")
 async def notifications() -> Response:
     return await _notifications_page(await signed_in())
@@ -161,7 +166,7 @@ async def test_channel(channel_id: str) -> Response:
     try:
         outcome = await actions.send_test(who.workspace_id, channel_id)
     except ApiError as err:
-        return await _notifications_page(who, status=err.status, error=explain(err))
+        return await _refused(who, err)
     channel = await actions.owned_channel(who.workspace_id, channel_id)
     return await _notifications_page(
         who, test_result={"ok": outcome.ok, "message": outcome.message, "name": channel.name}
@@ -199,7 +204,7 @@ async def rotate_secret(channel_id: str) -> Response:
     try:
         rotated = await actions.rotate_secret(who.workspace_id, channel_id)
     except ApiError as err:
-        return await _notifications_page(who, status=err.status, error=explain(err))
+        return await _refused(who, err)
     return await _notifications_page(
         who,
         secret=rotated.signing_secret,

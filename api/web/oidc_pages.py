@@ -12,12 +12,11 @@ import logging
 from quart import Response, current_app, request
 
 from api.accounts import actions as identity
-from api.http.security import new_id
 from api.services import services
 from api.web._blueprint import blueprint
 from api.web._render import oidc_enabled, page, safe_next, see_other
 from api.web.oidc import OidcClient, OidcConfig, OidcError, PendingSignIn
-from store import AlreadyExists, UserRecord
+from store import AlreadyExists, NewUser, UserRecord
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +58,7 @@ async def _account_for(email: str, name: str | None) -> UserRecord:
     if credentials is not None:
         return credentials.user
     try:
-        return await store.create_user(
-            user_id=new_id("usr"),
-            workspace_id=new_id("ws"),
-            email=email,
-            name=name,
-            password_hash=None,
-        )
+        return await store.create_user(NewUser(email=email, name=name, password_hash=None))
     except AlreadyExists:  # created by a concurrent request between our read and write
         credentials = await store.get_credentials(email)
         if credentials is None:

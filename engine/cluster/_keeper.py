@@ -23,6 +23,7 @@ from typing import Protocol
 import trio
 
 from store import (
+    Claim,
     CommandRecord,
     DatabaseUnavailable,
     MonitorRecord,
@@ -210,10 +211,12 @@ class LeaseKeeper:
         mine = len(set(held) - self._handing_back)
         if mine < share:
             claimed = await self._store.cluster.claim_monitors(
-                self.node_id,
-                limit=share - mine,
-                held=list(set(held) | self._handing_back),
-                lease_seconds=self.settings.lease_seconds,
+                Claim(
+                    self.node_id,
+                    limit=share - mine,
+                    held=list(set(held) | self._handing_back),
+                    lease_seconds=self.settings.lease_seconds,
+                )
             )
             for monitor, token in claimed:
                 await self._work.adopt_monitor(monitor, token)
@@ -229,10 +232,12 @@ class LeaseKeeper:
         runs_held = self._work.run_tokens()
         if len(runs_held) < run_share:
             for run, token in await self._store.cluster.claim_runs(
-                self.node_id,
-                limit=run_share - len(runs_held),
-                held=list(runs_held),
-                lease_seconds=self.settings.lease_seconds,
+                Claim(
+                    self.node_id,
+                    limit=run_share - len(runs_held),
+                    held=list(runs_held),
+                    lease_seconds=self.settings.lease_seconds,
+                )
             ):
                 await self._work.adopt_run(run, token)
 

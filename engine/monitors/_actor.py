@@ -20,14 +20,13 @@ from __future__ import annotations
 import logging
 import math
 import random
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 import trio
 
-from store import LeaseLost, MonitorRecord, Store
+from store import LeaseLost, MonitorRecord, PollFailure, Store
 
 from ._commands import ActorStatus, Envelope, Pause, PollNow, Resume, Stop
 from ._market import Marketplace, SuspectedBlock
@@ -279,12 +278,13 @@ class MonitorActor:
             )
             updated = await self._store.monitors.record_poll_error(
                 self.monitor_id,
-                poll_id=f"poll_{uuid.uuid4().hex}",
-                started_at=started,
-                error=reason,
-                kind=kind,
-                next_poll_at=self._store.clock() + timedelta(seconds=delay),
-                max_consecutive=self._policy.max_consecutive_errors,
+                PollFailure(
+                    started_at=started,
+                    error=reason,
+                    kind=kind,
+                    next_poll_at=self._store.clock() + timedelta(seconds=delay),
+                    max_consecutive=self._policy.max_consecutive_errors,
+                ),
                 lease_token=self._lease_token(),
             )
             log.info(

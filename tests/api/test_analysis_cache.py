@@ -8,7 +8,7 @@ from jsonschema import Draft202012Validator
 from api.naming import DELETED_MONITOR
 from tests.api.helpers import assert_envelope, signed_in, wait_active, wait_finished_run
 from tests.api.test_runs import URL, _stock
-from tests.conftest import RunningService
+from tests.conftest import RunningService, ServiceClient
 from tests.engine.fake_market import FakeMarket
 
 
@@ -77,27 +77,25 @@ async def test_a_cached_analysis_is_304_for_its_etag_and_gone_after_a_delete(
         assert board["analysis"] is None and board["top_niches"] == []
 
 
-async def test_the_etag_follows_the_title(service: RunningService, market: FakeMarket) -> None:
+async def test_the_etag_follows_the_title(client: ServiceClient, market: FakeMarket) -> None:
     """The title is the one part of an analysis answer that may change (a monitor run is
     named after its monitor, until the monitor is deleted): a client holding the old tag
     gets the new body, never a 304 for a stale name."""
     _stock(market)
-    async with service.client() as client:
-        await signed_in(client)
-        monitor = (
-            await client.post(
-                "/api/monitoring/start",
-                json={"url": URL, "interval_seconds": 60, "label": "Levi's jeans"},
-            )
-        ).json()
-        await wait_active(client, monitor["id"])
-        created = await client.post("/api/runs", json={"monitor_id": monitor["id"]})
-        run = await wait_finished_run(client, created.json()["id"])
-        path = f"/api/analyses/{run['analysis_id']}"
-        before = await client.get(path)
-        assert before.json()["title"] == "Levi's jeans"
-        assert (await client.delete(f"/api/monitoring/{monitor['id']}")).status_code == 204
-        after = await client.get(path, headers={"If-None-Match": before.headers["ETag"]})
-        assert after.status_code == 200 and after.json()["title"] == DELETED_MONITOR
-        assert after.headers["ETag"] != before.headers["ETag"]
-        assert after.json()["result"] == before.json()["result"]
+    monitor = (
+        await client.post(
+            "/api/monitoring/start",
+            json={"url": URL, "interval_seconds": 60, "label": "Levi's jeans"},
+        )
+    ).json()
+    await wait_active(client, monitor["id"])
+    created = await client.post("/api/runs", json={"monitor_id": monitor["id"]})
+    run = await wait_finished_run(client, created.json()["id"])
+    path = f"/api/analyses/{run['analysis_id']}"
+    before = await client.get(path)
+    assert before.json()["title"] == "Levi's jeans"
+    assert (await client.delete(f"/api/monitoring/{monitor['id']}")).status_code == 204
+    after = await client.get(path, headers={"If-None-Match": before.headers["ETag"]})
+    assert after.status_code == 200 and after.json()["title"] == DELETED_MONITOR
+    assert after.headers["ETag"] != before.headers["ETag"]
+    assert after.json()["result"] == before.json()["result"]

@@ -8,7 +8,7 @@ from http.cookies import SimpleCookie
 import httpx
 
 from tests.api.helpers import PASSWORD, assert_envelope, register, signed_in
-from tests.conftest import RunningService, unique_email
+from tests.conftest import RunningService, ServiceClient, unique_email
 
 
 def _set_cookie(response: httpx.Response) -> SimpleCookie:
@@ -165,14 +165,12 @@ async def test_unauthenticated_envelope_is_exactly_as_documented(service: Runnin
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
-async def test_update_profile_name(service: RunningService) -> None:
-    async with service.client() as client:
-        await signed_in(client)
-        response = await client.patch("/api/auth/me", json={"name": "  Ada  "})
-        assert response.status_code == 200
-        assert response.json()["user"]["name"] == "Ada"
-        too_long = await client.patch("/api/auth/me", json={"name": "x" * 201})
-        assert too_long.status_code == 422
+async def test_update_profile_name(client: ServiceClient) -> None:
+    response = await client.patch("/api/auth/me", json={"name": "  Ada  "})
+    assert response.status_code == 200
+    assert response.json()["user"]["name"] == "Ada"
+    too_long = await client.patch("/api/auth/me", json={"name": "x" * 201})
+    assert too_long.status_code == 422
 
 
 async def test_forgot_and_reset_password(service: RunningService) -> None:

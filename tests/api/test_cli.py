@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -30,6 +32,26 @@ def _env(tmp_path: Path, database: Path) -> dict[str, str]:
         NICHESCOPE_COOKIE_SECURE="0",
     )
     return env
+
+
+@contextmanager
+def _serving(*args: str, env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """`api.process.cli` run with `args` in a child process (its output piped, as text),
+    killed at the end if it is still running."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.process.cli", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def test_migrate_creates_the_schema(tmp_path: Path) -> None:
@@ -71,14 +93,7 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
 def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
     port = _free_port()
     database = tmp_path / "served.db"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.process.cli", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=_env(tmp_path, database),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+    with _serving("serve", "--port", str(port), env=_env(tmp_path, database)) as process:
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -92,33 +107,14 @@ def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
         assert database.exists()  # the embedded SQLite migrated itself
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Path) -> None:
     port, simulator_port = _free_port(), _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "api.process.cli",
-            "serve",
-            "--demo",
-            "--port",
-            str(port),
-            "--simulator-port",
-            str(simulator_port),
-        ],
-        cwd=ROOT,
+    with _serving(
+        "serve", "--demo", "--port", str(port), "--simulator-port", str(simulator_port),
         env=_env(tmp_path, tmp_path / "demo.db"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    ) as process:  # fmt: skip
         assert process.stdout is not None
         printed: dict[str, str] = {}
         deadline = time.monotonic() + 60
@@ -153,7 +149,3 @@ def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Pat
             assert counts["open"] > 0
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()

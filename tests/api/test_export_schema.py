@@ -8,8 +8,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from engine.analysis.export_format import DOCUMENT_KEYS, MonitorExport, export_json_schema
-from tests.api.helpers import signed_in
-from tests.conftest import RunningService
+from tests.conftest import ServiceClient
 from tests.engine.fake_market import FakeMarket
 from tests.hardening.test_unstorable_text import _export
 
@@ -17,13 +16,11 @@ COMPONENTS = "#/components/schemas/{model}"
 
 
 async def test_the_served_export_schema_is_the_models_and_a_real_export_meets_it(
-    service: RunningService, market: FakeMarket
+    client: ServiceClient, market: FakeMarket
 ) -> None:
-    async with service.client() as client:
-        await signed_in(client)
-        export = await _export(client, market)
-        served = (await client.get("/api/monitoring/export-schema")).json()
-        openapi = (await client.get("/openapi.json")).json()
+    export = await _export(client, market)
+    served = (await client.get("/api/monitoring/export-schema")).json()
+    openapi = (await client.get("/openapi.json")).json()
     assert export["listings"] and export["events"] and export["polls"]
     assert tuple(export) == DOCUMENT_KEYS  # written in the order the reader relies on
 

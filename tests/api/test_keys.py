@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
-from tests.conftest import RunningService
+from tests.conftest import RunningService, ServiceClient
 
 
-async def test_token_is_shown_once_and_never_listed(service: RunningService) -> None:
-    async with service.client() as client:
-        await signed_in(client)
-        created = await client.post("/api/account/keys", json={"label": "ci", "scopes": ["read"]})
-        assert created.status_code == 201
-        body = created.json()
-        token = body["token"]
-        assert token.startswith("nsc_") and len(token) >= 4 + 43
-        assert "shown once" in body["warning"]
-        listed = await client.get("/api/account/keys")
+async def test_token_is_shown_once_and_never_listed(client: ServiceClient) -> None:
+    created = await client.post("/api/account/keys", json={"label": "ci", "scopes": ["read"]})
+    assert created.status_code == 201
+    body = created.json()
+    token = body["token"]
+    assert token.startswith("nsc_") and len(token) >= 4 + 43
+    assert "shown once" in body["warning"]
+    listed = await client.get("/api/account/keys")
     assert listed.status_code == 200
     keys = listed.json()["keys"]
     assert [k["label"] for k in keys] == ["ci"]

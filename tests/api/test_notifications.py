@@ -14,7 +14,7 @@ from standardwebhooks import Webhook
 from api.settings import Settings
 from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
 from tests.api.notify_receiver import Receiver, start_receiver
-from tests.conftest import RunningService, start_service
+from tests.conftest import RunningService, ServiceClient, start_service
 from tests.engine.fake_market import FakeMarket
 
 BOT_TOKEN = "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
@@ -141,58 +141,52 @@ async def test_channels_by_session_and_token_scoped_and_secret(
     stop.set()
 
 
-async def test_destinations_refused_and_bad_input_never_500(service: RunningService) -> None:
-    async with service.client() as client:
-        await signed_in(client)
-        base = "/api/notifications/channels"
-        for body, word in (
-            ({"kind": "webhook", "name": "x", "url": "https://127.0.0.1/hook"}, "webhook URL"),
-            ({"kind": "webhook", "name": "x", "url": "https://10.0.0.1/hook"}, "webhook URL"),
-            ({"kind": "webhook", "name": "x", "url": "https://169.254.169.254/latest"}, "URL"),
-            ({"kind": "webhook", "name": "x", "url": "http://example.com/hook"}, "URL"),
-            ({"kind": "discord", "name": "x", "url": EVIL_DISCORD}, "Discord"),
-            ({"kind": "telegram", "name": "x", "bot_token": "nope", "chat_id": "1"}, "token"),
-            ({"kind": "email", "name": "x", "email": "not-an-address"}, "e-mail"),
-        ):
-            answer = await client.post(base, json=body)
-            refused = assert_envelope(answer, 422, "destination_refused")
-            assert word.lower() in refused["error"]["message"].lower(), refused  # type: ignore[index]
-        for body in (
-            {"kind": "webhook", "name": "x"},
-            {"kind": "telegram", "name": "x", "bot_token": BOT_TOKEN},
-            {"kind": "email", "name": "x", "email": "a@b.co", "url": "https://x.example"},
-            {"kind": "pager", "name": "x"},
-            {"kind": "email", "name": " ", "email": "a@b.co"},
-            {"kind": "email", "name": "n" * 101, "email": "a@b.co"},
-            {"kind": "email", "name": "x", "email": "a@b.co", "colour": "red"},
-            {"kind": "email", "name": "x\u0000", "email": "a@b.co"},
-            {"kind": 3, "name": ["x"]},
-        ):
-            answer = await client.post(base, json=body)
-            assert answer.status_code == 422, (body, answer.text)
-            assert "detail" in answer.json()
-        assert (
-            await client.post(base, content=b"{", headers={"Content-Type": "application/json"})
-        ).status_code == 400
-        assert (
-            await client.patch(f"{base}/chn_nope", json={"enabled": "maybe"})
-        ).status_code == 422
-        assert_envelope(await client.get(f"{base}/chn_nope"), 404, "not_found")
-        assert (await client.get(f"{base}/not-an-id")).status_code == 404
-        assert (await client.get("/api/notifications/deliveries?page=0")).status_code == 422
-        assert (await client.get("/api/notifications/notifications?status=lost")).status_code == 422
-        assert (await client.get(base)).json()["channels"] == []
+async def test_destinations_refused_and_bad_input_never_500(client: ServiceClient) -> None:
+    base = "/api/notifications/channels"
+    for body, word in (
+        ({"kind": "webhook", "name": "x", "url": "https://127.0.0.1/hook"}, "webhook URL"),
+        ({"kind": "webhook", "name": "x", "url": "https://10.0.0.1/hook"}, "webhook URL"),
+        ({"kind": "webhook", "name": "x", "url": "https://169.254.169.254/latest"}, "URL"),
+        ({"kind": "webhook", "name": "x", "url": "http://example.com/hook"}, "URL"),
+        ({"kind": "discord", "name": "x", "url": EVIL_DISCORD}, "Discord"),
+        ({"kind": "telegram", "name": "x", "bot_token": "nope", "chat_id": "1"}, "token"),
+        ({"kind": "email", "name": "x", "email": "not-an-address"}, "e-mail"),
+    ):
+        answer = await client.post(base, json=body)
+        refused = assert_envelope(answer, 422, "destination_refused")
+        assert word.lower() in refused["error"]["message"].lower(), refused  # type: ignore[index]
+    for body in (
+        {"kind": "webhook", "name": "x"},
+        {"kind": "telegram", "name": "x", "bot_token": BOT_TOKEN},
+        {"kind": "email", "name": "x", "email": "a@b.co", "url": "https://x.example"},
+        {"kind": "pager", "name": "x"},
+        {"kind": "email", "name": " ", "email": "a@b.co"},
+        {"kind": "email", "name": "n" * 101, "email": "a@b.co"},
+        {"kind": "email", "name": "x", "email": "a@b.co", "colour": "red"},
+        {"kind": "email", "name": "x\u0000", "email": "a@b.co"},
+        {"kind": 3, "name": ["x"]},
+    ):
+        answer = await client.post(base, json=body)
+        assert answer.status_code == 422, (body, answer.text)
+        assert "detail" in answer.json()
+    assert (
+        await client.post(base, content=b"{", headers={"Content-Type": "application/json"})
+    ).status_code == 400
+    assert (await client.patch(f"{base}/chn_nope", json={"enabled": "maybe"})).status_code == 422
+    assert_envelope(await client.get(f"{base}/chn_nope"), 404, "not_found")
+    assert (await client.get(f"{base}/not-an-id")).status_code == 404
+    assert (await client.get("/api/notifications/deliveries?page=0")).status_code == 422
+    assert (await client.get("/api/notifications/notifications?status=lost")).status_code == 422
+    assert (await client.get(base)).json()["channels"] == []
 
 
-async def test_at_most_twenty_channels(service: RunningService) -> None:
-    async with service.client() as client:
-        await signed_in(client)
-        body = {"kind": "telegram", "name": "bot", "bot_token": BOT_TOKEN, "chat_id": "7"}
-        for _ in range(20):
-            assert (await client.post("/api/notifications/channels", json=body)).status_code == 201
-        full = await client.post("/api/notifications/channels", json=body)
-        assert_envelope(full, 409, "limit_reached")
-        assert "20" in full.json()["error"]["message"]
+async def test_at_most_twenty_channels(client: ServiceClient) -> None:
+    body = {"kind": "telegram", "name": "bot", "bot_token": BOT_TOKEN, "chat_id": "7"}
+    for _ in range(20):
+        assert (await client.post("/api/notifications/channels", json=body)).status_code == 201
+    full = await client.post("/api/notifications/channels", json=body)
+    assert_envelope(full, 409, "limit_reached")
+    assert "20" in full.json()["error"]["message"]
 
 
 async def test_tests_are_limited_per_workspace(settings: Settings, nursery: trio.Nursery) -> None:

@@ -44,7 +44,7 @@ from tests.api.helpers import (
     wait_active,
     wait_finished_run,
 )
-from tests.conftest import RunningService, start_service, unique_email
+from tests.conftest import RunningService, ServiceClient, start_service, unique_email
 from tests.engine.fake_market import FakeMarket
 from tests.mcp.helpers import call_tool
 
@@ -589,40 +589,38 @@ def _nested(depth: int) -> list[tuple[str, bytes]]:
 
 
 @SQLITE_ONLY
-async def test_deeply_nested_json_is_a_4xx_never_a_500(service: RunningService) -> None:
-    async with service.client() as client:
-        await signed_in(client)
-        token = await create_token(client, ["read", "write"])
-        # 10,000 levels is past json's recursion guard; 900 parses and must fail validation.
-        for depth in (10_000, 900):
-            for shape, body in _nested(depth):
-                for path in (
-                    "/api/auth/register",
-                    "/api/auth/login",
-                    "/api/runs",
-                    "/api/monitoring/start",
-                    "/api/analysis/import-monitoring",
-                ):
-                    response = await client.post(
-                        path, content=body, headers={"Content-Type": "application/json"}
-                    )
-                    what = (depth, shape, path, response.text[:300])
-                    assert 400 <= response.status_code < 500, what
-                    answer = response.json()
-                    if "detail" not in answer:  # a 422 HTTPValidationError has no envelope
-                        assert_envelope(response, response.status_code, answer["error"]["code"])
-                rpc = await client.post(
-                    "/mcp",
-                    content=body,
-                    headers={
-                        "Content-Type": "application/json",
-                        "Accept": "application/json, text/event-stream",
-                        **bearer(token),
-                    },
+async def test_deeply_nested_json_is_a_4xx_never_a_500(client: ServiceClient) -> None:
+    token = await create_token(client, ["read", "write"])
+    # 10,000 levels is past json's recursion guard; 900 parses and must fail validation.
+    for depth in (10_000, 900):
+        for shape, body in _nested(depth):
+            for path in (
+                "/api/auth/register",
+                "/api/auth/login",
+                "/api/runs",
+                "/api/monitoring/start",
+                "/api/analysis/import-monitoring",
+            ):
+                response = await client.post(
+                    path, content=body, headers={"Content-Type": "application/json"}
                 )
-                assert rpc.status_code == 400, (depth, shape, rpc.text[:300])
-                assert rpc.json()["error"]["code"] in (-32700, -32600), rpc.text[:300]
-        assert (await client.get("/health")).json() == {"status": "ok", "database": "ok"}
+                what = (depth, shape, path, response.text[:300])
+                assert 400 <= response.status_code < 500, what
+                answer = response.json()
+                if "detail" not in answer:  # a 422 HTTPValidationError has no envelope
+                    assert_envelope(response, response.status_code, answer["error"]["code"])
+            rpc = await client.post(
+                "/mcp",
+                content=body,
+                headers={
+                    "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream",
+                    **bearer(token),
+                },
+            )
+            assert rpc.status_code == 400, (depth, shape, rpc.text[:300])
+            assert rpc.json()["error"]["code"] in (-32700, -32600), rpc.text[:300]
+    assert (await client.get("/health")).json() == {"status": "ok", "database": "ok"}
 
 
 # -- slowloris ------------------------------------------------------------------------------

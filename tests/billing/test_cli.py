@@ -11,7 +11,7 @@ import trio_asyncio
 
 from api.billing.quotas import plan_limits
 from api.http.security import new_id
-from store import open_store
+from store import NewUser, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,11 +48,13 @@ async def test_plans_list_and_grant(tmp_path: Path) -> None:
 
     async with trio_asyncio.open_loop(), open_store(database_url) as store:
         user = await store.create_user(
-            user_id=new_id("usr"),
-            workspace_id=new_id("ws"),
-            email="help@example.com",
-            name=None,
-            password_hash=None,
+            NewUser(
+                user_id=new_id("usr"),
+                workspace_id=new_id("ws"),
+                email="help@example.com",
+                name=None,
+                password_hash=None,
+            )
         )
     code, out = await _nichescope(database_url, "grant", "Help@Example.com", "pro", "--days", "30")
     assert code == 0, out

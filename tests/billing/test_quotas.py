@@ -22,7 +22,7 @@ from api.billing.quotas import (
 )
 from api.http.security import new_id
 from api.settings import Settings
-from store import BillingAccountRecord, Entitlement, NewRun, Store
+from store import BillingAccountRecord, Entitlement, NewRun, NewUser, Store
 
 SETTINGS = dataclasses.replace(
     Settings(secret_key="k"), stripe_price_starter="price_s", stripe_price_pro="price_p"
@@ -31,11 +31,13 @@ SETTINGS = dataclasses.replace(
 
 async def _workspace(store: Store) -> str:
     user = await store.create_user(
-        user_id=new_id("usr"),
-        workspace_id=new_id("ws"),
-        email=f"{new_id('q')}@example.com",
-        name=None,
-        password_hash=None,
+        NewUser(
+            user_id=new_id("usr"),
+            workspace_id=new_id("ws"),
+            email=f"{new_id('q')}@example.com",
+            name=None,
+            password_hash=None,
+        )
     )
     return user.workspace_id
 

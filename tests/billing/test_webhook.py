@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -31,6 +32,15 @@ async def _paid_checkout(
     session_id = await checkout(client, plan)
     fake.pay(session_id)
     return session_id, fake.sessions[session_id]
+
+
+async def at_once(times: int, *tasks: Callable[[], Awaitable[object]]) -> None:
+    """Start each of `tasks` `times` times, all at once; return when all are done (60 s at most)."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for _ in range(times):
+                for task in tasks:
+                    nursery.start_soon(task)
 
 
 @pytest.fixture
@@ -114,10 +124,7 @@ async def test_twenty_concurrent_copies_have_one_effect(
             assert response.status_code == 200, response.text
             outcomes.append(response.json()["outcome"])
 
-        with trio.fail_after(60):
-            async with trio.open_nursery() as nursery:
-                for _ in range(20):
-                    nursery.start_soon(one)
+        await at_once(20, one)
 
     await storm(event("checkout.session.completed", session))
     assert sorted(outcomes) == ["applied"] + ["duplicate"] * 19
@@ -160,11 +167,7 @@ async def test_webhook_racing_sync_has_one_effect(
         assert response.status_code == 200, response.text
         outcomes.append(response.json()["outcome"])
 
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            for _ in range(5):
-                nursery.start_soon(hook)
-                nursery.start_soon(sync)
+    await at_once(5, hook, sync)
     state = await subscription(client)
     assert outcomes.count("applied") == 1
     assert state["plan"] == "pro" and state["status"] == "active"

@@ -33,7 +33,7 @@ from engine import (
 )
 from scrapers import ClientSettings, MarketClient
 from scrapers._ratelimit import TokenBucket
-from store import LeaseLost, NodeInfo, PollOutcome, Store
+from store import LeaseLost, NodeInfo, PollFailure, PollOutcome, Store
 from tests.conftest import new_monitor, new_workspace
 from tests.engine.fake_market import FakeMarket
 from tests.engine.test_engine import _start, _until
@@ -144,11 +144,9 @@ async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None
     with pytest.raises(LeaseLost):
         await store.monitors.record_poll_error(
             monitor_id,
-            poll_id="poll_x",
-            started_at=now,
-            error="boom",
-            next_poll_at=now,
-            max_consecutive=5,
+            PollFailure(
+                poll_id="poll_x", started_at=now, error="boom", next_poll_at=now, max_consecutive=5
+            ),
             lease_token=first,
         )
     await store.monitors.record_poll(monitor_id, outcome, lease_token=second, decide=decide_poll)

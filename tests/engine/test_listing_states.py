@@ -3,6 +3,7 @@ by table, with no database."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -38,6 +39,11 @@ DELETED = replace(OPEN, state="deleted", evidence="item_page", in_feed=False)
 LIKELY = replace(OPEN, state="sold", evidence="absence", absent_polls=3, in_feed=False)
 SOLD = replace(OPEN, state="sold", evidence="item_page", in_feed=False)
 NAMED = replace(OPEN, category_name="Jeans")
+
+
+def named(cases: Iterable[tuple[Any, ...]]) -> list[Any]:
+    """A table's rows (why, *values) as parameters: the values, under the why as the id."""
+    return [pytest.param(*values, id=why) for why, *values in cases]
 
 
 def _seen(**fields: Any) -> ObservedListing:
@@ -119,8 +125,7 @@ SIGHTINGS = [
 
 @pytest.mark.parametrize(
     ("before", "seen", "changes", "events", "changed", "dropped_from"),
-    [case[1:] for case in SIGHTINGS],
-    ids=[case[0] for case in SIGHTINGS],
+    named(SIGHTINGS),
 )
 def test_sightings(
     before: ListingSnapshot,
@@ -228,8 +233,7 @@ CONFIRMATIONS = [
 
 @pytest.mark.parametrize(
     ("before", "answer", "changes", "events", "changed", "confirmed_by"),
-    [case[1:] for case in CONFIRMATIONS],
-    ids=[case[0] for case in CONFIRMATIONS],
+    named(CONFIRMATIONS),
 )
 def test_confirmations(
     before: ListingSnapshot,
@@ -280,8 +284,7 @@ ABSENCES = [
 
 @pytest.mark.parametrize(
     ("before", "likely_after", "changes", "events"),
-    [case[1:] for case in ABSENCES],
-    ids=[case[0] for case in ABSENCES],
+    named(ABSENCES),
 )
 def test_absences(
     before: ListingSnapshot,
@@ -309,9 +312,7 @@ UNKNOWNS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("before", "changes"), [case[1:] for case in UNKNOWNS], ids=[case[0] for case in UNKNOWNS]
-)
+@pytest.mark.parametrize(("before", "changes"), named(UNKNOWNS))
 def test_unknowns_neither_advance_nor_restart_absences(
     before: ListingSnapshot, changes: dict[str, Any] | None
 ) -> None:
@@ -361,8 +362,7 @@ VERDICTS = [
 
 @pytest.mark.parametrize(
     ("left", "lookups", "absent", "unknown"),
-    [case[1:] for case in VERDICTS],
-    ids=[case[0] for case in VERDICTS],
+    named(VERDICTS),
 )
 def test_drop_out_verdicts(
     left: list[int], lookups: dict[int, Any], absent: tuple[int, ...], unknown: tuple[int, ...]

@@ -35,12 +35,19 @@ async def _until(client: httpx.AsyncClient, path: str, key: str, values: set[str
             await trio.sleep(0.05)
 
 
+async def _result(
+    client: httpx.AsyncClient, name: str, arguments: dict[str, Any], token: str
+) -> dict[str, Any]:
+    """The `result` of a tools/call with the token, over a 200 answer."""
+    response = await call_tool(client, name, arguments, bearer(token))
+    assert response.status_code == 200, response.text
+    return response.json()["result"]  # type: ignore[no-any-return]
+
+
 async def _structured(
     client: httpx.AsyncClient, name: str, arguments: dict[str, Any], token: str
 ) -> dict[str, Any]:
-    response = await call_tool(client, name, arguments, bearer(token))
-    assert response.status_code == 200, response.text
-    result = response.json()["result"]
+    result = await _result(client, name, arguments, token)
     assert result["isError"] is False, result
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     return result["structuredContent"]  # type: ignore[no-any-return]
@@ -49,9 +56,7 @@ async def _structured(
 async def _tool_error(
     client: httpx.AsyncClient, name: str, arguments: dict[str, Any], token: str
 ) -> dict[str, Any]:
-    response = await call_tool(client, name, arguments, bearer(token))
-    assert response.status_code == 200, response.text
-    result = response.json()["result"]
+    result = await _result(client, name, arguments, token)
     assert result["isError"] is True and "structuredContent" not in result, result
     return json.loads(result["content"][0]["text"])["error"]  # type: ignore[no-any-return]
 

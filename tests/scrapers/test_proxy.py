@@ -168,28 +168,18 @@ async def test_market_traffic_goes_through_the_proxy_and_the_guard_still_refuses
         nursery.cancel_scope.cancel()
 
 
-async def test_a_proxy_that_is_down_fails_closed() -> None:
-    """No fallback to a direct connection: the request fails and the market sees nothing."""
+@pytest.mark.parametrize("proxy", ["http://127.0.0.1:1", "socks5://127.0.0.1:1"])
+async def test_a_proxy_that_is_down_fails_closed(proxy: str) -> None:
+    """No fallback to a direct connection: the request fails and the market sees nothing.
+    A SOCKS5 proxy builds a client too (nobody listens there either)."""
+    if proxy.startswith("socks5:"):
+        pytest.importorskip("socksio")
     async with simulator(SimulatorConfig(seed=3, profile="legacy", n_listings=20)) as sim:
         settings = ClientSettings(
-            extra_origins=(sim.origin,), proxy="http://127.0.0.1:1", rate=0,
-            respect_robots=False, max_retries=0,
+            extra_origins=(sim.origin,), proxy=proxy, rate=0, respect_robots=False, max_retries=0,
         )  # fmt: skip
         async with MarketClient(settings) as client:
             with pytest.raises(MarketplaceUnavailable):
-                await client.get(f"{sim.origin}/catalog")
-        assert sim.app.log == []
-
-
-async def test_socks5_proxy_builds_a_client() -> None:
-    pytest.importorskip("socksio")
-    async with simulator(SimulatorConfig(seed=3, profile="legacy", n_listings=20)) as sim:
-        settings = ClientSettings(
-            extra_origins=(sim.origin,), proxy="socks5://127.0.0.1:1", rate=0,
-            respect_robots=False, max_retries=0,
-        )  # fmt: skip
-        async with MarketClient(settings) as client:
-            with pytest.raises(MarketplaceUnavailable):  # nobody listens there: fails closed
                 await client.get(f"{sim.origin}/catalog")
         assert sim.app.log == []
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.orm import Session
 
 from engine import decide_poll
-from store import ConfirmedState, RuleFilters, Store
+from store import ConfirmedState, PollFailure, RuleFilters, Store
 from store import _polls as polls
 from store._notify_rules import niche_subject
 from tests.store.notify_helpers import (
@@ -198,12 +198,14 @@ async def test_monitor_error_once_per_error_episode(store: Store) -> None:
     async def fail(poll_id: str) -> None:
         await store.monitors.record_poll_error(
             monitor_id,
-            poll_id=poll_id,
-            started_at=T0,
-            error="HTTP 503",
-            next_poll_at=T0,
-            max_consecutive=2,
-            kind="unavailable",
+            PollFailure(
+                poll_id=poll_id,
+                started_at=T0,
+                error="HTTP 503",
+                next_poll_at=T0,
+                max_consecutive=2,
+                kind="unavailable",
+            ),
         )
 
     await fail("p1")

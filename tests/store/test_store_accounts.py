@@ -5,38 +5,40 @@ from datetime import timedelta
 import pytest
 import trio
 
-from store import AlreadyExists, Store
+from store import AlreadyExists, NewAccessToken, NewUser, Store
 from tests.conftest import unique_email
 
 
 async def _user(store: Store, email: str | None = None) -> str:
     user = await store.create_user(
-        user_id=f"usr_{trio.current_time()}",
-        workspace_id=f"ws_{trio.current_time()}",
-        email=email or unique_email(),
-        name=None,
-        password_hash="hash",
+        NewUser(
+            user_id=f"usr_{trio.current_time()}",
+            workspace_id=f"ws_{trio.current_time()}",
+            email=email or unique_email(),
+            name=None,
+            password_hash="hash",
+        )
     )
     return user.id
 
 
 async def test_duplicate_email_is_refused_and_nothing_half_written(store: Store) -> None:
     email = unique_email()
-    await store.create_user(
-        user_id="usr_a" + email,
-        workspace_id="ws_a" + email,
-        email=email,
-        name="A",
-        password_hash="h",
-    )
-    with pytest.raises(AlreadyExists):
-        await store.create_user(
-            user_id="usr_b" + email,
-            workspace_id="ws_b" + email,
+
+    def named(name: str) -> NewUser:
+        """A user of `email` called `name`, with ids of its own."""
+        tag = name.lower() + email
+        return NewUser(
+            user_id=f"usr_{tag}",
+            workspace_id=f"ws_{tag}",
             email=email,
-            name="B",
+            name=name,
             password_hash="h",
         )
+
+    await store.create_user(named("A"))
+    with pytest.raises(AlreadyExists):
+        await store.create_user(named("B"))
     credentials = await store.get_credentials(email)
     assert credentials is not None
     assert credentials.user.name == "A"
@@ -84,12 +86,14 @@ async def test_revoked_token_is_not_usable_and_last_used_is_stamped(store: Store
     user = await store.get_user(user_id)
     assert user is not None
     record = await store.add_access_token(
-        token_id="key_" + user_id,
-        user_id=user_id,
-        workspace_id=user.workspace_id,
-        label="ci",
-        scopes=("read",),
-        token_hash="t" + user_id,
+        NewAccessToken(
+            token_id="key_" + user_id,
+            user_id=user_id,
+            workspace_id=user.workspace_id,
+            label="ci",
+            scopes=("read",),
+            token_hash="t" + user_id,
+        )
     )
     assert record.last_used_at is None
     owner = await store.use_access_token("t" + user_id)

@@ -18,6 +18,7 @@ from store import (
     Store,
 )
 from tests.conftest import new_monitor
+from tests.store.poll_helpers import failed_poll, todays_listing
 
 
 async def _monitor(store: Store) -> tuple[str, str]:
@@ -145,17 +146,7 @@ async def test_todays_fields_error_kinds_and_good_polls(store: Store) -> None:
     monitor_id, workspace_id = await _monitor(store)
     poll = Polls(store, monitor_id)
     assert await store.monitors.last_good_poll_items(monitor_id) is None
-    today = ObservedListing(
-        7,
-        price=Decimal("12.00"),
-        condition="new_without_tags",
-        condition_raw="Nuovo senza cartellino",
-        category_name="Donna Reggiseni sportivi",
-        total_price=Decimal("13.35"),
-        service_fee=Decimal("1.35"),
-        promoted=True,
-    )
-    await poll([today, 8])
+    await poll([todays_listing(7), 8])
     # A later sighting that lacks a field keeps what was known; `promoted` is as observed.
     await poll([ObservedListing(7, price=Decimal("12.00"))])
     page = await store.monitors.listings(monitor_id, None, 1, 10)
@@ -172,12 +163,10 @@ async def test_todays_fields_error_kinds_and_good_polls(store: Store) -> None:
     )
     assert page.listings[1].promoted is False and page.listings[1].state_evidence is None
     assert await store.monitors.last_good_poll_items(monitor_id) == 1
-    failed = await store.monitors.record_poll_error(
+    failed = await failed_poll(
+        store,
         monitor_id,
-        poll_id=f"err_{uuid.uuid4().hex}",
-        started_at=store.clock(),
-        error="empty feed where the last poll saw 1 listing",
-        next_poll_at=store.clock(),
+        "empty feed where the last poll saw 1 listing",
         max_consecutive=5,
         kind="suspected_block",
     )

@@ -13,6 +13,7 @@ from engine import decide_poll
 from store import LISTING_STATES, ConfirmedState, ObservedListing, PollOutcome, Store
 from store import _listing_pages as listing_pages
 from tests.conftest import new_monitor
+from tests.store.poll_helpers import failed_poll
 
 
 async def _monitor(store: Store) -> tuple[str, str]:
@@ -97,13 +98,8 @@ async def test_transitions_and_replay_write_nothing_twice(store: Store) -> None:
 async def test_errors_count_and_stop_the_monitor(store: Store) -> None:
     monitor_id, workspace_id = await _monitor(store)
     for n in range(3):
-        record = await store.monitors.record_poll_error(
-            monitor_id,
-            poll_id=f"err_{monitor_id}_{n}",
-            started_at=store.clock(),
-            error="blocked (403)",
-            next_poll_at=store.clock(),
-            max_consecutive=3,
+        record = await failed_poll(
+            store, monitor_id, "blocked (403)", max_consecutive=3, poll_id=f"err_{monitor_id}_{n}"
         )
         assert record is not None
     assert record.status == "error" and record.consecutive_errors == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from store import Store, open_store
+from store import NewAccessToken, NewUser, Store, open_store
 
 T0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 
@@ -29,12 +29,12 @@ async def test_last_used_is_written_at_most_once_a_minute(database_url: str) -> 
 
 
 async def _token(store: Store) -> str:
-    user = await store.create_user(
+    user = await store.create_user(NewUser(
         user_id="usr_stamp", workspace_id="wsp_stamp", email="stamp@example.com",
         name=None, password_hash=None,
-    )  # fmt: skip
-    await store.add_access_token(
+    ))  # fmt: skip
+    await store.add_access_token(NewAccessToken(
         token_id="key_stamp", user_id=user.id, workspace_id=user.workspace_id,
         label="agent", scopes=("read",), token_hash="hash_stamp",
-    )  # fmt: skip
+    ))  # fmt: skip
     return "hash_stamp"

@@ -10,7 +10,7 @@ import trio
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from store import Store
+from store import NewUser, Store
 from store import _accounts as accounts
 
 
@@ -28,10 +28,10 @@ async def test_a_cancelled_unit_rolls_back_and_gives_its_connection_back(store: 
     entered, release = threading.Event(), threading.Event()
 
     def sign_up_then_wait(db: Session) -> None:
-        accounts.create_user(
-            db, user_id="usr_cancelled", workspace_id="wsp_cancelled",
-            email="cancelled@example.com", name=None, password_hash=None, now=store.clock(),
-        )  # fmt: skip
+        accounts.create_user(db, NewUser(
+            user_id="usr_cancelled", workspace_id="wsp_cancelled",
+            email="cancelled@example.com", name=None, password_hash=None,
+        ), store.clock())  # fmt: skip
         entered.set()
         release.wait(60)
 

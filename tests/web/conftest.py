@@ -38,6 +38,15 @@ CHROMIUM_ARGS = [
 REQUIRE_BROWSER = bool(os.environ.get("NICHESCOPE_REQUIRE_BROWSER") == "1" or os.environ.get("CI"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 PASSWORD = "correct horse battery"
+# The trial's quotas for the pages' journeys: room for their monitors and runs, polls each second.
+TRIAL = {
+    "trial": {
+        "active_monitors": 5,
+        "runs_per_day": 50,
+        "items_per_run": 5000,
+        "min_poll_seconds": 1,
+    }
+}
 
 T = TypeVar("T")
 StartWeb = Callable[..., Awaitable[RunningService]]

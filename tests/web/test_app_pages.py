@@ -4,24 +4,18 @@ and API errors told as sentences (no browser needed)."""
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 
+import pytest
 import trio
 
 from tests.api.helpers import start_trial
 from tests.conftest import RunningService, ServiceClient
 from tests.engine.fake_market import FakeMarket
-from tests.web.conftest import StartWeb
+from tests.web.conftest import TRIAL, StartWeb
 from tests.web.test_pages import csrf_of, sign_in
 
 URL = "https://www.vinted.fr/catalog?catalog[]=1904"
-TRIAL = {
-    "trial": {
-        "active_monitors": 5,
-        "runs_per_day": 50,
-        "items_per_run": 5000,
-        "min_poll_seconds": 1,
-    }
-}
 
 
 async def _owner_with_things(client: ServiceClient) -> dict[str, str]:
@@ -49,51 +43,60 @@ async def _owner_with_things(client: ServiceClient) -> dict[str, str]:
     return {"monitor": monitor_id, "run": run_id, "analysis": state["analysis_id"], "csrf": token}
 
 
-async def _trial_service_with_stock(start_web: StartWeb, market: FakeMarket) -> RunningService:
+@pytest.fixture
+async def stocked(start_web: StartWeb, market: FakeMarket) -> RunningService:
     """The service on the trial's quotas over a market of forty listings."""
     for item in range(1, 41):
         market.list(item, f"{10 + item % 7}.00")
     return await start_web(plan_quotas=TRIAL, min_poll_seconds=1)
 
 
+@pytest.fixture
+async def client(stocked: RunningService) -> AsyncIterator[ServiceClient]:
+    async with stocked.client() as client:
+        yield client
+
+
+@pytest.fixture
+async def ids(client: ServiceClient) -> dict[str, str]:
+    """`client` signed in as an owner with things (`_owner_with_things`): their ids."""
+    return await _owner_with_things(client)
+
+
 async def test_new_forms_refuse_a_missing_or_wrong_token(
-    start_web: StartWeb, market: FakeMarket
+    client: ServiceClient, ids: dict[str, str]
 ) -> None:
-    service = await _trial_service_with_stock(start_web, market)
-    async with service.client() as client:
-        ids = await _owner_with_things(client)
-        m, r = ids["monitor"], ids["run"]
-        posts = [
-            ("/monitors", {"url": URL}),
-            (f"/monitors/{m}/pause", {}),
-            (f"/monitors/{m}/resume", {}),
-            (f"/monitors/{m}/delete", {}),
-            ("/runs", {"url": URL}),
-            (f"/runs/{r}/cancel", {}),
-            (f"/runs/{r}/replay", {}),
-            (f"/runs/{r}/delete", {}),
-            ("/analyses/import", {}),
-            ("/billing/trial", {}),
-            ("/billing/checkout", {"plan": "starter"}),
-            ("/billing/portal", {}),
-        ]
-        for path, data in posts:
-            for token in (None, "0" * 64):
-                form = dict(data) if token is None else {**data, "csrf_token": token}
-                refused = await client.post(path, data=form)
-                assert refused.status_code == 403, (path, refused.status_code)
-                assert "This form has expired" in refused.text
-        # Nothing changed: still one monitor, one run, the run not replayed.
-        assert len((await client.get("/api/monitoring")).json()["monitors"]) == 1
-        assert (await client.get("/api/runs")).json()["total"] == 1
-        assert (await client.get(f"/monitors/{m}")).status_code == 200
+    m, r = ids["monitor"], ids["run"]
+    posts = [
+        ("/monitors", {"url": URL}),
+        (f"/monitors/{m}/pause", {}),
+        (f"/monitors/{m}/resume", {}),
+        (f"/monitors/{m}/delete", {}),
+        ("/runs", {"url": URL}),
+        (f"/runs/{r}/cancel", {}),
+        (f"/runs/{r}/replay", {}),
+        (f"/runs/{r}/delete", {}),
+        ("/analyses/import", {}),
+        ("/billing/trial", {}),
+        ("/billing/checkout", {"plan": "starter"}),
+        ("/billing/portal", {}),
+    ]
+    for path, data in posts:
+        for token in (None, "0" * 64):
+            form = dict(data) if token is None else {**data, "csrf_token": token}
+            refused = await client.post(path, data=form)
+            assert refused.status_code == 403, (path, refused.status_code)
+            assert "This form has expired" in refused.text
+    # Nothing changed: still one monitor, one run, the run not replayed.
+    assert len((await client.get("/api/monitoring")).json()["monitors"]) == 1
+    assert (await client.get("/api/runs")).json()["total"] == 1
+    assert (await client.get(f"/monitors/{m}")).status_code == 200
 
 
 async def test_another_workspace_sees_404_pages_and_errors_are_sentences(
-    start_web: StartWeb, market: FakeMarket
+    stocked: RunningService,
 ) -> None:
-    service = await _trial_service_with_stock(start_web, market)
-    async with service.client() as owner, service.client() as stranger:
+    async with stocked.client() as owner, stocked.client() as stranger:
         ids = await _owner_with_things(owner)
         detail = await owner.get(f"/analyses/{ids['analysis']}")
         assert detail.status_code == 200
@@ -175,20 +178,17 @@ def _alert(html: str) -> str:
 
 
 async def test_numbers_that_only_look_like_digits_are_ignored_or_refused(
-    start_web: StartWeb, market: FakeMarket
+    client: ServiceClient, ids: dict[str, str]
 ) -> None:
     # "²".isdigit() holds and int("²") raises: such a page number once answered 500.
-    service = await _trial_service_with_stock(start_web, market)
-    async with service.client() as client:
-        ids = await _owner_with_things(client)
-        monitor = f"/monitors/{ids['monitor']}"
-        for path in (
-            f"{monitor}?page=²", "/runs?page=²", "/runs?page=١٢",
-            f"{monitor}?state=all&category={'9' * 150}&brand=x",  # no id: ignored, not a 500
-        ):  # fmt: skip
-            page = await client.get(path)
-            assert page.status_code == 200, (path, page.status_code)
-        for field, value in (("interval", "²"), ("max_items", "²")):
-            form = {"csrf_token": ids["csrf"], "source": "url", "url": URL, field: value}
-            answer = await client.post("/monitors" if field == "interval" else "/runs", data=form)
-            assert answer.status_code == 422, (field, answer.status_code)
+    monitor = f"/monitors/{ids['monitor']}"
+    for path in (
+        f"{monitor}?page=²", "/runs?page=²", "/runs?page=١٢",
+        f"{monitor}?state=all&category={'9' * 150}&brand=x",  # no id: ignored, not a 500
+    ):  # fmt: skip
+        page = await client.get(path)
+        assert page.status_code == 200, (path, page.status_code)
+    for field, value in (("interval", "²"), ("max_items", "²")):
+        form = {"csrf_token": ids["csrf"], "source": "url", "url": URL, field: value}
+        answer = await client.post("/monitors" if field == "interval" else "/runs", data=form)
+        assert answer.status_code == 422, (field, answer.status_code)

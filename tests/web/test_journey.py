@@ -13,17 +13,9 @@ import trio
 
 from scrapers.simulator import SimulatorConfig, serve_simulator
 from tests.conftest import unique_email
-from tests.web.conftest import SCREENSHOTS, InBrowser, StartWeb, screenshot
+from tests.web.conftest import SCREENSHOTS, TRIAL, InBrowser, StartWeb, screenshot
 from tests.web.test_browser import _sign_up_and_in
 
-TRIAL = {
-    "trial": {
-        "active_monitors": 5,
-        "runs_per_day": 50,
-        "items_per_run": 5000,
-        "min_poll_seconds": 1,
-    }
-}
 SLOW = 30_000  # ms: a bootstrap or an analysis, not a click
 
 

@@ -18,19 +18,19 @@ def csrf_of(html: str) -> str:
     return found.group(1)
 
 
+async def submit(
+    client: httpx.AsyncClient, page: str, data: dict[str, str], action: str | None = None
+) -> httpx.Response:
+    """Post `data` with the CSRF token of the form on `page`, to `action` (else `page`)."""
+    form = await client.get(page)
+    return await client.post(action or page, data={**data, "csrf_token": csrf_of(form.text)})
+
+
 async def sign_in(client: httpx.AsyncClient) -> str:
     email = unique_email("web")
-    signup = await client.get("/signup")
-    response = await client.post(
-        "/signup",
-        data={"email": email, "password": PASSWORD, "csrf_token": csrf_of(signup.text)},
-    )
+    response = await submit(client, "/signup", {"email": email, "password": PASSWORD})
     assert response.status_code == 303
-    login = await client.get("/login")
-    response = await client.post(
-        "/login",
-        data={"email": email, "password": PASSWORD, "csrf_token": csrf_of(login.text)},
-    )
+    response = await submit(client, "/login", {"email": email, "password": PASSWORD})
     assert response.status_code == 303 and response.headers["location"] == "/dashboard"
     return email
 
@@ -94,20 +94,12 @@ async def test_signed_out_visitors_are_sent_to_sign_in(start_web: StartWeb) -> N
 async def test_form_errors_are_sentences(start_web: StartWeb) -> None:
     service = await start_web()
     async with service.client() as client:
-        page = await client.get("/signup")
-        response = await client.post(
-            "/signup",
-            data={"email": "not-an-email", "password": "short", "csrf_token": csrf_of(page.text)},
-        )
+        response = await submit(client, "/signup", {"email": "not-an-email", "password": "short"})
         assert response.status_code == 422
         assert "Enter an e-mail address such as name@example.com." in response.text
         assert "Use at least 10 characters." in response.text
         assert 'aria-invalid="true"' in response.text
-        login = await client.get("/login")
-        wrong = await client.post(
-            "/login",
-            data={"email": unique_email(), "password": "x" * 12, "csrf_token": csrf_of(login.text)},
-        )
+        wrong = await submit(client, "/login", {"email": unique_email(), "password": "x" * 12})
         assert wrong.status_code == 401
         assert "That e-mail and password do not match" in wrong.text
         # A redirect target that would leave the site is ignored.
@@ -121,10 +113,7 @@ async def test_page_sign_in_shares_the_api_limits(start_web: StartWeb) -> None:
     email = unique_email("limited")
 
     async def page_login(client: httpx.AsyncClient, password: str) -> httpx.Response:
-        form = await client.get("/login")
-        return await client.post(
-            "/login", data={"email": email, "password": password, "csrf_token": csrf_of(form.text)}
-        )
+        return await submit(client, "/login", {"email": email, "password": password})
 
     async with service.client() as client:
         await client.post("/api/auth/register", json={"email": email, "password": PASSWORD})
@@ -141,8 +130,7 @@ async def test_the_emailed_trial_link_needs_a_click_and_works_once(start_web: St
     service = await start_web()
     async with service.client() as client:
         email = await sign_in(client)
-        billing = await client.get("/billing")
-        sent = await client.post("/billing/trial", data={"csrf_token": csrf_of(billing.text)})
+        sent = await submit(client, "/billing", {}, action="/billing/trial")
         assert sent.status_code == 303
         (mail,) = [m for m in service.outbox() if f"To: {email}" in m and "trial" in m]
         link = re.search(r"http://\S+(/billing/trial/confirm\?token=(\S+))", mail)

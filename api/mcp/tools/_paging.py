@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -32,6 +32,13 @@ def decode_cursor(kind: str, cursor: str) -> int:
     if prefix != kind or value < 0:
         raise ValueError("not a cursor this tool gave out")
     return value
+
+
+class PageFields(TypedDict):
+    """What a list tool's result says of its page, after its items."""
+
+    total: int
+    nextCursor: str | None
 
 
 class PageArguments(BaseModel):
@@ -66,6 +73,10 @@ class PageArguments(BaseModel):
         """The cursor of the page after this one, or None when this page is the last."""
         following = self.offset + self.limit
         return encode_cursor(self.kind, following) if following < total else None
+
+    def fields(self, total: int) -> PageFields:
+        """The result's page fields: the `total` of the whole list and the next page's cursor."""
+        return PageFields(total=total, nextCursor=self.next_cursor(total))
 
 
 NEXT_CURSOR: Any = Field(

@@ -23,7 +23,7 @@ class AnalysisPage(BaseModel):
 
 async def list_analyses(principal: Principal, arguments: ListAnalysesArguments) -> AnalysisPage:
     analyses, total = await summaries(principal.workspace_id, arguments.offset, arguments.limit)
-    return AnalysisPage(analyses=analyses, total=total, nextCursor=arguments.next_cursor(total))
+    return AnalysisPage(analyses=analyses, **arguments.fields(total))
 
 
 TOOL = Tool(

@@ -28,11 +28,7 @@ async def list_monitorings(
     # The REST view's store call; the store answers the whole (small) list, paged here.
     monitors = await services().store.monitors.in_workspace(principal.workspace_id)
     page = monitors[arguments.offset : arguments.offset + arguments.limit]
-    return MonitorPage(
-        monitors=await counted(page),
-        total=len(monitors),
-        nextCursor=arguments.next_cursor(len(monitors)),
-    )
+    return MonitorPage(monitors=await counted(page), **arguments.fields(len(monitors)))
 
 
 TOOL = Tool(

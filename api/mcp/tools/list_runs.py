@@ -23,7 +23,7 @@ class RunPage(BaseModel):
 
 async def list_runs(principal: Principal, arguments: ListRunsArguments) -> RunPage:
     runs, total = await runs_out(principal.workspace_id, arguments.offset, arguments.limit)
-    return RunPage(runs=runs, total=total, nextCursor=arguments.next_cursor(total))
+    return RunPage(runs=runs, **arguments.fields(total))
 
 
 TOOL = Tool(
