@@ -90,7 +90,7 @@ from ._records import (
     TokenOwner,
     UserRecord,
 )
-from ._rows import record_fields, to_record
+from ._rows import new_id, record_fields, to_record
 from ._run_records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
@@ -197,6 +197,7 @@ __all__ = [
     "alembic_config",
     "asyncio_loop",
     "migrate",
+    "new_id",
     "open_store",
     "record_fields",
     "to_record",
