@@ -227,116 +227,117 @@ class Settings:
         """Every `NICHESCOPE_*` variable read, each bad value refused naming its variable."""
         env = os.environ if env is None else env
         settings = cls()
-        # Each group returns the settings with its fields replaced; `dataclasses.replace`
-        # is type-checked, so a misspelt field fails mypy, not start-up.
+        # Each group returns the settings with its own fields read from `env` (their
+        # defaults are still in place when it reads them: no two groups set one field);
+        # `dataclasses.replace` is type-checked, so a misspelt field fails mypy.
         for group in (_service, _sign_in_and_polls, _market, _billing_and_mail):
             settings = group(env, settings)
         return settings
 
 
-def _service(env: Mapping[str, str], defaults: Settings) -> Settings:
+def _service(env: Mapping[str, str], settings: Settings) -> Settings:
     """Database, secrets, addresses, sign-in limits, body limits, the node."""
     return replace(
-        defaults,
+        settings,
         database_url=env.get("NICHESCOPE_DATABASE_URL") or DEFAULT_DATABASE_URL,
         secret_key=env.get("NICHESCOPE_SECRET_KEY")
         or load_or_create_secret(Path(env.get("NICHESCOPE_SECRET_KEY_FILE") or "var/secret_key")),
-        public_url=(env.get("NICHESCOPE_PUBLIC_URL") or defaults.public_url).rstrip("/"),
+        public_url=(env.get("NICHESCOPE_PUBLIC_URL") or settings.public_url).rstrip("/"),
         cookie_secure=_flag(env, "NICHESCOPE_COOKIE_SECURE", True),
-        outbox_dir=Path(env.get("NICHESCOPE_OUTBOX_DIR") or defaults.outbox_dir),
+        outbox_dir=Path(env.get("NICHESCOPE_OUTBOX_DIR") or settings.outbox_dir),
         operators=tuple(e.lower() for e in _list(env, "NICHESCOPE_OPERATORS")),
         trusted_proxies=_list(env, "NICHESCOPE_TRUSTED_PROXIES"),
         login_attempts_per_ip=int(
-            _number(env, "NICHESCOPE_LOGIN_ATTEMPTS_PER_IP", defaults.login_attempts_per_ip)
+            _number(env, "NICHESCOPE_LOGIN_ATTEMPTS_PER_IP", settings.login_attempts_per_ip)
         ),
         login_failures_per_account=int(
             _number(
                 env,
                 "NICHESCOPE_LOGIN_FAILURES_PER_ACCOUNT",
-                defaults.login_failures_per_account,
+                settings.login_failures_per_account,
             )
         ),
-        max_body_bytes=int(_number(env, "NICHESCOPE_MAX_BODY_BYTES", defaults.max_body_bytes)),
+        max_body_bytes=int(_number(env, "NICHESCOPE_MAX_BODY_BYTES", settings.max_body_bytes)),
         import_max_bytes=int(
-            _number(env, "NICHESCOPE_IMPORT_MAX_BYTES", defaults.import_max_bytes)
+            _number(env, "NICHESCOPE_IMPORT_MAX_BYTES", settings.import_max_bytes)
         ),
-        node_id=env.get("NICHESCOPE_NODE_ID") or defaults.node_id,
-        lease_seconds=max(1.0, _number(env, "NICHESCOPE_LEASE_SECONDS", defaults.lease_seconds)),
+        node_id=env.get("NICHESCOPE_NODE_ID") or settings.node_id,
+        lease_seconds=max(1.0, _number(env, "NICHESCOPE_LEASE_SECONDS", settings.lease_seconds)),
     )
 
 
-def _sign_in_and_polls(env: Mapping[str, str], defaults: Settings) -> Settings:
+def _sign_in_and_polls(env: Mapping[str, str], settings: Settings) -> Settings:
     """Identity provider and monitor polling."""
     return replace(
-        defaults,
+        settings,
         oidc_issuer=env.get("NICHESCOPE_OIDC_ISSUER") or "",
         oidc_client_id=env.get("NICHESCOPE_OIDC_CLIENT_ID") or "",
         oidc_client_secret=env.get("NICHESCOPE_OIDC_CLIENT_SECRET") or "",
         min_poll_seconds=int(
-            _number(env, "NICHESCOPE_MIN_POLL_SECONDS", defaults.min_poll_seconds)
+            _number(env, "NICHESCOPE_MIN_POLL_SECONDS", settings.min_poll_seconds)
         ),
         default_poll_seconds=int(
-            _number(env, "NICHESCOPE_DEFAULT_POLL_SECONDS", defaults.default_poll_seconds)
+            _number(env, "NICHESCOPE_DEFAULT_POLL_SECONDS", settings.default_poll_seconds)
         ),
-        page_cap=max(1, int(_number(env, "NICHESCOPE_PAGE_CAP", defaults.page_cap))),
+        page_cap=max(1, int(_number(env, "NICHESCOPE_PAGE_CAP", settings.page_cap))),
         monitor_max_errors=max(
-            1, int(_number(env, "NICHESCOPE_MONITOR_MAX_ERRORS", defaults.monitor_max_errors))
+            1, int(_number(env, "NICHESCOPE_MONITOR_MAX_ERRORS", settings.monitor_max_errors))
         ),
     )
 
 
-def _market(env: Mapping[str, str], defaults: Settings) -> Settings:
+def _market(env: Mapping[str, str], settings: Settings) -> Settings:
     """The marketplace client: origins, pacing, profile, proxy, confirmations."""
     return replace(
-        defaults,
+        settings,
         market_origins=_list(env, "NICHESCOPE_MARKET_ORIGINS"),
         market_sites=(
             _list(env, "NICHESCOPE_MARKET_SITES") if "NICHESCOPE_MARKET_SITES" in env else None
         ),
-        market_rate=_number(env, "NICHESCOPE_MARKET_RATE", defaults.market_rate),
+        market_rate=_number(env, "NICHESCOPE_MARKET_RATE", settings.market_rate),
         market_timeout_seconds=max(
             0.5,
-            _number(env, "NICHESCOPE_MARKET_TIMEOUT_SECONDS", defaults.market_timeout_seconds),
+            _number(env, "NICHESCOPE_MARKET_TIMEOUT_SECONDS", settings.market_timeout_seconds),
         ),
-        market_burst=max(1, int(_number(env, "NICHESCOPE_MARKET_BURST", defaults.market_burst))),
+        market_burst=max(1, int(_number(env, "NICHESCOPE_MARKET_BURST", settings.market_burst))),
         market_block_seconds=max(
             0.0,
-            _number(env, "NICHESCOPE_MARKET_BLOCK_SECONDS", defaults.market_block_seconds),
+            _number(env, "NICHESCOPE_MARKET_BLOCK_SECONDS", settings.market_block_seconds),
         ),
         market_profile=_market_profile(env),
         market_api_origins=_api_origins(env),
         market_user_agent=env.get("NICHESCOPE_MARKET_USER_AGENT") or DEFAULT_USER_AGENT,
         market_proxy=_proxy(env),
         confirm_per_poll=int(
-            _number(env, "NICHESCOPE_CONFIRM_PER_POLL", defaults.confirm_per_poll)
+            _number(env, "NICHESCOPE_CONFIRM_PER_POLL", settings.confirm_per_poll)
         ),
-        absence_polls=max(1, int(_number(env, "NICHESCOPE_ABSENCE_POLLS", defaults.absence_polls))),
+        absence_polls=max(1, int(_number(env, "NICHESCOPE_ABSENCE_POLLS", settings.absence_polls))),
     )
 
 
-def _billing_and_mail(env: Mapping[str, str], defaults: Settings) -> Settings:
+def _billing_and_mail(env: Mapping[str, str], settings: Settings) -> Settings:
     """Stripe, plans, mail and notifications."""
     return replace(
-        defaults,
+        settings,
         stripe_secret_key=env.get("NICHESCOPE_STRIPE_SECRET_KEY") or "",
         stripe_webhook_secret=env.get("NICHESCOPE_STRIPE_WEBHOOK_SECRET") or "",
-        stripe_api_base=(env.get("NICHESCOPE_STRIPE_API_BASE") or defaults.stripe_api_base).rstrip(
+        stripe_api_base=(env.get("NICHESCOPE_STRIPE_API_BASE") or settings.stripe_api_base).rstrip(
             "/"
         ),
         stripe_price_starter=env.get("NICHESCOPE_STRIPE_PRICE_STARTER") or "",
         stripe_price_pro=env.get("NICHESCOPE_STRIPE_PRICE_PRO") or "",
         plan_quotas=_plan_quotas(env.get("NICHESCOPE_PLAN_QUOTAS") or ""),
         smtp_url=_smtp_url(env),
-        mail_from=env.get("NICHESCOPE_MAIL_FROM") or defaults.mail_from,
+        mail_from=env.get("NICHESCOPE_MAIL_FROM") or settings.mail_from,
         telegram_api_base=_origin_or_base(env, "NICHESCOPE_TELEGRAM_API_BASE")
-        or defaults.telegram_api_base,
+        or settings.telegram_api_base,
         outbound_allow=_origins(env, "NICHESCOPE_OUTBOUND_ALLOW"),
         notify_disable_after_hours=max(
             0.01,
             _number(
                 env,
                 "NICHESCOPE_NOTIFY_DISABLE_AFTER_HOURS",
-                defaults.notify_disable_after_hours,
+                settings.notify_disable_after_hours,
             ),
         ),
     )

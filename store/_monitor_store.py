@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ._store import Store
 
 R = TypeVar("R")
+K = TypeVar("K")  # the key a keyset page starts after
 
 
 class MonitorStore:
@@ -202,19 +203,29 @@ class MonitorStore:
 
     async def _keyset(
         self,
-        read: Callable[[Session, str, Any, int], list[R]],
+        read: Callable[[Session, str, K | None, int], list[R]],
         monitor_id: str,
         batch: int,
-        key: Callable[[R], object],
+        key: Callable[[R], K],
     ) -> AsyncIterator[R]:
         """Every row `read` pages through, `batch` a transaction: each page starts after
         the `key` of the last row of the one before (None: from the start)."""
-        after: object = None
+        after: K | None = None
         while True:
-            # The unit runs before the loop moves on, so it reads this round's `after`.
-            rows = await self._store.unit(lambda db: read(db, monitor_id, after, batch))  # noqa: B023
+            rows = await self._store.unit(partial(_page, read, monitor_id, after, batch))
             for row in rows:
                 yield row
             if len(rows) < batch:
                 return
             after = key(rows[-1])
+
+
+def _page(
+    read: Callable[[Session, str, K | None, int], list[R]],
+    monitor_id: str,
+    after: K | None,
+    limit: int,
+    db: Session,
+) -> list[R]:
+    """One keyset page, its arguments bound first (`partial`) and the unit's session last."""
+    return read(db, monitor_id, after, limit)

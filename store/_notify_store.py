@@ -211,7 +211,15 @@ class NotifyStore:
         workspace's."""
         now = self._store.clock()
         # A test is one attempt at an empty batch, never retried.
-        outcome = DeliveryOutcome(channel_id, (), ok, status_code, latency_ms, error, None)
+        outcome = DeliveryOutcome(
+            channel_id=channel_id,
+            notification_ids=(),
+            ok=ok,
+            status_code=status_code,
+            latency_ms=latency_ms,
+            error=error,
+            retry_at=None,
+        )
         return await self._store.unit(lambda db: claims.log_test(db, workspace_id, outcome, now))
 
     async def add_niche_alerts(

@@ -26,7 +26,9 @@ def field_names(record_type: type[Any]) -> tuple[str, ...]:
 
 
 def to_record(record_type: type[R], row: object, /, **converted: object) -> R:
-    """Build `record_type` from the same-named attributes of `row`.
+    """Build `record_type` from the same-named attributes of `row`: an ORM row, or any
+    object describing the same thing under the same names (the scrapers' listing, an
+    observation).
 
     `converted` gives the value of a field outright where a plain copy will not do: a column
     of another name or type (a JSON list to a tuple, a text document parsed), so that a

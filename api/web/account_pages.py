@@ -51,13 +51,13 @@ async def signed_in_form() -> Principal:
     return who
 
 
-async def signed_in_record(
-    owned: Callable[[str, str], Awaitable[T]], record_id: str, *, form: bool = False
-) -> T:
+async def signed_in_record(owned: Callable[[str, str], Awaitable[T]], record_id: str) -> T:
     """`owned(record_id, the signed-in person's workspace)`, whose `NotFound` (another
-    workspace's record or none) is the 404 page; with `form`, for a form acting on it, once
-    the form's session CSRF token is checked."""
-    who = await (signed_in_form() if form else signed_in())
+    workspace's record or none) is the 404 page. A form acting on it (any method but GET and
+    HEAD) has its session CSRF token checked first: decided by the request, not by the
+    caller, so that no handler can forget it."""
+    reading = request.method in ("GET", "HEAD")
+    who = await (signed_in() if reading else signed_in_form())
     return await owned(record_id, who.workspace_id)
 
 

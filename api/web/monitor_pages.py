@@ -185,13 +185,13 @@ async def monitor_detail(monitor_id: str) -> Response:
 
 @blueprint.post("/monitors/<id:monitor_id>/pause")
 async def pause_monitor(monitor_id: str) -> Response:
-    await pause_monitor_in(await signed_in_record(owned, monitor_id, form=True))
+    await pause_monitor_in(await signed_in_record(owned, monitor_id))
     return see_other(f"/monitors/{monitor_id}?notice=paused")
 
 
 @blueprint.post("/monitors/<id:monitor_id>/resume")
 async def resume_monitor(monitor_id: str) -> Response:
-    await resume_monitor_in(await signed_in_record(owned, monitor_id, form=True))
+    await resume_monitor_in(await signed_in_record(owned, monitor_id))
     return see_other(f"/monitors/{monitor_id}?notice=resumed")
 
 
@@ -209,5 +209,5 @@ async def confirm_delete_monitor(monitor_id: str) -> Response:
 
 @blueprint.post("/monitors/<id:monitor_id>/delete")
 async def delete_monitor(monitor_id: str) -> Response:
-    await delete_monitor_in(await signed_in_record(owned, monitor_id, form=True))
+    await delete_monitor_in(await signed_in_record(owned, monitor_id))
     return see_other("/monitors?notice=deleted")

@@ -122,13 +122,13 @@ async def run_detail(run_id: str) -> Response:
 
 @blueprint.post("/runs/<id:run_id>/cancel")
 async def cancel_run(run_id: str) -> Response:
-    await cancel_run_in(await signed_in_record(owned, run_id, form=True))
+    await cancel_run_in(await signed_in_record(owned, run_id))
     return see_other(f"/runs/{run_id}?notice=cancelled")
 
 
 @blueprint.post("/runs/<id:run_id>/replay")
 async def replay_run(run_id: str) -> Response:
-    replay = await replay_run_in(await signed_in_record(owned, run_id, form=True))
+    replay = await replay_run_in(await signed_in_record(owned, run_id))
     return see_other(f"/runs/{replay.id}?notice=replayed")
 
 
@@ -145,5 +145,5 @@ async def confirm_delete_run(run_id: str) -> Response:
 
 @blueprint.post("/runs/<id:run_id>/delete")
 async def delete_run(run_id: str) -> Response:
-    await delete_run_in(await signed_in_record(owned, run_id, form=True))
+    await delete_run_in(await signed_in_record(owned, run_id))
     return see_other("/runs?notice=deleted")

@@ -86,11 +86,19 @@ def _column_dtypes(columns: type) -> dict[str, type]:
     """The array fields of dataclass `columns` and their dtypes (worked out once a class)."""
     dtypes = _COLUMN_DTYPES.get(columns)
     if dtypes is None:
-        dtypes = _COLUMN_DTYPES[columns] = {
-            f.name: _DTYPE_OF[f.type]
-            for f in dataclasses.fields(columns)
-            if isinstance(f.type, str) and f.type in _DTYPE_OF
-        }
+        dtypes = {}
+        for f in dataclasses.fields(columns):
+            annotation = str(f.type)
+            if annotation in _DTYPE_OF:
+                dtypes[f.name] = _DTYPE_OF[annotation]
+            elif not annotation.startswith("tuple["):
+                # Refused, not skipped: a column the checks passed over would go unfrozen
+                # and unchecked in shape.
+                raise TypeError(
+                    f"{columns.__name__}.{f.name}: declare a column as one of "
+                    f"{', '.join(_DTYPE_OF)} or a tuple, not {annotation}"
+                )
+        _COLUMN_DTYPES[columns] = dtypes
     return dtypes
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import httpx
 
+from api.app import create_app
+from api.settings import Settings
 from tests.conftest import unique_email
 from tests.web.conftest import PASSWORD, StartWeb
 
@@ -146,3 +149,28 @@ async def test_the_emailed_trial_link_needs_a_click_and_works_once(start_web: St
         assert started.status_code == 200 and "Your free trial has started" in started.text
         reused = await visitor.post("/billing/trial/confirm", data=form)
         assert reused.status_code == 410 and "cannot be used" in reused.text
+
+
+async def _form_routes() -> list[str]:
+    """Every path the web pages accept a POST on, any record id filled in with one that
+    exists nowhere (the token is checked before the record is looked up)."""
+    app = create_app(store=cast(Any, None), engine=cast(Any, None), settings=Settings())
+    return [
+        re.sub(r"<id:\w+>", "xx_none", rule.rule)
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint.startswith("web.") and "POST" in (rule.methods or ())
+    ]
+
+
+async def test_every_form_refuses_a_post_without_its_token(start_web: StartWeb) -> None:
+    routes = await _form_routes()
+    assert "/monitors/xx_none/pause" in routes and "/account/keys/xx_none/revoke" in routes
+    service = await start_web()
+    async with service.client() as client:
+        await sign_in(client)
+        for path in routes:
+            for data in ({}, {"csrf_token": "0" * 64}):
+                refused = await client.post(path, data=data)
+                assert refused.status_code == 403, path
+                assert "This form has expired" in refused.text, path
+        assert (await client.get("/dashboard")).status_code == 200  # still signed in
