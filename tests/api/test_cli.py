@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -15,13 +14,9 @@ from pathlib import Path
 
 import httpx
 
+from bench._common import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _env(tmp_path: Path, database: Path) -> dict[str, str]:
@@ -91,7 +86,7 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     database = tmp_path / "served.db"
     with _serving("serve", "--port", str(port), env=_env(tmp_path, database)) as process:
         deadline = time.monotonic() + 60
@@ -110,7 +105,7 @@ def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
 
 
 def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Path) -> None:
-    port, simulator_port = _free_port(), _free_port()
+    port, simulator_port = free_port(), free_port()
     with _serving(
         "serve", "--demo", "--port", str(port), "--simulator-port", str(simulator_port),
         env=_env(tmp_path, tmp_path / "demo.db"),

@@ -12,7 +12,6 @@ import asyncio
 import dataclasses
 import os
 import shutil
-import socket
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +21,7 @@ import trio
 
 from api.process.serve import ServeOptions, serve
 from api.settings import Settings
+from bench._common import free_port
 from engine import Marketplace
 from tests.conftest import RunningService
 from tests.web.oidc_provider import LocalOidcProvider, run_provider
@@ -52,14 +52,6 @@ T = TypeVar("T")
 StartWeb = Callable[..., Awaitable[RunningService]]
 
 
-def _free_port() -> int:
-    # The public URL (used in e-mailed links and the OIDC redirect) must be known before the
-    # service starts, so the port is picked here rather than by binding port 0.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def start_web(
     nursery: trio.Nursery, tmp_path: Path, sqlite_template: Path, market: Marketplace
@@ -74,7 +66,9 @@ def start_web(
     ) -> RunningService:
         database = tmp_path / f"web-{len(stops)}.db"
         shutil.copy(sqlite_template, database)
-        port = _free_port()
+        # The public URL (used in e-mailed links and the OIDC redirect) must be known before
+        # the service starts, so the port is picked here rather than by binding port 0.
+        port = free_port()
         settings = dataclasses.replace(
             Settings(),
             database_url=f"sqlite+aiosqlite:///{database}",
