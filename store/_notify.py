@@ -33,7 +33,7 @@ from ._notify_records import (
     RuleFilters,
     RuleRecord,
 )
-from ._rows import new_id, record_fields, to_record, workspace_row
+from ._rows import new_id, owned_row, record_fields, to_record
 
 # -- rows to records ---------------------------------------------------------------------------
 
@@ -106,7 +106,7 @@ def list_channels(db: Session, workspace_id: str) -> list[ChannelRecord]:
 
 
 def get_channel(db: Session, workspace_id: str, channel_id: str) -> ChannelRecord | None:
-    row = workspace_row(db, NotificationChannel, channel_id, workspace_id)
+    row = owned_row(db, NotificationChannel, channel_id, workspace_id)
     return channel_record(row) if row is not None else None
 
 
@@ -122,7 +122,7 @@ def update_channel(
 ) -> ChannelRecord | None:
     """Change what is given (None: unchanged); enabling clears the disabled reason and the
     failing streak, so the channel starts afresh. None if not in the workspace."""
-    row = workspace_row(db, NotificationChannel, channel_id, workspace_id)
+    row = owned_row(db, NotificationChannel, channel_id, workspace_id)
     if row is None:
         return None
     if name is not None:
@@ -143,7 +143,7 @@ def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     """Delete the channel, its outbox rows and its log, and take its id out of every rule.
     A rule left with no channel is disabled rather than widened: an empty list means "every
     channel", which the user never chose for it."""
-    row = workspace_row(db, NotificationChannel, channel_id, workspace_id)
+    row = owned_row(db, NotificationChannel, channel_id, workspace_id)
     if row is None:
         return False
     for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
@@ -233,7 +233,7 @@ def list_rules(
 
 
 def get_rule(db: Session, workspace_id: str, rule_id: str) -> RuleRecord | None:
-    row = workspace_row(db, NotificationRule, rule_id, workspace_id)
+    row = owned_row(db, NotificationRule, rule_id, workspace_id)
     return rule_record(row) if row is not None else None
 
 
@@ -242,7 +242,7 @@ def replace_rule(
 ) -> RuleRecord | None:
     """Replace every field of the rule (its id and created_at stay); None if not in the
     workspace; `NotFoundInWorkspace` as `add_rule`."""
-    row = workspace_row(db, NotificationRule, rule_id, workspace_id)
+    row = owned_row(db, NotificationRule, rule_id, workspace_id)
     if row is None:
         return None
     _check_owned(db, workspace_id, rule)
@@ -255,7 +255,7 @@ def replace_rule(
 
 def delete_rule(db: Session, workspace_id: str, rule_id: str) -> bool:
     """Delete the rule; its alerts already in the outbox still go (they keep no rule)."""
-    row = workspace_row(db, NotificationRule, rule_id, workspace_id)
+    row = owned_row(db, NotificationRule, rule_id, workspace_id)
     if row is None:
         return False
     db.delete(row)

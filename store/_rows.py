@@ -70,11 +70,18 @@ def new_row(model: type[R], new: Any, id_field: str, /, **columns: Any) -> R:
 def workspace_row(db: Session, model: type[R], row_id: str, workspace_id: str | None) -> R | None:
     """The row of `model` with this id, or None; with `workspace_id`, only if it belongs to
     that workspace (None: the engine's own use, across workspaces)."""
-    table: Any = model  # every workspace-owned table has `id` and `workspace_id` columns
-    query = select(model).where(table.id == row_id)
     if workspace_id is not None:
-        query = query.where(table.workspace_id == workspace_id)
-    return db.scalar(query)
+        return owned_row(db, model, row_id, workspace_id)
+    table: Any = model  # every workspace-owned table has `id` and `workspace_id` columns
+    return db.scalar(select(model).where(table.id == row_id))
+
+
+def owned_row(db: Session, model: type[R], row_id: str, workspace_id: str) -> R | None:
+    """The row of `model` with this id in this workspace, or None: for what only a
+    workspace reaches. A None workspace that slipped past the types matches no row (the
+    column is never null), so the lookup fails closed."""
+    table: Any = model
+    return db.scalar(select(model).where(table.id == row_id, table.workspace_id == workspace_id))
 
 
 def new_id(prefix: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
+from typing import Any, cast
 
 import pytest
 
@@ -134,6 +135,14 @@ async def test_another_workspace_sees_and_touches_nothing(store: Store) -> None:
             [NewRule("ok", ("deal",)), NewRule("bad", ("deal",), channel_ids=(channel.id,))],
         )
     assert await store.notify.rules(other) == []
+    # No workspace at all (what the types forbid) reaches nothing either: the lookup fails
+    # closed instead of widening to every workspace.
+    nobody = cast(Any, None)
+    assert await store.notify.channel(nobody, channel.id) is None
+    assert await store.notify.update_channel(nobody, channel.id, enabled=False) is None
+    assert not await store.notify.delete_channel(nobody, channel.id)
+    assert await store.notify.rule(nobody, rule.id) is None
+    assert not await store.notify.delete_rule(nobody, rule.id)
     # Everything of the first workspace is as it was.
     assert await store.notify.channel(workspace_id, channel.id) == channel
     assert await store.notify.rule(workspace_id, rule.id) == rule
