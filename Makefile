@@ -1,6 +1,8 @@
 # Two commands do all the set-up: `make run` and `make test`. Both create .venv when needed.
 PYTHON ?= python3
 PORT ?= 8000
+# pytest workers for `make test` (pytest-xdist); JOBS=0 runs the suite in one process.
+JOBS ?= 2
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -43,7 +45,7 @@ lint: $(STAMP)
 	$(BIN)/mypy api engine scrapers store
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS)
 
 # A longer Schemathesis run than `make test`'s (docs/reliability.md).
 fuzz: $(STAMP)
