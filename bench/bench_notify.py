@@ -174,9 +174,10 @@ def _timing_outbox_writes(spent: list[tuple[float, float, int]]) -> Iterator[Non
     the poll's transaction (its module global, swapped for the run and put back)."""
     write = polls_module.write_poll_alerts
 
-    async def timed(*args: Any, **kw: Any) -> int:
+    # Called in the unit's worker thread, inside the transaction: synchronous, as it is.
+    def timed(*args: Any, **kw: Any) -> int:
         began = time.perf_counter()
-        rows = await write(*args, **kw)
+        rows = write(*args, **kw)
         spent.append((time.time(), time.perf_counter() - began, rows))
         return rows
 
