@@ -152,11 +152,15 @@ def _halves(t: Tallies) -> tuple[I64, I64, I64, I64]:
 
 
 def _fired(
-    fire: np.ndarray, t: Tallies, keys: Callable[[int], NicheKey], position: I64
+    fire: np.ndarray,
+    halves: tuple[I64, I64, I64, I64],
+    keys: Callable[[int], NicheKey],
+    position: I64,
 ) -> Iterator[tuple[int, NicheKey, int, int, int, int]]:
     """The niches `fire` marks, in rank order: each one's index and key, and its recent then
-    previous sales and trials (`_halves`) as plain ints."""
-    k1, n1, k0, n0 = _halves(t)
+    previous sales and trials (`halves`, as the caller had them from `_halves`) as plain
+    ints."""
+    k1, n1, k0, n0 = halves
     hits = np.flatnonzero(fire)
     for i in hits[np.argsort(position[hits])].tolist():
         yield i, keys(i), int(k1[i]), int(n1[i]), int(k0[i]), int(n0[i])
@@ -165,7 +169,8 @@ def _fired(
 def _jumps(
     t: Tallies, keys: Callable[[int], NicheKey], position: I64, rules: AlertRules
 ) -> list[Alert]:
-    k1, n1, k0, n0 = _halves(t)
+    halves = _halves(t)
+    k1, n1, k0, n0 = halves
     with np.errstate(divide="ignore", invalid="ignore"):
         p1, p0 = k1 / n1, k0 / n0
         pooled = (k0 + k1) / (n0 + n1)
@@ -199,7 +204,7 @@ def _jumps(
                 "z": float(z[i]),
             },
         )
-        for i, key, a1, b1, a0, b0 in _fired(fire, t, keys, position)
+        for i, key, a1, b1, a0, b0 in _fired(fire, halves, keys, position)
     ]
 
 
@@ -210,7 +215,8 @@ def _new_hot(
     market: MarketRates,
     rules: AlertRules,
 ) -> list[Alert]:
-    k1, n1, k0, n0 = _halves(t)
+    halves = _halves(t)
+    k1, n1, k0, n0 = halves
     fire = hot_mask(k1, n1, market.recent, rules) & ~hot_mask(k0, n0, market.previous, rules)
     low, _ = wilson(k1, n1, Z95)
     return [
@@ -233,5 +239,5 @@ def _new_hot(
                 "market_previous": market.previous,
             },
         )
-        for i, key, a1, b1, a0, b0 in _fired(fire, t, keys, position)
+        for i, key, a1, b1, a0, b0 in _fired(fire, halves, keys, position)
     ]
