@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
@@ -197,7 +197,7 @@ def events_after(
 def _after(
     db: Session,
     model: type[Listing] | type[ListingEvent],
-    key: Any,
+    key: InstrumentedAttribute[int],
     monitor_id: str,
     after: int | None,
     limit: int,
