@@ -5,12 +5,18 @@ running. One origin, or two with an API port (`serve_app(app, host, port, api_po
 `SimOrigins(site, api)` instead of the origin string).
 
 Test-only paths: `GET /__sim__/truth[?ids=1,2]`, `GET /__sim__/requests[?since=N]`,
-`GET|POST /__sim__/faults`, `GET|POST /__sim__/profile`, `GET /__sim__/clock`.
+`GET|POST /__sim__/faults`, `GET|POST /__sim__/profile`, `GET|POST /__sim__/challenge`,
+`GET /__sim__/clock`.
+
+Since September 2026 (`SimulatorConfig`): the site origin behind a browser challenge
+(`challenge_www`), listing ids allotted with drafts (`draft_share`), `access_token_web` a JWT;
+several apps (sites) may share one client budget (`RequestBudget`, `Faults.budget_per_ip`).
 """
 
 from __future__ import annotations
 
 from ._app import SimulatorApp, create_simulator_app
+from ._budget import RequestBudget
 from ._config import LOCALES, PROFILES, Faults, SimulatorConfig
 from ._render_2026 import CONDITION_LABELS
 from ._serve import SimOrigins, config_from_args, serve_app, serve_simulator, simulator_main
@@ -24,6 +30,7 @@ __all__ = [
     "Faults",
     "FeedFilter",
     "Niche",
+    "RequestBudget",
     "SimListing",
     "SimOrigins",
     "SimulatorApp",

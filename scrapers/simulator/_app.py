@@ -12,9 +12,15 @@ Without an API port the 2026-09 catalogue is served on the site origin. Every an
 header is the simulated time (the market's clock), and each request's log entry says whether it
 came to the API origin (`"api": true`).
 
-Here: the ASGI plumbing, the request log, the freeze, the fault gate in front of every
-marketplace path (per-client budget, 429, 403 block page, 503, slow answers, truncation) and
-the session tokens. What the marketplace paths answer is `_market`'s.
+Since September 2026 the site origin may stand behind a browser challenge (`_challenge`,
+`SimulatorConfig.challenge_www`, switchable through the side door): every path of the site
+origin but `/__sim__/` then needs a valid `cf_clearance`; the API origin never does. Each log
+entry says which User-Agent asked (`"ua"`), whether it was answered with a challenge
+(`"challenged"`) and whether it carried a valid clearance (`"cleared"`).
+
+Here: the ASGI plumbing, the request log, the freeze, the challenge, the fault gate in front of
+every marketplace path (client budget, 429, 403 block page, 503, slow answers, truncation) and
+the session tokens (JWTs, `_session`). What the marketplace paths answer is `_market`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import math
 import random
 import re
-import secrets
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from email.utils import formatdate
@@ -32,8 +38,11 @@ import trio
 
 from . import _render as render
 from ._answer import Answer, json_answer, not_found_104
+from ._budget import RequestBudget
+from ._challenge import ChallengeGate
 from ._config import PROFILES, Faults
 from ._market import market_answer
+from ._session import mint_token
 from ._side_door import side_door
 from ._world import World
 
@@ -45,9 +54,10 @@ _MARKET_PATHS = re.compile(r"^/(api/v2/|catalog|items/|svc-catalogue/)")
 
 
 class SimulatorApp:
-    """ASGI app over a `World`. All state (tokens, log, faults, live profile) lives here."""
+    """ASGI app over a `World`. All state (tokens, log, faults, live profile, challenge) lives
+    here; the client budget too, unless the app is handed one shared with other apps."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, budget: RequestBudget | None = None) -> None:
         self.world = world
         self.faults = world.config.faults
         self.profile = world.config.profile  # live: `POST /__sim__/profile` moves it
@@ -56,9 +66,8 @@ class SimulatorApp:
         self.rng = random.Random(world.config.seed * 7919 + 1)
         self.tokens: dict[str, float] = {}
         self.log: list[dict[str, Any]] = []
-        self._buckets: dict[str, tuple[float, float]] = {}
-        # client -> (start, end) of the last Retry-After window we sent
-        self._windows: dict[str, tuple[float, float]] = {}
+        self.budget = RequestBudget() if budget is None else budget
+        self.challenge = ChallengeGate(world.config.challenge_www, world.config.clearance_ttl)
         self._clock_zero: float | None = None
         self.served = 0  # marketplace requests answered (the page handlers read it)
         self.request_origin = "http://127.0.0.1"  # the current request's, for absolute URLs
@@ -99,7 +108,7 @@ class SimulatorApp:
     def set_faults(self, faults: Faults) -> None:
         self.faults = faults
         self._remaining = self._counters(faults)
-        self._buckets.clear()
+        self.budget.refill()  # a shared budget too: new knobs start every bucket full
 
     def set_profile(self, profile: str) -> None:
         """Move the live wire profile at once (the marketplace's own move, mid-run)."""
@@ -119,50 +128,65 @@ class SimulatorApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    self.start_clock()
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await self._lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
         arrived = trio.current_time()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         cookies = _cookies(headers.get("cookie", ""))
-        client = (
-            headers.get("x-anon-id")
-            or cookies.get("anon_id")
-            or (f"ip:{scope['client'][0]}" if scope.get("client") else "unknown")
-        )
-        body = b""
-        if scope["method"] == "POST":
-            while True:
-                message = await receive()
-                body += message.get("body", b"")
-                if not message.get("more_body") or len(body) > 65536:
-                    break
+        ip = scope["client"][0] if scope.get("client") else None
+        client = headers.get("x-anon-id") or cookies.get("anon_id") or _ip_key(ip)
+        body = await _body(scope, receive)
         path = scope["path"]
         api = self._on_api_origin(scope)
+        ua = headers.get("user-agent", "")
         entry: dict[str, Any] = {
-            "t": arrived, "sim_time": self.sim_now(), "client": client,
+            "t": arrived, "sim_time": self.sim_now(), "client": client, "ip": ip,
             "method": scope["method"], "path": path,
             "query": scope.get("query_string", b"").decode("latin-1"), "status": None,
-            "early": self._is_early(client, arrived), "api": api,
+            "early": self.budget.is_early(self._budget_key(client, ip), arrived), "api": api,
+            "ua": ua, "challenged": False, "cleared": False,
         }  # fmt: skip
-        if not path.startswith("/__sim__/"):
+        if path.startswith("/__sim__/"):
+            answer = await self._answer(scope, path, headers, cookies, client, ip, body, api)
+        else:
             self.log.append(entry)
             await self._thawed.wait()
-        try:
-            answer = await self._route(scope, path, headers, cookies, client, body, api)
-        except Exception as err:  # a simulator bug answers 500 rather than killing the server
-            answer = json_answer(500, {"code": 500, "message": f"simulator error: {err}"})
+            # Checked once thawed: a clearance's age counts up to the moment it is looked at.
+            entry["cleared"] = self.challenge.cleared(
+                cookies.get("cf_clearance"), ua, trio.current_time()
+            )
+            if self.challenge.enabled and not api and not entry["cleared"]:
+                entry["challenged"] = True
+                answer = self.challenge.issue(ua, trio.current_time())
+            else:
+                answer = await self._answer(scope, path, headers, cookies, client, ip, body, api)
         entry["status"] = answer.status
         if answer.status == 429:
-            retry = next((v for k, v in answer.headers if k == "retry-after"), None)
-            entry["retry_after"] = retry
+            entry["retry_after"] = next((v for k, v in answer.headers if k == "retry-after"), None)
+        await self._send(scope, send, answer)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self.start_clock()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _answer(
+        self, scope: Scope, path: str, headers: dict[str, str], cookies: dict[str, str],
+        client: str, ip: str | None, body: bytes, api: bool,
+    ) -> Answer:  # fmt: skip
+        try:
+            return await self._route(scope, path, headers, cookies, client, ip, body, api)
+        except Exception as err:  # a simulator bug answers 500 rather than killing the server
+            return json_answer(500, {"code": 500, "message": f"simulator error: {err}"})
+
+    async def _send(self, scope: Scope, send: Send, answer: Answer) -> None:
         # The market's clock: the simulated time, not the wall clock (Hypercorn's own Date
         # header is off), so a client stamping on the market's clock measures true durations.
         out_headers = [
@@ -179,7 +203,7 @@ class SimulatorApp:
 
     async def _route(
         self, scope: Scope, path: str, headers: dict[str, str], cookies: dict[str, str],
-        client: str, body: bytes, api: bool,
+        client: str, ip: str | None, body: bytes, api: bool,
     ) -> Answer:  # fmt: skip
         query = scope.get("query_string", b"").decode("latin-1")
         if path.startswith("/__sim__/"):
@@ -190,7 +214,7 @@ class SimulatorApp:
             return Answer(200, self.world.config.robots_txt.encode(), "text/plain")
         if not _MARKET_PATHS.match(path):
             return not_found_104() if api else Answer(404, b"<h1>Not found</h1>", "text/html")
-        fault = await self._fault(client)
+        fault = await self._fault(self._budget_key(client, ip))
         if fault is not None:
             return fault
         # No await from here to the answer, so this per-request value cannot interleave.
@@ -213,18 +237,19 @@ class SimulatorApp:
         other fault's sequence (and the tests pinned on it) as it was."""
         return rate > 0 and self.rng.random() < rate
 
-    async def _fault(self, client: str) -> Answer | None:
+    def _budget_key(self, client: str, ip: str | None) -> str:
+        """Whose budget a request spends: its client (anon id, else address), or its address
+        alone with `budget_per_ip` (the real site's rule since September 2026)."""
+        return _ip_key(ip) if self.faults.budget_per_ip else client
+
+    async def _fault(self, key: str) -> Answer | None:
         f = self.faults
         if f.client_rate > 0:
-            now = trio.current_time()
-            tokens, stamp = self._buckets.get(client, (float(f.client_burst), now))
-            tokens = min(float(f.client_burst), tokens + (now - stamp) * f.client_rate)
-            if tokens < 1.0:
-                self._buckets[client] = (tokens, now)
-                return self._too_many(client, max(1, math.ceil((1.0 - tokens) / f.client_rate)))
-            self._buckets[client] = (tokens - 1.0, now)
+            wait = self.budget.spend(key, f.client_rate, f.client_burst, trio.current_time())
+            if wait is not None:
+                return self._too_many(key, wait)
         if self.take("429", f.rate_429):
-            return self._too_many(client, f.retry_after)
+            return self._too_many(key, f.retry_after)
         if self.take("403", f.rate_403):
             return Answer(403, render.BLOCK_PAGE.encode(), "text/html")
         if self.take("5xx", f.rate_5xx):
@@ -233,36 +258,32 @@ class SimulatorApp:
             await trio.sleep(f.slow_seconds)
         return None
 
-    def _is_early(self, client: str, arrived: float) -> bool:
-        """Inside a window we announced. Requests that were already in flight when the 429
-        went out arrive right at its start (10 ms grace): those are not the client's fault."""
-        start, end = self._windows.get(client, (0.0, -math.inf))
-        return start + 0.01 < arrived < end
-
-    def _too_many(self, client: str, seconds: int) -> Answer:
-        now = trio.current_time()
+    def _too_many(self, key: str, seconds: int) -> Answer:
         if self.faults.retry_after_as_date:
             # An HTTP date has one-second resolution: the client may read up to a second less.
-            value = formatdate(math.ceil(_wall_time()) + seconds + 1, usegmt=True)
+            value = formatdate(math.ceil(time.time()) + seconds + 1, usegmt=True)
         else:
             value = str(seconds)
-        previous = self._windows.get(client, (now, now))
-        self._windows[client] = (now, max(previous[1], now + seconds))
+        self.budget.announce(key, trio.current_time(), seconds)
         return json_answer(
             429, {"code": 429, "message": "Too many requests"}, [("retry-after", value)]
         )
 
     def authorised(self, headers: dict[str, str], cookies: dict[str, str]) -> bool:
-        """The request carries a live token (bearer header, else the `access_token_web` cookie)."""
+        """The request carries a live token (bearer header, else the `access_token_web` cookie
+        alone: the API origin asks for nothing else since September 2026)."""
         auth = headers.get("authorization", "")
         token = auth[7:] if auth.lower().startswith("bearer ") else cookies.get("access_token_web")
         expiry = self.tokens.get(token or "")
         return expiry is not None and expiry > trio.current_time()
 
     def _home(self) -> Answer:
-        token = secrets.token_urlsafe(24)
-        self.tokens[token] = trio.current_time() + self.world.config.token_ttl
+        """The session: an anon id and a JWT that lives `token_ttl` server seconds (its `exp`
+        says so on the wall clock). Behind the challenge, only a cleared request gets here."""
         anon = str(uuid.UUID(int=self.rng.getrandbits(128)))
+        ttl = self.world.config.token_ttl
+        token = mint_token(anon, time.time(), ttl)
+        self.tokens[token] = trio.current_time() + ttl
         return Answer(
             200,
             b"<!doctype html><html><body><h1>Marketplace</h1></body></html>",
@@ -274,10 +295,20 @@ class SimulatorApp:
         )
 
 
-def _wall_time() -> float:
-    import time
+def _ip_key(ip: str | None) -> str:
+    return f"ip:{ip}" if ip is not None else "unknown"
 
-    return time.time()
+
+async def _body(scope: Scope, receive: Receive) -> bytes:
+    """A POST's body, cut after 64 KiB (side-door bodies are small)."""
+    body = b""
+    if scope["method"] == "POST":
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body") or len(body) > 65536:
+                break
+    return body
 
 
 def _cookies(header: str) -> dict[str, str]:
@@ -289,6 +320,8 @@ def _cookies(header: str) -> dict[str, str]:
     return out
 
 
-def create_simulator_app(world: World) -> SimulatorApp:
-    """The ASGI app for `world` (state per app: tokens, request log, faults)."""
-    return SimulatorApp(world)
+def create_simulator_app(world: World, *, budget: RequestBudget | None = None) -> SimulatorApp:
+    """The ASGI app for `world` (state per app: tokens, request log, faults, challenge). Apps
+    standing for several sites polled from one address share one client budget when handed
+    the same `budget` (with `Faults.client_rate`, and `budget_per_ip` to key it by address)."""
+    return SimulatorApp(world, budget)

@@ -29,6 +29,10 @@ class Faults:
     rate_missing_fields: float = 0.0
     client_rate: float = 0.0  # per-client requests per second; 0 = no limit
     client_burst: int = 10
+    # Key the client budget by the connection's IP address alone, not by anon id: the real
+    # site's budget is per address, shared by every session (and, through a shared
+    # `RequestBudget`, by every site) that polls from it.
+    budget_per_ip: bool = False
     first_429: int = 0
     first_403: int = 0
     first_5xx: int = 0
@@ -78,6 +82,12 @@ class SimulatorConfig:
     runs (`POST /__sim__/profile`). `locale` writes the 2026-09 condition labels,
     `promoted_share` is the fraction of 2026-09 feed positions filled by promoted listings, and
     `item_page_padding` adds that many bytes of script after a 2026-09 item page's JSON-LD.
+
+    Since September 2026 (MARKETPLACE.md): `challenge_www` puts every path of the site origin
+    behind a browser challenge (never the API origin, never `/__sim__/`), whose clearance lives
+    `clearance_ttl` server seconds; `draft_share` is the fraction of listings published after
+    the start whose id was allotted days earlier, with their draft.
+
     Unknown profiles or locales and out-of-range numbers raise `ValueError` at construction.
     """
 
@@ -99,6 +109,9 @@ class SimulatorConfig:
     locale: str = "en"
     promoted_share: float = 0.0
     item_page_padding: int = 0
+    challenge_www: bool = False
+    clearance_ttl: float = 1800.0  # server seconds (trio clock) a challenge's clearance lives
+    draft_share: float = 0.0
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -109,3 +122,7 @@ class SimulatorConfig:
             raise ValueError("promoted_share must be in [0, 1)")
         if self.item_page_padding < 0:
             raise ValueError("item_page_padding must be non-negative")
+        if not 0.0 <= self.draft_share <= 1.0:
+            raise ValueError("draft_share must be in [0, 1]")
+        if not self.clearance_ttl > 0:
+            raise ValueError("clearance_ttl must be positive")

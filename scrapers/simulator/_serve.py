@@ -54,6 +54,8 @@ def _hyper_config(host: str, *ports: int) -> HyperConfig:
     config.keep_alive_timeout = 30.0
     # The app writes the market's Date (simulated time); Hypercorn's would be a second one.
     config.include_date_header = False
+    # Likewise `Server`: the challenge answers `server: cloudflare`, and only that.
+    config.include_server_header = False
     return config
 
 
@@ -127,12 +129,29 @@ def _parser() -> argparse.ArgumentParser:
                         help="Unix time the simulated clock starts at (default: now, so the "
                              "market's dates agree with the wall clock)")  # fmt: skip
     parser.add_argument("--listings", type=int, default=600)
-    parser.add_argument("--token-ttl", type=float, default=600.0)
+    parser.add_argument("--token-ttl", type=float, default=600.0,
+                        help="seconds (real time) an access_token_web lives; its JWT exp "
+                             "says so (default: 600)")  # fmt: skip
+    parser.add_argument("--challenge-www", action="store_true",
+                        help="put the site origin behind a browser challenge (never the API "
+                             "origin): only a real browser gets the session")  # fmt: skip
+    parser.add_argument("--clearance-ttl", type=float, default=1800.0,
+                        help="seconds (real time) a passed challenge's cf_clearance stays "
+                             "valid (default: 1800)")  # fmt: skip
+    parser.add_argument("--draft-share", type=float, default=0.0,
+                        help="share of new listings whose id was allotted days before "
+                             "publication, with their draft (default: 0)")  # fmt: skip
     parser.add_argument("--layout", choices=("A", "B", "alternate"), default="alternate")
     for name in ("rate-429", "rate-403", "rate-5xx", "rate-slow", "rate-truncated",
                  "ids-as-strings", "rate-missing-fields", "client-rate", "detail-refusal",
                  "rate-empty", "rate-ignore-filters"):  # fmt: skip
         parser.add_argument(f"--{name}", type=float, default=0.0)
+    parser.add_argument("--client-burst", type=int, default=10,
+                        help="requests a client may send at once before --client-rate "
+                             "applies (default: 10)")  # fmt: skip
+    parser.add_argument("--budget-per-ip", action="store_true",
+                        help="key the --client-rate budget by IP address alone, as the real "
+                             "site does, not by anon id")  # fmt: skip
     parser.add_argument("--retry-after", type=int, default=2)
     parser.add_argument("--slow-seconds", type=float, default=3.0)
     return parser
@@ -140,14 +159,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def config_from_args(argv: list[str] | None = None) -> SimulatorConfig:
     """The CLI's configuration. `SystemExit` (argparse) on bad arguments, including values
-    `SimulatorConfig` refuses (an out-of-range promoted share, a negative padding)."""
+    `SimulatorConfig` refuses (an out-of-range promoted or draft share, a negative padding,
+    a clearance ttl that is not positive)."""
     parser = _parser()
     args = parser.parse_args(argv)
     faults = Faults(
         rate_429=args.rate_429, rate_403=args.rate_403, rate_5xx=args.rate_5xx,
         rate_slow=args.rate_slow, rate_truncated=args.rate_truncated,
         ids_as_strings=args.ids_as_strings, rate_missing_fields=args.rate_missing_fields,
-        client_rate=args.client_rate, retry_after=args.retry_after,
+        client_rate=args.client_rate, client_burst=args.client_burst,
+        budget_per_ip=args.budget_per_ip, retry_after=args.retry_after,
         slow_seconds=args.slow_seconds, detail_refusal=args.detail_refusal,
         rate_empty=args.rate_empty, rate_ignore_filters=args.rate_ignore_filters,
     )  # fmt: skip
@@ -156,7 +177,8 @@ def config_from_args(argv: list[str] | None = None) -> SimulatorConfig:
             seed=args.seed, speed=args.speed, n_listings=args.listings,
             token_ttl=args.token_ttl, html_layout=args.layout, faults=faults,
             profile=args.profile, locale=args.locale, promoted_share=args.promoted_share,
-            item_page_padding=args.item_page_padding,
+            item_page_padding=args.item_page_padding, challenge_www=args.challenge_www,
+            clearance_ttl=args.clearance_ttl, draft_share=args.draft_share,
             start=time.time() if args.start is None else args.start,
         )  # fmt: skip
     except ValueError as err:
@@ -173,6 +195,8 @@ def simulator_main(argv: list[str] | None = None) -> int:
         async with trio.open_nursery() as nursery:
             where = await nursery.start(serve_simulator, config, host, port, api_port)
             about = f"seed {config.seed}, speed {config.speed}x, profile {config.profile}"
+            if config.challenge_www:
+                about += ", site behind a browser challenge"
             if isinstance(where, SimOrigins):
                 print(f"marketplace simulator on {where.site}, API on {where.api} ({about})")
                 print("allowlist and map them with:")

@@ -2,6 +2,10 @@
 
 Every listing's whole life is drawn when the world is built, so the state at any simulated time
 is a lookup: the same seed gives the same answers whatever order requests arrive in.
+
+Listings are kept in publication order (`born`), and every newest-first feed is that order
+reversed, never id order: a listing's id may have been allotted days before its publication,
+when its draft was made (`SimulatorConfig.draft_share`, `_ids`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ._config import SimulatorConfig
+from ._ids import allot_ids
 
 DAY = 86_400.0
 CATEGORIES: tuple[tuple[int, str], ...] = (
@@ -71,7 +76,9 @@ class _Draft:
 
 @dataclass(frozen=True, slots=True)
 class SimListing:
-    """One listing and its whole life: `events` are (simulated time, state), the first `open`."""
+    """One listing and its whole life: `events` are (simulated time, state), the first `open`.
+    `born` is its publication; `drafted_at` when its id was allotted, if that was earlier (a
+    draft made days before), else None."""
 
     id: int
     title: str
@@ -88,6 +95,7 @@ class SimListing:
     fav_per_day: float
     views_per_day: float
     relist_of: int | None = None
+    drafted_at: float | None = None
 
     def state_at(self, t: float) -> str | None:
         """None before it was born."""
@@ -154,8 +162,9 @@ class World:
     def _generate(self, rng: random.Random) -> list[SimListing]:
         end = self.config.start + self.config.horizon_days * DAY
         drafts = self._drafts(rng, self._births(rng, end), end)
-        drafts.sort(key=lambda d: (d.born, d.index))
-        ids = {d.index: 5_000_000_000 + n * 3 for n, d in enumerate(drafts)}
+        drafts.sort(key=lambda d: (d.born, d.index))  # publication order: the feeds' order
+        c = self.config
+        ids = allot_ids([(d.index, d.born) for d in drafts], c.seed, c.draft_share, c.start)
         return [self._listing(d, ids) for d in drafts]
 
     def _births(self, rng: random.Random, end: float) -> list[float]:
@@ -209,10 +218,10 @@ class World:
                     queue.append((relist_born, key, cheaper, seller, len(drafts) - 1))
         return drafts
 
-    def _listing(self, d: _Draft, ids: dict[int, int]) -> SimListing:
-        """The listing `d` becomes, under its id (`ids`: draft index to listing id)."""
+    def _listing(self, d: _Draft, ids: dict[int, tuple[int, float | None]]) -> SimListing:
+        """The listing `d` becomes, under its id (`ids`: draw index to id and draft time)."""
         cat, brand = d.key
-        item_id = ids[d.index]
+        item_id, drafted_at = ids[d.index]
         return SimListing(
             id=item_id,
             title=f"{self.brands[brand]} {self.categories[cat].lower()} {item_id % 997}",
@@ -228,7 +237,8 @@ class World:
             events=d.events,
             fav_per_day=d.fav,
             views_per_day=d.views,
-            relist_of=ids[d.parent] if d.parent != -1 else None,
+            relist_of=ids[d.parent][0] if d.parent != -1 else None,
+            drafted_at=drafted_at,
         )
 
     def _life(
@@ -265,7 +275,7 @@ class World:
         return self.config.start + (clock - clock_zero) * self.config.speed
 
     def live(self, t: float, feed_filter: FeedFilter) -> list[SimListing]:
-        """Open listings at `t` matching the filter, newest first."""
+        """Open listings at `t` matching the filter, newest published first (not by id)."""
         upto = bisect.bisect_right(self._born, t)
         return [
             item
@@ -297,7 +307,9 @@ class World:
         """Ground truth at `t`: planted niches, histories, true sell-through and median sold price.
 
         Sell-through of a niche = listings sold by `t` / listings born by `t`. `categories`
-        names each category as its item pages do (its path, "Women › Clothing › Jeans").
+        names each category as its item pages do (its path, "Women › Clothing › Jeans"). Each
+        listing states its `published_at` (its birth, the feed's order), whether its id was a
+        `draft_id` (allotted before publication) and when (`drafted_at`, else null).
         """
         upto = bisect.bisect_right(self._born, t)
         born = self.listings[:upto]
@@ -337,6 +349,9 @@ class World:
                     "brand_id": i.brand_id,
                     "price": str(i.price),
                     "relist_of": i.relist_of,
+                    "published_at": i.born,
+                    "draft_id": i.drafted_at is not None,
+                    "drafted_at": i.drafted_at,
                     "state": i.state_at(t),
                     "history": [[when, state] for when, state in i.history_until(t)],
                 }
