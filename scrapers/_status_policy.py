@@ -7,16 +7,21 @@ verdict):
 - 301, 302, 303, 307, 308: follow it (through the redirect guard); the origin is healthy.
 - 401 on an API call whose body names a token error (or is not JSON): re-warm the session and
   try again, once per request; the origin is healthy, our token is not.
-- 429: a "rate_limited" block is noted; the site waits `Retry-After` (else a full-jitter
-  backoff) before anything else goes out, its bucket slows down and the request is sent again,
+- a browser challenge (`_challenge.is_challenge`), whatever its status: `Next.CHALLENGE` (the
+  site wants a browser session). Not a block and not a failure: the breaker notes a success
+  and no window is set.
+- 429: a "rate_limited" block is noted; the whole egress waits `Retry-After` (else a
+  full-jitter backoff) before anything else goes out through it (the marketplace's budget is
+  per IP address, across sites), its bucket slows down and the request is sent again,
   unless that 429 is one more than `max_retries` or its wait is over `max_retry_wait`:
   `RateLimited`. 429s count as attempts but not as breaker failures.
 - 403 that the caller's `refusal` recognises: `EndpointRefused` (one endpoint refused); the
   breaker notes a success and the site's windows are left alone.
-- any other 403: a "blocked" block is noted, the breaker counts a failure and the site pauses
-  for `block_cool_down` (or the longer `Retry-After`): `Blocked`.
+- any other 403: a "blocked" block is noted, the breaker counts a failure and the host pauses
+  for `block_cool_down` (or the longer `Retry-After`): `Blocked`. The site's other host (its
+  API origin, or its `www`) is left alone.
 - other 4xx: `HttpStatusError` (the origin is healthy: it answered).
-- 5xx: a failure to back off from (`MarketplaceUnavailable`, returned, not raised), and the site
+- 5xx: a failure to back off from (`MarketplaceUnavailable`, returned, not raised), and the host
   never comes back sooner than the answer's `Retry-After`.
 """
 
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 
+from ._challenge import is_challenge
 from ._origin_state import OriginState
 from ._reading import MarketResponse
 from ._redirects import REDIRECTS
@@ -53,6 +59,7 @@ class Next(Enum):
     DONE = "done"  # the answer is the result
     REDIRECT = "redirect"  # follow its Location
     REWARM = "rewarm"  # refresh the session, then send again
+    CHALLENGE = "challenge"  # the site wants a browser session
     AGAIN = "again"  # send again at once (the site's window paces it)
 
 
@@ -64,6 +71,7 @@ class Progress:
     attempt: int = 0
     redirects: int = 0
     rewarmed: bool = False
+    challenged: bool = False  # a browser session was already sought for this request
 
 
 def judge(
@@ -81,6 +89,10 @@ def judge(
     s = settings
     current = progress.current
     status = response.status
+    if is_challenge(status, response.headers, response.content, json_expected=api):
+        state.breaker.record_success()  # it answered: it wants a browser, it is not down
+        state.note_challenge()
+        return Next.CHALLENGE
     if 200 <= status < 300:
         state.breaker.record_success()
         state.bucket.speed_up()
@@ -99,7 +111,7 @@ def judge(
         wait = retry_after
         if wait is None:
             wait = full_jitter(progress.attempt, s.backoff_base, s.backoff_cap, rng)
-        state.hold_off(wait)
+        state.egress.hold_off(wait)
         state.bucket.slow_down()
         progress.attempt += 1
         if progress.attempt > s.max_retries or wait > s.max_retry_wait:

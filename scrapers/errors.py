@@ -47,6 +47,39 @@ class RateLimited(MarketplaceError):
         self.retry_in = retry_in
 
 
+class ChallengeRequired(MarketplaceError):
+    """The site answered with a browser challenge (`cf-mitigated: challenge`, or a challenge
+    page where content was expected): it wants a browser session. Not a block: nothing was
+    cooled down and the breaker saw a healthy answer."""
+
+    def __init__(self, url: str, status: int) -> None:
+        super().__init__(f"the marketplace asks for a browser ({status} challenge) on {url[:200]}")
+        self.url = url
+        self.status = status
+
+
+class NoSession(MarketplaceError):
+    """No working session for `site`: the site challenges plain clients and neither a browser
+    nor an operator could supply one. `reason` is the plain-words line users and operators
+    see; nothing about the site's health is implied."""
+
+    def __init__(self, site: str, reason: str) -> None:
+        super().__init__(reason)
+        self.site = site
+        self.reason = reason
+
+
+class SourcesUnavailable(MarketplaceError):
+    """Every source of a listing's state is unavailable on `site` for now (refused for good,
+    or challenged with no session): no request was sent. A listing that left the feed then
+    counts toward a likely sale by absence."""
+
+    def __init__(self, site: str, detail: str) -> None:
+        super().__init__(f"no source can tell listing states on {site}: {detail}")
+        self.site = site
+        self.detail = detail
+
+
 class CircuitOpen(MarketplaceError):
     """The origin's circuit breaker is open: no request was sent."""
 

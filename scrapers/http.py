@@ -1,16 +1,19 @@
 """`MarketClient`: the one polite, defensive HTTP client every marketplace request goes through.
 
-Per marketplace site it keeps a token bucket (rate, burst), a concurrency limit, a circuit
-breaker, a "not before" instant (Retry-After and block windows, never undercut), the warmed-up
-session (anon id + bearer token) and what operators see (requests in the last hour, last success,
-last block). A site's API origin (`api.vinted.<tld>`) shares its site's state: one marketplace,
-one budget, one session. robots.txt rules are cached per origin actually fetched. Every URL
-passes the SSRF guard first; redirects are followed by hand and only within the same origin.
+One request budget per egress (every site sent through it shares it, as the marketplace
+counts per IP address); per host (a site's `www` and API origins apart) a concurrency limit, a
+circuit breaker, a "not before" instant (block windows, never undercut) and what operators see;
+one session per site (`_site_sessions`: the plain warm-up, a real browser when the site
+challenges, or an operator's), whose cookies and User-Agent go to the site's `www` origin and
+whose token goes to its API origin. A browser challenge is never a block. robots.txt rules are
+cached per origin actually fetched. Every URL passes the SSRF guard first; redirects are
+followed by hand and only within the same origin.
 
-The policies live beside it: the per-site state and its windows in `_origin_state`, what each
-answer status does in `_status_policy`, the redirect guard in `_redirects`, the byte-capped
-reading of a body in `_reading`, sockets only to checked addresses in `_pinned`. Here: the
-request loop (retries, backoff), one attempt's pacing, the session warm-up and robots.txt.
+The policies live beside it: the per-host and per-egress state in `_origin_state`, what each
+answer does in `_status_policy` (challenges: `_challenge`), the redirect guard in `_redirects`,
+the byte-capped reading of a body in `_reading`, sockets only to checked addresses in
+`_pinned`. Here: the request loop (retries, backoff), one attempt's pacing, the session's
+cookies on each request, the plain warm-up and robots.txt.
 """
 
 from __future__ import annotations
@@ -20,22 +23,26 @@ import random
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import trio
 
 from ._breaker import BreakerState, CircuitBreaker
-from ._origin_state import OriginState, OriginStatus
+from ._origin_state import Egress, OriginState, OriginStatus
 from ._pinned import GuardedBackend, GuardedTransport
 from ._ratelimit import TokenBucket
 from ._reading import EnoughRead, MarketResponse, read_capped
 from ._redirects import redirect_target
 from ._retry import full_jitter
 from ._robots import RobotsRules
+from ._sessions import MarketSession, session_from_cookies
 from ._settings import ClientSettings
+from ._site_sessions import BrowserSource, SessionReport, SessionVault, SiteSessions
 from ._ssrf import NormalisedUrl, Resolver, check_catalogue_url, normalise_origin, system_resolver
 from ._status_policy import Next, Progress, Refusal, judge
 from .errors import (
+    ChallengeRequired,
     HttpStatusError,
     MarketplaceError,
     MarketplaceTimeout,
@@ -53,10 +60,16 @@ class _Transient(Exception):
         self.error = error
 
 
+# robots.txt that could not be read for a challenge is "unavailable" (RFC 9309: allow); it is
+# asked again this soon, so that a session obtained meanwhile reads the real rules.
+ROBOTS_CHALLENGED_TTL = 300.0
+
+
 @dataclass
 class _Robots:
     rules: RobotsRules | None = None
     at: float = 0.0
+    ttl: float = 0.0
     lock: trio.Lock = field(default_factory=trio.Lock)
 
 
@@ -74,7 +87,11 @@ class MarketClient:
         resolver: Resolver | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         seed: int | None = None,
+        browser: BrowserSource | None = None,
+        vault: SessionVault | None = None,
     ) -> None:
+        """`browser` opens a site's session in a real browser when the site challenges plain
+        clients; `vault` shares sessions between the nodes of a cluster (both optional)."""
         self.settings = settings or ClientSettings()
         self.allowed_origins = tuple(normalise_origin(o) for o in self.settings.extra_origins)
         self._resolver = resolver or system_resolver
@@ -85,6 +102,14 @@ class MarketClient:
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._http: httpx.AsyncClient | None = None
         self._rate_share = 1.0
+        self._egress: Egress | None = None
+        self._sites_seen: list[str] = []
+        self.sessions = SiteSessions(
+            warm_up=self._plain_warm_up,
+            browser=browser,
+            vault=vault,
+            allowed_origins=self.allowed_origins,
+        )
 
     async def __aenter__(self) -> MarketClient:
         s = self.settings
@@ -124,24 +149,33 @@ class MarketClient:
 
     # -- state visible to callers ------------------------------------------------------------
 
+    @property
+    def egress(self) -> Egress:
+        """The one way out this client sends through (direct, or the operator's proxy)."""
+        if self._egress is None:
+            self._egress = Egress(
+                _egress_name(self.settings.proxy),
+                TokenBucket(self._shared_rate(), self.settings.burst),
+            )
+        return self._egress
+
     def _origin(self, origin: str) -> OriginState:
         state = self._origins.get(origin)
         if state is None:
             s = self.settings
             state = OriginState(
                 breaker=CircuitBreaker(origin, s.breaker_threshold, s.breaker_reset),
-                bucket=TokenBucket(self._shared_rate(), s.burst),
+                egress=self.egress,
                 limiter=trio.CapacityLimiter(max(1, s.concurrency)),
             )
             self._origins[origin] = state
         return state
 
     def share_rate(self, nodes: int) -> None:
-        """Cluster mode: `nodes` clients share each origin's budget, so each takes its part
-        (three nodes never poll faster than one). Rates already slowed by a 429 stay slow."""
+        """Cluster mode: `nodes` clients share the egress budget, so each takes its part
+        (three nodes never poll faster than one). A rate already slowed by a 429 stays slow."""
         self._rate_share = 1.0 / max(1, nodes)
-        for state in self._origins.values():
-            state.bucket.reconfigure(self._shared_rate())
+        self.egress.bucket.reconfigure(self._shared_rate())
 
     def _shared_rate(self) -> float:
         rate = self.settings.rate
@@ -152,8 +186,19 @@ class MarketClient:
         return self._origin(key).status(key)
 
     def known_origins(self) -> tuple[str, ...]:
-        """Every site this client has sent requests for (what the operators' view lists)."""
+        """Every host this client has sent requests to."""
         return tuple(self._origins)
+
+    def known_sites(self) -> tuple[str, ...]:
+        """Every site this client has sent requests for (what the operators' view lists)."""
+        return tuple(dict.fromkeys(self._sites_seen))
+
+    def session_report(self, site: str) -> SessionReport:
+        return self.sessions.report(site.rstrip("/"))
+
+    def use_session(self, session: MarketSession) -> None:
+        """Use `session` for its site from now on (an operator's, pasted on this node)."""
+        self.sessions.adopt(session)
 
     def breaker_state(self, origin: str) -> BreakerState:
         return self.origin_status(origin).breaker
@@ -186,11 +231,13 @@ class MarketClient:
         """
         target = await self.check_url(url)
         site_target = target if site is None else await self.check_url(site.rstrip("/") + "/")
-        state = self._origin(site_target.origin)
+        if site_target.origin not in self._sites_seen:
+            self._sites_seen.append(site_target.origin)
+        state = self._origin(target.origin)
         if self.settings.respect_robots and not await self._robots_allow(state, target):
             raise RobotsDisallowed(target.url)
-        if api and state.token is None:
-            await self._warm(state, site_target, stale=None)
+        if api and self.sessions.current(site_target.origin) is None:
+            await self.sessions.obtain(site_target.origin, stale=None, refused=False)
         call = _Call(api=api, headers=headers, refusal=refusal, enough=enough, site=site_target)
         return await self._request(state, target, call)
 
@@ -215,7 +262,7 @@ class MarketClient:
         robots = self._robots.setdefault(target.origin, _Robots())
         async with robots.lock:
             now = trio.current_time()
-            if robots.rules is None or now - robots.at > self.settings.robots_ttl:
+            if robots.rules is None or now - robots.at > robots.ttl:
                 robots_url = target.join("/robots.txt")
                 robots_target = NormalisedUrl(
                     robots_url, target.origin, target.scheme, target.host, target.port,
@@ -225,30 +272,37 @@ class MarketClient:
                 # Unreachable (MarketplaceUnavailable, MarketplaceTimeout): nothing is fetched,
                 # as RFC 9309 asks, and the call fails with that true reason; nothing is
                 # remembered either, so the next call asks again (a remembered "disallow all"
-                # kept polls failing for an hour after the marketplace came back).
+                # kept polls failing for an hour after the marketplace came back). Behind a
+                # challenge it is a 4xx, "unavailable", which allows access; read again soon,
+                # with the session's cookies once there is one, and obeyed then.
+                call = _Call(site=target, seek_session=False)
+                robots.ttl = self.settings.robots_ttl
                 try:
-                    response = await self._request(state, robots_target, _Call(site=target))
+                    response = await self._request(state, robots_target, call)
                     rules = RobotsRules.for_status(response.status, response.text, product)
                 except HttpStatusError as err:
                     rules = RobotsRules.for_status(err.status, "", product)
+                except ChallengeRequired as err:
+                    rules = RobotsRules.for_status(err.status, "", product)
+                    robots.ttl = min(robots.ttl, ROBOTS_CHALLENGED_TTL)
                 robots.rules, robots.at = rules, trio.current_time()
             assert robots.rules is not None
             return robots.rules.can_fetch(target.target)
 
-    async def _warm(self, state: OriginState, target: NormalisedUrl, stale: str | None) -> None:
-        """Fetch `/` for fresh cookies, once even when many requests ask at the same time."""
-        async with state.session_lock:
-            if state.token is not None and state.token != stale:
-                return  # another task re-warmed while we waited
-            home = NormalisedUrl(
-                target.join("/"), target.origin, target.scheme, target.host, target.port, "/"
-            )
-            response = await self._request(state, home, _Call(site=target))
-            token = response.cookies.get("access_token_web")
-            if not token:
-                raise ParseError("session warm-up", "no access_token_web cookie was set")
-            state.token = token
-            state.anon_id = response.cookies.get("anon_id")
+    async def _plain_warm_up(self, site: str) -> MarketSession:
+        """`GET /` on the site for its session cookies, as a plain client (a challenge
+        raises `ChallengeRequired`; `_site_sessions` decides what comes next)."""
+        target = await self.check_url(site + "/")
+        home = NormalisedUrl(
+            target.join("/"), target.origin, target.scheme, target.host, target.port, "/"
+        )
+        call = _Call(site=target, seek_session=False)
+        response = await self._request(self._origin(target.origin), home, call)
+        if not response.cookies.get("access_token_web"):
+            raise ParseError("session warm-up", "no access_token_web cookie was set")
+        return session_from_cookies(
+            target.origin, response.cookies.items(), source="warmup", require_jwt=False
+        )
 
     async def _request(
         self, state: OriginState, target: NormalisedUrl, call: _Call
@@ -260,9 +314,13 @@ class MarketClient:
         progress = Progress(current=target)
         while True:
             failure: MarketplaceError
-            token_used = state.token
+            session_used = self.sessions.current(call.site.origin)
+            if session_used is not None and call.seek_session and session_used.due():
+                session_used = await self.sessions.obtain(
+                    call.site.origin, stale=session_used, refused=False
+                )
             try:
-                response = await self._send_once(state, progress.current, call)
+                response = await self._send_once(state, progress.current, call, session_used)
             except _Transient as transient:
                 failure = transient.error
                 if isinstance(failure, MarketplaceTimeout):
@@ -286,7 +344,15 @@ class MarketClient:
                     progress.redirects += 1
                     continue
                 if verdict is Next.REWARM:
-                    await self._warm(state, call.site, stale=token_used)
+                    await self.sessions.obtain(call.site.origin, stale=session_used, refused=True)
+                    continue
+                if verdict is Next.CHALLENGE:
+                    # The site wants a browser session: seek one once per request (the plain
+                    # warm-up and robots.txt never do: they are how we learn it is challenged).
+                    if not call.seek_session or progress.challenged:
+                        raise ChallengeRequired(progress.current.url, response.status)
+                    progress.challenged = True
+                    await self.sessions.obtain(call.site.origin, stale=session_used, refused=True)
                     continue
                 if verdict is Next.AGAIN:
                     continue
@@ -299,7 +365,11 @@ class MarketClient:
             await trio.sleep(delay)
 
     async def _send_once(
-        self, state: OriginState, target: NormalisedUrl, call: _Call
+        self,
+        state: OriginState,
+        target: NormalisedUrl,
+        call: _Call,
+        session: MarketSession | None,
     ) -> MarketResponse:
         s = self.settings
         await state.wait_window(target.origin, s.max_retry_wait)
@@ -311,10 +381,8 @@ class MarketClient:
                 await state.wait_window(target.origin, s.max_retry_wait)
                 headers = {"Accept": "application/json" if call.api else "text/html,*/*"}
                 headers.update(call.headers)
-                if call.api and state.token:
-                    headers["Authorization"] = f"Bearer {state.token}"
-                    if state.anon_id:
-                        headers["X-Anon-Id"] = state.anon_id
+                if session is not None and call.seek_session:
+                    headers.update(session_headers(session, target, call))
                 state.note_sent()
                 try:
                     with trio.fail_after(s.request_timeout):
@@ -345,6 +413,36 @@ class _Call:
 
     site: NormalisedUrl  # whose session a re-warm refreshes
     api: bool = False
+    seek_session: bool = True  # False: the warm-up and robots.txt, sent as a plain client
     headers: tuple[tuple[str, str], ...] = ()
     refusal: Refusal | None = None
     enough: EnoughRead | None = None
+
+
+def session_headers(
+    session: MarketSession, target: NormalisedUrl, call: _Call
+) -> dict[str, str]:
+    """What a request carries of its site's session: to the site's own origin every cookie
+    and the User-Agent they are bound to; to its API origin the token cookie alone; the
+    bearer and anon id on API calls wherever they go."""
+    headers: dict[str, str] = {}
+    if target.origin == call.site.origin:
+        headers["Cookie"] = session.cookie_header()
+        if session.user_agent:
+            headers["User-Agent"] = session.user_agent
+    elif session.token:
+        headers["Cookie"] = session.cookie_header(token_only=True)
+    if call.api and session.token:
+        headers["Authorization"] = f"Bearer {session.token}"
+        if session.anon_id:
+            headers["X-Anon-Id"] = session.anon_id
+    return {name: value for name, value in headers.items() if value}
+
+
+def _egress_name(proxy: str | None) -> str:
+    """"direct", or the proxy's scheme, host and port (never its credentials)."""
+    if not proxy:
+        return "direct"
+    parts = urlsplit(proxy)
+    host = parts.hostname or "?"
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
