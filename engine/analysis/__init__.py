@@ -5,6 +5,14 @@ Pure computation (no I/O): feed it store records, a monitor export or arrays, ca
 """
 
 from ._analyse import analyse
+from ._basis import (
+    SalesBasis,
+    SalesBasisChoice,
+    SalesEvidence,
+    choose_sales_basis,
+    sales_evidence,
+    with_sales_basis,
+)
 from ._errors import InvalidExport
 from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
 from ._niche_records import KMCurve, NicheKey, NicheStats, PriceSummary, ScoreParts, Trend
@@ -36,14 +44,20 @@ __all__ = [
     "PollMark",
     "PollRow",
     "PriceSummary",
+    "SalesBasis",
+    "SalesBasisChoice",
+    "SalesEvidence",
     "ScoreParts",
     "Trend",
     "Window",
     "analyse",
+    "choose_sales_basis",
     "graph_specs",
     "kaplan_meier",
     "map_labels",
     "poll_marks",
     "render_svg",
+    "sales_evidence",
     "wilson",
+    "with_sales_basis",
 ]

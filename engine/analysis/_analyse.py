@@ -16,10 +16,14 @@ Definitions (per niche, over the window; "now" is the input's `now`):
   shown only when at least `MIN_TIMED_SALES` such sales back it, else None with `days_note`.
 - demand velocity = favourites / listing-days, listing-days = Σ max(1, days on sale).
 - trend = recent-half sales / previous-half sales (None when the previous half had none).
-- sales are confirmed sales (a source saw the listing sold) unless `include_likely_sales`:
-  then likely sales (sold by absence from the feed) count too. Left out, a likely-sold
-  listing is an unsold listing censored at its last sighting (`_frame`). Both counts are
-  reported either way (`counts["sold_confirmed"]`, `counts["sold_likely"]` and a note).
+- sales: the sales basis (`_basis`) is decided first, from the window's sales by evidence.
+  `include_likely_sales` True counts likely sales (sold by absence from the feed) beside the
+  confirmed ones (a source saw the listing sold), False confirmed sales only; None (the
+  default) counts likely sales only when the window holds likely sales and no confirmed one
+  (the marketplace refused every confirming source), else confirmed only. Left out, a
+  likely-sold listing is an unsold listing censored at its last sighting (`_frame`). Both
+  counts are reported either way (`counts["sold_confirmed"]`, `counts["sold_likely"]` and a
+  note), and the result says which basis it used, why, in a sentence (`SalesBasisChoice`).
 
 Score (history): ``wilson_low(p~, trials) * y~ / max(1, d~)``: a conservative probability of
 selling times what it sells for, per day it takes, so it is a price per listing-day. ``p~``,
@@ -55,6 +59,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from ._basis import choose_sales_basis, sales_evidence
 from ._coverage import coverage
 from ._flow import flow_days
 from ._frame import Frame, build_frame
@@ -74,7 +79,7 @@ def analyse(
     min_support: int = 5,
     rules: AlertRules | None = None,
     generated_at: datetime | None = None,
-    include_likely_sales: bool = False,
+    include_likely_sales: bool | None = None,
 ) -> AnalysisResult:
     """Rank the niches of `data` and find alerts. Pure and CPU-bound: no I/O, no globals.
 
@@ -82,14 +87,16 @@ def analyse(
     cancellation run it in a worker thread and abandon the result. Raises ValueError on
     nonsensical arguments (top_n < 1, min_support < 1).
 
-    The steps: the window's listings and their niches (`build_frame`), every per-niche
-    figure (`measure`), the ranking, the records built on demand (`niche_table`), then
-    alerts, coverage, market flow and the result's own counts and notes.
+    The steps: which sales count (`choose_sales_basis`; `include_likely_sales` None lets
+    the evidence decide), the window's listings and their niches (`build_frame`), every
+    per-niche figure (`measure`), the ranking, the records built on demand (`niche_table`),
+    then alerts, coverage, market flow and the result's own counts and notes.
     """
     if top_n < 1 or min_support < 1:
         raise ValueError("top_n and min_support must be at least 1")
     rules = rules or AlertRules()
-    f = build_frame(data, min_support=min_support, include_likely=include_likely_sales)
+    sales = choose_sales_basis(include_likely_sales, sales_evidence(data))
+    f = build_frame(data, min_support=min_support, include_likely=sales.include_likely)
     m = measure(f, min_support)
     market = _market(m)
     hot = (
@@ -113,11 +120,12 @@ def analyse(
         alerts=tuple(alerts),
         flow=flow_days(data, f),
         counts=counts(data, f, alerts),
-        notes=notes(data, f, min_support, covered),
+        notes=notes(data, f, min_support, covered, sales),
         top_n=top_n,
         min_support=min_support,
         source=data.source,
-        include_likely_sales=include_likely_sales,
+        include_likely_sales=sales.include_likely,
+        sales_basis=sales,
         coverage=covered,
         currency=currency,
     )

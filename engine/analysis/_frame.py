@@ -4,7 +4,8 @@
 point of the window) and which niche each one lands in (backoff: `_niches.assign_niches`).
 
 Likely sales (sold by absence from the feed, no source confirming them) are sales only when
-the analysis includes them. Otherwise a likely-sold listing is an unsold (open) listing
+the analysis includes them (its sales basis, `_basis`: asked for, or chosen because no source
+confirmed a sale in the window). Otherwise a likely-sold listing is an unsold (open) listing
 censored at its last sighting: its life on sale ends when the feed last showed it, and the
 state events established by absence are left out of the states at the window's midpoint.
 
@@ -94,7 +95,7 @@ def build_frame(data: AnalysisInput, *, min_support: int, include_likely: bool =
     lst, ev = data.listings, data.events
     now = data.now_epoch
     first_seen = lst.first_seen_at
-    obs_start = float(np.min(first_seen)) if len(lst) else now
+    obs_start = _observed_from(data)
     born_all, known_all = births(data, obs_start)
     assert ev.likely is not None  # filled in by the columns
     likely_all, state_all, finished, ended_all = _lives(data, include_likely)
@@ -157,6 +158,18 @@ def _lives(data: AnalysisInput, include_likely: bool) -> tuple[np.ndarray, I8, n
     if censor:
         ended = np.where(likely, np.fmin(lst.last_seen_at, now), ended)
     return likely, state, finished, ended
+
+
+def _observed_from(data: AnalysisInput) -> float:
+    """When the evidence first looked (its first sighting; now without any listing)."""
+    lst = data.listings
+    return float(np.min(lst.first_seen_at)) if len(lst) else data.now_epoch
+
+
+def window_start(data: AnalysisInput) -> float:
+    """Where `build_frame`'s window starts (epoch seconds), for what is decided before it
+    (which sales count, `_basis`)."""
+    return _bounds(data, _observed_from(data))[0]
 
 
 def _bounds(data: AnalysisInput, obs_start: float) -> tuple[float, float]:
@@ -261,4 +274,4 @@ def _latest(row: I64, at: F64, n: int) -> F64:
     return latest  # type: ignore[no-any-return]
 
 
-__all__ = ["DAY", "RESERVED", "Frame", "assign_niches", "build_frame"]
+__all__ = ["DAY", "RESERVED", "Frame", "assign_niches", "build_frame", "window_start"]

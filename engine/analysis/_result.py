@@ -11,6 +11,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ._basis import SalesBasisChoice, SalesEvidence, choose_sales_basis
 from ._niche_records import NicheKey, NicheStats
 
 Evidence = Literal["snapshot", "history"]
@@ -131,11 +132,22 @@ class AnalysisResult:
     min_support: int
     source: str = "records"
     include_likely_sales: bool = False  # likely sales (by absence) ranked as sales
+    # Which sales counted, why, and what the caller asked (`_basis`); None: derived from
+    # `include_likely_sales` as if the caller had asked for it.
+    sales_basis: SalesBasisChoice | None = None
     coverage: Coverage | None = None  # a monitor's polls over the window (None: a scrape)
     currency: str | None = None  # the prices' currency when they share one
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
+
+    @property
+    def sales(self) -> SalesBasisChoice:
+        """The sales basis (`sales_basis`, or the one `include_likely_sales` asked for)."""
+        if self.sales_basis is not None:
+            return self.sales_basis
+        likely = self.counts.get("sold_likely", 0)
+        return choose_sales_basis(self.include_likely_sales, SalesEvidence(0, likely))
 
     @property
     def top(self) -> tuple[NicheStats, ...]:
@@ -152,6 +164,7 @@ class AnalysisResult:
             "top_n": self.top_n,
             "min_support": self.min_support,
             "include_likely_sales": self.include_likely_sales,
+            **self.sales.to_json(),
             "currency": self.currency,
             "coverage": None if self.coverage is None else self.coverage.to_json(),
             "counts": dict(self.counts),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._basis import WITHDRAWAL, SalesBasisChoice
 from ._frame import Frame
 from ._input import DELETED, NONE_CODE, RESERVED, AnalysisInput
 from ._result import Alert, Coverage
@@ -38,7 +39,11 @@ def counts(data: AnalysisInput, f: Frame, alerts: list[Alert]) -> dict[str, int]
 
 
 def notes(
-    data: AnalysisInput, f: Frame, min_support: int, covered: Coverage | None
+    data: AnalysisInput,
+    f: Frame,
+    min_support: int,
+    covered: Coverage | None,
+    sales: SalesBasisChoice,
 ) -> tuple[str, ...]:
     """The notes, in reading order: the evidence, the data, the pooling, the coverage."""
     pooling = (
@@ -46,7 +51,7 @@ def notes(
     )
     return tuple(
         _evidence_notes(data, f, min_support)
-        + _data_notes(data, f)
+        + _data_notes(data, f, sales)
         + [pooling]
         + _coverage_notes(covered)
     )
@@ -128,7 +133,26 @@ def _evidence_notes(data: AnalysisInput, f: Frame, min_support: int) -> list[str
     return notes
 
 
-def _data_notes(data: AnalysisInput, f: Frame) -> list[str]:
+def _ranked_on(sales: SalesBasisChoice) -> str:
+    """Which sales the niches are ranked on, and why (the sales basis, `_basis`)."""
+    unsold = "a likely sale counts as a listing still unsold when the feed last showed it."
+    if sales.basis == "confirmed_and_likely":
+        return "Niches are ranked on both, as asked."
+    if sales.basis == "likely":
+        return (
+            "Niches are ranked on likely sales: no source confirmed a sale in this window (the "
+            "marketplace refused item pages). Ask for confirmed sales only "
+            "(include_likely_sales=false) to leave them out."
+        )
+    if sales.reason == "requested":
+        return f"Niches are ranked on confirmed sales only, as asked: {unsold}"
+    return (
+        f"Niches are ranked on confirmed sales only (a source confirmed sales in this window): "
+        f"{unsold} Include likely sales (include_likely_sales) to rank on both."
+    )
+
+
+def _data_notes(data: AnalysisInput, f: Frame, sales: SalesBasisChoice) -> list[str]:
     """What the data mixes or lacks: currencies, confirmed and likely sales, listings in the
     window, category ids."""
     notes: list[str] = []
@@ -140,18 +164,16 @@ def _data_notes(data: AnalysisInput, f: Frame) -> list[str]:
     likely = int(np.count_nonzero(f.likely))
     if likely:
         confirmed = int(np.count_nonzero(f.sold)) - (likely if f.include_likely else 0)
-        notes.append(
+        seen = (
             f"{_plural(confirmed, 'confirmed sale')} (the item page or the detail API saw them "
-            f"sold) and {_plural(likely, 'likely sale')} (gone from the feed for several checks "
-            "in a row, with no source able to confirm them: some may have been hidden or "
-            "deleted rather than sold). "
-            + (
-                "Niches are ranked on both, as asked."
-                if f.include_likely
-                else "Niches are ranked on confirmed sales only: a likely sale counts as a "
-                "listing still unsold when the feed last showed it. Include likely sales "
-                "(include_likely_sales) to rank on both."
-            )
+            "sold)"
+            if confirmed
+            else "No confirmed sale (no item page or detail API saw one sold)"
+        )
+        notes.append(
+            f"{seen} and {_plural(likely, 'likely sale')} (gone from the feed for several checks "
+            f"in a row, with no source able to confirm them; {WITHDRAWAL.lower()}, so some may "
+            "have been hidden or deleted rather than sold). " + _ranked_on(sales)
         )
     if len(f.rows) == 0:
         notes.append("No listings in the window: nothing to rank.")
