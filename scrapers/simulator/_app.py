@@ -31,6 +31,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from email.utils import formatdate
 from typing import Any
 
@@ -51,6 +52,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _MARKET_PATHS = re.compile(r"^/(api/v2/|catalog|items/|svc-catalogue/)")
+_HOME_PAGE = b"<!doctype html><html><body><h1>Marketplace</h1></body></html>"
 
 
 class SimulatorApp:
@@ -132,40 +134,33 @@ class SimulatorApp:
             return
         if scope["type"] != "http":
             return
-        arrived = trio.current_time()
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        cookies = _cookies(headers.get("cookie", ""))
-        ip = scope["client"][0] if scope.get("client") else None
-        client = headers.get("x-anon-id") or cookies.get("anon_id") or _ip_key(ip)
-        body = await _body(scope, receive)
-        path = scope["path"]
-        api = self._on_api_origin(scope)
-        ua = headers.get("user-agent", "")
+        request = await _Request.read(scope, receive, self._on_api_origin(scope))
         entry: dict[str, Any] = {
-            "t": arrived, "sim_time": self.sim_now(), "client": client, "ip": ip,
-            "method": scope["method"], "path": path,
-            "query": scope.get("query_string", b"").decode("latin-1"), "status": None,
-            "early": self.budget.is_early(self._budget_key(client, ip), arrived), "api": api,
-            "ua": ua, "challenged": False, "cleared": False,
+            "t": trio.current_time(), "sim_time": self.sim_now(), "client": request.client,
+            "ip": request.ip, "method": request.method, "path": request.path,
+            "query": request.query, "status": None,
+            "early": self.budget.is_early(self._budget_key(request), trio.current_time()),
+            "api": request.api, "ua": request.ua, "challenged": False, "cleared": False,
         }  # fmt: skip
-        if path.startswith("/__sim__/"):
-            answer = await self._answer(scope, path, headers, cookies, client, ip, body, api)
+        if request.path.startswith("/__sim__/"):
+            answer = await self._answer(request, cleared=False)
         else:
             self.log.append(entry)
             await self._thawed.wait()
             # Checked once thawed: a clearance's age counts up to the moment it is looked at.
-            entry["cleared"] = self.challenge.cleared(
-                cookies.get("cf_clearance"), ua, trio.current_time()
+            cleared = self.challenge.cleared(
+                request.cookies.get("cf_clearance"), request.ua, trio.current_time()
             )
-            if self.challenge.enabled and not api and not entry["cleared"]:
+            entry["cleared"] = cleared
+            if self.challenge.enabled and not request.api and not cleared:
                 entry["challenged"] = True
-                answer = self.challenge.issue(ua, trio.current_time())
+                answer = self.challenge.issue(request.ua, trio.current_time())
             else:
-                answer = await self._answer(scope, path, headers, cookies, client, ip, body, api)
+                answer = await self._answer(request, cleared)
         entry["status"] = answer.status
         if answer.status == 429:
             entry["retry_after"] = next((v for k, v in answer.headers if k == "retry-after"), None)
-        await self._send(scope, send, answer)
+        await self._send(request.method, send, answer)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -177,16 +172,13 @@ class SimulatorApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _answer(
-        self, scope: Scope, path: str, headers: dict[str, str], cookies: dict[str, str],
-        client: str, ip: str | None, body: bytes, api: bool,
-    ) -> Answer:  # fmt: skip
+    async def _answer(self, request: _Request, cleared: bool) -> Answer:
         try:
-            return await self._route(scope, path, headers, cookies, client, ip, body, api)
+            return await self._route(request, cleared)
         except Exception as err:  # a simulator bug answers 500 rather than killing the server
             return json_answer(500, {"code": 500, "message": f"simulator error: {err}"})
 
-    async def _send(self, scope: Scope, send: Send, answer: Answer) -> None:
+    async def _send(self, method: str, send: Send, answer: Answer) -> None:
         # The market's clock: the simulated time, not the wall clock (Hypercorn's own Date
         # header is off), so a client stamping on the market's clock measures true durations.
         out_headers = [
@@ -196,31 +188,32 @@ class SimulatorApp:
         out_headers += [(k.encode(), v.encode()) for k, v in answer.headers]
         out_headers.append((b"content-length", str(len(answer.body)).encode()))
         await send({"type": "http.response.start", "status": answer.status, "headers": out_headers})
-        payload = b"" if scope["method"] == "HEAD" else answer.body
+        payload = b"" if method == "HEAD" else answer.body
         await send({"type": "http.response.body", "body": payload})
 
     # -- routing -------------------------------------------------------------------------------
 
-    async def _route(
-        self, scope: Scope, path: str, headers: dict[str, str], cookies: dict[str, str],
-        client: str, ip: str | None, body: bytes, api: bool,
-    ) -> Answer:  # fmt: skip
-        query = scope.get("query_string", b"").decode("latin-1")
+    async def _route(self, request: _Request, cleared: bool) -> Answer:
+        path, query = request.path, request.query
         if path.startswith("/__sim__/"):
-            return side_door(self, scope["method"], path, query, body)
+            return side_door(self, request.method, path, query, request.body)
         if path == "/":
-            return self._home()
+            # The API origin is never challenged, but while the site is, it must not become
+            # the door to a session that only a browser can get.
+            return self._home(session=cleared or not (request.api and self.challenge.enabled))
         if path == "/robots.txt":
             return Answer(200, self.world.config.robots_txt.encode(), "text/plain")
         if not _MARKET_PATHS.match(path):
-            return not_found_104() if api else Answer(404, b"<h1>Not found</h1>", "text/html")
-        fault = await self._fault(self._budget_key(client, ip))
+            if request.api:
+                return not_found_104()
+            return Answer(404, b"<h1>Not found</h1>", "text/html")
+        fault = await self._fault(self._budget_key(request))
         if fault is not None:
             return fault
         # No await from here to the answer, so this per-request value cannot interleave.
-        self.request_origin = "http://" + headers.get("host", "127.0.0.1")
+        self.request_origin = "http://" + request.headers.get("host", "127.0.0.1")
         self.served += 1
-        answer = market_answer(self, path, query, headers, cookies, api)
+        answer = market_answer(self, path, query, request.headers, request.cookies, request.api)
         if answer.status == 200 and self.take("truncated", self.faults.rate_truncated):
             answer.body = answer.body[: len(answer.body) // 2]
         return answer
@@ -237,10 +230,10 @@ class SimulatorApp:
         other fault's sequence (and the tests pinned on it) as it was."""
         return rate > 0 and self.rng.random() < rate
 
-    def _budget_key(self, client: str, ip: str | None) -> str:
+    def _budget_key(self, request: _Request) -> str:
         """Whose budget a request spends: its client (anon id, else address), or its address
         alone with `budget_per_ip` (the real site's rule since September 2026)."""
-        return _ip_key(ip) if self.faults.budget_per_ip else client
+        return _ip_key(request.ip) if self.faults.budget_per_ip else request.client
 
     async def _fault(self, key: str) -> Answer | None:
         f = self.faults
@@ -277,22 +270,54 @@ class SimulatorApp:
         expiry = self.tokens.get(token or "")
         return expiry is not None and expiry > trio.current_time()
 
-    def _home(self) -> Answer:
+    def _home(self, session: bool = True) -> Answer:
         """The session: an anon id and a JWT that lives `token_ttl` server seconds (its `exp`
-        says so on the wall clock). Behind the challenge, only a cleared request gets here."""
+        says so on the wall clock); the page without them when not `session`."""
+        if not session:
+            return Answer(200, _HOME_PAGE, "text/html")
         anon = str(uuid.UUID(int=self.rng.getrandbits(128)))
         ttl = self.world.config.token_ttl
         token = mint_token(anon, time.time(), ttl)
         self.tokens[token] = trio.current_time() + ttl
         return Answer(
             200,
-            b"<!doctype html><html><body><h1>Marketplace</h1></body></html>",
+            _HOME_PAGE,
             "text/html",
             [
                 ("set-cookie", f"anon_id={anon}; Path=/; HttpOnly"),
                 ("set-cookie", f"access_token_web={token}; Path=/; HttpOnly"),
             ],
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What the app reads of one HTTP request. `client` keys the budget by default: the anon
+    id the request states, else its address."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    cookies: dict[str, str]
+    ip: str | None
+    client: str
+    ua: str
+    body: bytes
+    api: bool  # came to the API origin's socket
+
+    @classmethod
+    async def read(cls, scope: Scope, receive: Receive, api: bool) -> _Request:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        cookies = _cookies(headers.get("cookie", ""))
+        ip = scope["client"][0] if scope.get("client") else None
+        return cls(
+            method=scope["method"], path=scope["path"],
+            query=scope.get("query_string", b"").decode("latin-1"),
+            headers=headers, cookies=cookies, ip=ip,
+            client=headers.get("x-anon-id") or cookies.get("anon_id") or _ip_key(ip),
+            ua=headers.get("user-agent", ""), body=await _body(scope, receive), api=api,
+        )  # fmt: skip
 
 
 def _ip_key(ip: str | None) -> str:
