@@ -173,3 +173,13 @@ class InvalidCatalogueUrl(MarketplaceError):
         super().__init__(f"invalid catalogue URL ({reason}): {url[:200]}")
         self.url = url
         self.reason = reason
+
+
+class BrowserUnavailable(MarketplaceError):
+    """No session could be had from a real browser: none is configured or found, it failed
+    to start, or it got no session in time. `cause` is the one line an operator reads."""
+
+    def __init__(self, cause: str) -> None:
+        cause = " ".join(cause.split())[:300]  # one line, whatever the browser said
+        super().__init__(cause)
+        self.cause = cause
