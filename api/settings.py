@@ -119,6 +119,18 @@ def _market_profile(env: Mapping[str, str]) -> str:
     return value
 
 
+def _market_browser(env: Mapping[str, str]) -> str:
+    """`auto`, `off` or the path of a Chromium executable (checked now, not at first use)."""
+    name = "NICHESCOPE_MARKET_BROWSER"
+    value = (env.get(name) or "auto").strip()
+    if value in ("auto", "off"):
+        return value
+    path = Path(value)
+    if not path.is_absolute() or not path.is_file() or not os.access(path, os.X_OK):
+        raise ConfigError(name, f"expected auto, off or an executable file's path, got {value!r}")
+    return value
+
+
 def _api_origins(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     try:
         return SiteMap.from_env(env).pairs
@@ -195,6 +207,9 @@ class Settings:
     market_api_origins: tuple[tuple[str, str], ...] = ()  # (site, API) origin pairs
     market_user_agent: str = DEFAULT_USER_AGENT
     market_proxy: str = field(default="", repr=False)  # may carry proxy credentials
+    # A real browser for sites that give their session only to one: auto, off or a path.
+    market_browser: str = "auto"
+    market_browser_timeout_seconds: float = 45.0
     confirm_per_poll: int = 40  # state requests one poll may spend on drop-outs
     absence_polls: int = 3  # polls absent and unconfirmed before a listing is a likely sale
     node_id: str = field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
@@ -308,6 +323,15 @@ def _market(env: Mapping[str, str], settings: Settings) -> Settings:
         market_api_origins=_api_origins(env),
         market_user_agent=env.get("NICHESCOPE_MARKET_USER_AGENT") or DEFAULT_USER_AGENT,
         market_proxy=_proxy(env),
+        market_browser=_market_browser(env),
+        market_browser_timeout_seconds=max(
+            5.0,
+            _number(
+                env,
+                "NICHESCOPE_MARKET_BROWSER_TIMEOUT_SECONDS",
+                settings.market_browser_timeout_seconds,
+            ),
+        ),
         confirm_per_poll=int(
             _number(env, "NICHESCOPE_CONFIRM_PER_POLL", settings.confirm_per_poll)
         ),

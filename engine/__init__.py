@@ -11,10 +11,12 @@ from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedB
 from .monitors._poll import ConfirmPolicy
 from .monitors._scrapers_market import (
     MarketplaceSettings,
+    OriginReport,
     ScrapersMarketplace,
     StoreProfileMemory,
     open_marketplace,
 )
+from .monitors._session_vault import StoreSessionVault
 from .monitors._supervisor import RestartPolicy
 from .notifications import (
     BadSecretBox,
@@ -54,6 +56,7 @@ __all__ = [
     "MarketplaceSettings",
     "MonitorPolicy",
     "NotificationDispatcher",
+    "OriginReport",
     "Pause",
     "PollNow",
     "RestartPolicy",
@@ -66,6 +69,7 @@ __all__ = [
     "SendResult",
     "Stop",
     "StoreProfileMemory",
+    "StoreSessionVault",
     "SuspectedBlock",
     "analyse_export",
     "analyse_import",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._breaker import BreakerState
 from ._conditions import canonical_condition
 from ._jsonld import parse_item_page_jsonld, product_block_read
+from ._operator_session import operator_session, site_origin
 from ._parse_html import parse_catalogue_html, parse_item_page
 from ._parse_json import parse_catalogue_json, parse_item_detail
 from ._parse_svc import parse_svc_catalogue
@@ -18,7 +19,15 @@ from ._public_url import check_public_url, check_public_url_syntax
 from ._query import ORDERS, CatalogueQuery, newest_first, parse_catalogue_url
 from ._retry import parse_retry_after
 from ._robots import RobotsRules
+from ._sessions import (
+    MarketSession,
+    SessionRefused,
+    jwt_expiry,
+    parse_cookie_text,
+    session_from_cookies,
+)
 from ._settings import DEFAULT_USER_AGENT, ClientSettings
+from ._site_sessions import BrowserSource, SessionReport, SessionVault
 from ._sites import API_ORIGINS_ENV, Site, SiteMap
 from ._ssrf import (
     MARKET_HOSTS,
@@ -35,6 +44,7 @@ from ._ssrf import (
 from .adapter import MarketplaceAdapter, ProfileMemory, SiteActivity
 from .errors import (
     Blocked,
+    ChallengeRequired,
     CircuitOpen,
     EndpointRefused,
     HttpStatusError,
@@ -42,11 +52,13 @@ from .errors import (
     MarketplaceError,
     MarketplaceTimeout,
     MarketplaceUnavailable,
+    NoSession,
     ParseError,
     ProfileMoved,
     RateLimited,
     ResponseTooLarge,
     RobotsDisallowed,
+    SourcesUnavailable,
     SuspiciousAnswer,
     UrlRefused,
 )
@@ -66,8 +78,10 @@ __all__ = [
     "PROFILE_MODES",
     "Blocked",
     "BreakerState",
+    "BrowserSource",
     "CataloguePage",
     "CatalogueQuery",
+    "ChallengeRequired",
     "CircuitOpen",
     "ClientSettings",
     "EndpointRefused",
@@ -80,10 +94,12 @@ __all__ = [
     "Listing",
     "MarketClient",
     "MarketResponse",
+    "MarketSession",
     "MarketplaceAdapter",
     "MarketplaceError",
     "MarketplaceTimeout",
     "MarketplaceUnavailable",
+    "NoSession",
     "NormalisedUrl",
     "OriginStatus",
     "ParseError",
@@ -94,9 +110,13 @@ __all__ = [
     "ResponseTooLarge",
     "RobotsDisallowed",
     "RobotsRules",
+    "SessionRefused",
+    "SessionReport",
+    "SessionVault",
     "Site",
     "SiteActivity",
     "SiteMap",
+    "SourcesUnavailable",
     "SuspiciousAnswer",
     "UrlRefused",
     "WireProfile",
@@ -104,12 +124,15 @@ __all__ = [
     "check_catalogue_url",
     "check_public_url",
     "check_public_url_syntax",
+    "jwt_expiry",
     "newest_first",
     "normalise_origin",
+    "operator_session",
     "origins_from_env",
     "parse_catalogue_html",
     "parse_catalogue_json",
     "parse_catalogue_url",
+    "parse_cookie_text",
     "parse_item_detail",
     "parse_item_page",
     "parse_item_page_jsonld",
@@ -118,5 +141,7 @@ __all__ = [
     "parse_svc_catalogue",
     "product_block_read",
     "refuse_non_global",
+    "session_from_cookies",
+    "site_origin",
     "system_resolver",
 ]  # fmt: skip

@@ -9,8 +9,10 @@ Policy, per site (MARKETPLACE.md, "Since 13 September 2026"):
    `CHALLENGE_MEMORY` seconds (it would only be challenged again).
 4. A real browser, when one is configured and not backing off after a failure: one launch at
    a time per node (the browser source's own lock), its session shared through the vault.
-5. Otherwise `NoSession`, with the reason in plain words; a session that is merely due for
-   renewal is kept until it expires.
+5. Otherwise `NoSession`, with the reason in plain words. A session that is merely due for
+   renewal is kept until it expires; one whose cookies the `www` origin challenged is kept
+   too (its token still opens the API origin, which is never challenged); one refused with
+   a 401 is dropped.
 Everything is done under the site's lock, so many requests needing a session cause one
 acquisition. Cancellation propagates; a browser already launched finishes in its thread.
 """
@@ -22,7 +24,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 import trio
 
@@ -57,6 +59,10 @@ class BrowserSource(Protocol):
         self, site_origin: str, *, allowed_origins: tuple[str, ...]
     ) -> MarketSession: ...
 
+
+Why = Literal["due", "challenged", "unauthorised"]
+"""Why a session is sought: the one held is due for renewal, its cookies were challenged on
+the `www` origin, or a request with it was answered 401."""
 
 WarmUp = Callable[[str], Awaitable[MarketSession]]
 """`warm_up(site)`: the plain warm-up; `ChallengeRequired` when the site challenges it."""
@@ -124,11 +130,11 @@ class SiteSessions:
         self._use(self.site(session.site), session)
 
     async def obtain(
-        self, site: str, *, stale: MarketSession | None, refused: bool
+        self, site: str, *, stale: MarketSession | None, why: Why = "due"
     ) -> MarketSession:
         """A working session for `site` (see the module doc). `stale` is the session the
-        caller holds and wants replaced; `refused` says the site refused it (a 401 or a
-        challenge), rather than it being due for renewal. `NoSession` when none can be had."""
+        caller holds and wants replaced (None: it holds none), `why` why it wants another.
+        `NoSession` when none can be had."""
         state = self.site(site)
         async with state.lock:
             held = state.session
@@ -142,11 +148,12 @@ class SiteSessions:
             reason = await self._fresh(state, site)
             if isinstance(reason, MarketSession):
                 return self._use(state, reason)
-            if stale is not None and not refused and not stale.expired():
+            if stale is not None and why == "due" and not stale.expired():
                 return stale  # due for renewal but still good: keep it while it lasts
-            state.session = None
+            if why != "challenged" or (held is not None and held.expired()):
+                state.session = None
             state.last_error = reason
-            if state.without_since is None:
+            if state.session is None and state.without_since is None:
                 state.without_since = time.time()
             raise NoSession(site, reason)
 

@@ -20,22 +20,21 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import trio
 
 from ._breaker import BreakerState, CircuitBreaker
+from ._call import CallPlan, egress_name, session_headers
 from ._origin_state import Egress, OriginState, OriginStatus
 from ._pinned import GuardedBackend, GuardedTransport
 from ._ratelimit import TokenBucket
 from ._reading import EnoughRead, MarketResponse, read_capped
 from ._redirects import redirect_target
 from ._retry import full_jitter
-from ._robots import RobotsRules
+from ._robots_cache import RobotsCache
 from ._sessions import MarketSession, session_from_cookies
 from ._settings import ClientSettings
 from ._site_sessions import BrowserSource, SessionReport, SessionVault, SiteSessions
@@ -43,7 +42,6 @@ from ._ssrf import NormalisedUrl, Resolver, check_catalogue_url, normalise_origi
 from ._status_policy import Next, Progress, Refusal, judge
 from .errors import (
     ChallengeRequired,
-    HttpStatusError,
     MarketplaceError,
     MarketplaceTimeout,
     MarketplaceUnavailable,
@@ -58,19 +56,6 @@ class _Transient(Exception):
     def __init__(self, error: MarketplaceError) -> None:
         super().__init__(str(error))
         self.error = error
-
-
-# robots.txt that could not be read for a challenge is "unavailable" (RFC 9309: allow); it is
-# asked again this soon, so that a session obtained meanwhile reads the real rules.
-ROBOTS_CHALLENGED_TTL = 300.0
-
-
-@dataclass
-class _Robots:
-    rules: RobotsRules | None = None
-    at: float = 0.0
-    ttl: float = 0.0
-    lock: trio.Lock = field(default_factory=trio.Lock)
 
 
 class MarketClient:
@@ -98,7 +83,7 @@ class MarketClient:
         self._transport = transport
         self._rng = random.Random(seed)
         self._origins: dict[str, OriginState] = {}
-        self._robots: dict[str, _Robots] = {}
+        self._robots = RobotsCache(self.settings.robots_product, self.settings.robots_ttl)
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._http: httpx.AsyncClient | None = None
         self._rate_share = 1.0
@@ -154,7 +139,7 @@ class MarketClient:
         """The one way out this client sends through (direct, or the operator's proxy)."""
         if self._egress is None:
             self._egress = Egress(
-                _egress_name(self.settings.proxy),
+                egress_name(self.settings.proxy),
                 TokenBucket(self._shared_rate(), self.settings.burst),
             )
         return self._egress
@@ -234,11 +219,13 @@ class MarketClient:
         if site_target.origin not in self._sites_seen:
             self._sites_seen.append(site_target.origin)
         state = self._origin(target.origin)
-        if self.settings.respect_robots and not await self._robots_allow(state, target):
+        if self.settings.respect_robots and not await self._robots.allows(
+            target, self._read_robots
+        ):
             raise RobotsDisallowed(target.url)
         if api and self.sessions.current(site_target.origin) is None:
-            await self.sessions.obtain(site_target.origin, stale=None, refused=False)
-        call = _Call(api=api, headers=headers, refusal=refusal, enough=enough, site=site_target)
+            await self.sessions.obtain(site_target.origin, stale=None)
+        call = CallPlan(api=api, headers=headers, refusal=refusal, enough=enough, site=site_target)
         return await self._request(state, target, call)
 
     async def get_json(self, url: str) -> Any:
@@ -258,36 +245,11 @@ class MarketClient:
         self._dns[(host, port)] = (now + self.settings.dns_cache_ttl, addresses)
         return addresses
 
-    async def _robots_allow(self, state: OriginState, target: NormalisedUrl) -> bool:
-        robots = self._robots.setdefault(target.origin, _Robots())
-        async with robots.lock:
-            now = trio.current_time()
-            if robots.rules is None or now - robots.at > robots.ttl:
-                robots_url = target.join("/robots.txt")
-                robots_target = NormalisedUrl(
-                    robots_url, target.origin, target.scheme, target.host, target.port,
-                    "/robots.txt",
-                )  # fmt: skip
-                product = self.settings.robots_product
-                # Unreachable (MarketplaceUnavailable, MarketplaceTimeout): nothing is fetched,
-                # as RFC 9309 asks, and the call fails with that true reason; nothing is
-                # remembered either, so the next call asks again (a remembered "disallow all"
-                # kept polls failing for an hour after the marketplace came back). Behind a
-                # challenge it is a 4xx, "unavailable", which allows access; read again soon,
-                # with the session's cookies once there is one, and obeyed then.
-                call = _Call(site=target, seek_session=False)
-                robots.ttl = self.settings.robots_ttl
-                try:
-                    response = await self._request(state, robots_target, call)
-                    rules = RobotsRules.for_status(response.status, response.text, product)
-                except HttpStatusError as err:
-                    rules = RobotsRules.for_status(err.status, "", product)
-                except ChallengeRequired as err:
-                    rules = RobotsRules.for_status(err.status, "", product)
-                    robots.ttl = min(robots.ttl, ROBOTS_CHALLENGED_TTL)
-                robots.rules, robots.at = rules, trio.current_time()
-            assert robots.rules is not None
-            return robots.rules.can_fetch(target.target)
+    async def _read_robots(self, robots: NormalisedUrl) -> MarketResponse:
+        """robots.txt of `robots.origin`, with the site's session when there is one (never
+        seeking one: behind a challenge it is "unavailable")."""
+        call = CallPlan(site=robots, seek_session=False)
+        return await self._request(self._origin(robots.origin), robots, call)
 
     async def _plain_warm_up(self, site: str) -> MarketSession:
         """`GET /` on the site for its session cookies, as a plain client (a challenge
@@ -296,7 +258,7 @@ class MarketClient:
         home = NormalisedUrl(
             target.join("/"), target.origin, target.scheme, target.host, target.port, "/"
         )
-        call = _Call(site=target, seek_session=False)
+        call = CallPlan(site=target, seek_session=False, plain=True)
         response = await self._request(self._origin(target.origin), home, call)
         if not response.cookies.get("access_token_web"):
             raise ParseError("session warm-up", "no access_token_web cookie was set")
@@ -305,7 +267,7 @@ class MarketClient:
         )
 
     async def _request(
-        self, state: OriginState, target: NormalisedUrl, call: _Call
+        self, state: OriginState, target: NormalisedUrl, call: CallPlan
     ) -> MarketResponse:
         """Send until an answer settles it (`_status_policy` says what each status does).
         Transport errors and 5xx answers count as breaker failures and are retried after a
@@ -316,9 +278,7 @@ class MarketClient:
             failure: MarketplaceError
             session_used = self.sessions.current(call.site.origin)
             if session_used is not None and call.seek_session and session_used.due():
-                session_used = await self.sessions.obtain(
-                    call.site.origin, stale=session_used, refused=False
-                )
+                session_used = await self.sessions.obtain(call.site.origin, stale=session_used)
             try:
                 response = await self._send_once(state, progress.current, call, session_used)
             except _Transient as transient:
@@ -344,7 +304,9 @@ class MarketClient:
                     progress.redirects += 1
                     continue
                 if verdict is Next.REWARM:
-                    await self.sessions.obtain(call.site.origin, stale=session_used, refused=True)
+                    await self.sessions.obtain(
+                        call.site.origin, stale=session_used, why="unauthorised"
+                    )
                     continue
                 if verdict is Next.CHALLENGE:
                     # The site wants a browser session: seek one once per request (the plain
@@ -352,7 +314,9 @@ class MarketClient:
                     if not call.seek_session or progress.challenged:
                         raise ChallengeRequired(progress.current.url, response.status)
                     progress.challenged = True
-                    await self.sessions.obtain(call.site.origin, stale=session_used, refused=True)
+                    await self.sessions.obtain(
+                        call.site.origin, stale=session_used, why="challenged"
+                    )
                     continue
                 if verdict is Next.AGAIN:
                     continue
@@ -368,7 +332,7 @@ class MarketClient:
         self,
         state: OriginState,
         target: NormalisedUrl,
-        call: _Call,
+        call: CallPlan,
         session: MarketSession | None,
     ) -> MarketResponse:
         s = self.settings
@@ -381,7 +345,7 @@ class MarketClient:
                 await state.wait_window(target.origin, s.max_retry_wait)
                 headers = {"Accept": "application/json" if call.api else "text/html,*/*"}
                 headers.update(call.headers)
-                if session is not None and call.seek_session:
+                if session is not None and not call.plain:
                     headers.update(session_headers(session, target, call))
                 state.note_sent()
                 try:
@@ -405,44 +369,3 @@ class MarketClient:
         if self._http is None:
             raise RuntimeError("MarketClient used outside `async with`")
         return await read_capped(self._http, url, headers, self.settings.max_bytes, enough)
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """How one logical request is made (the same for every attempt and redirect)."""
-
-    site: NormalisedUrl  # whose session a re-warm refreshes
-    api: bool = False
-    seek_session: bool = True  # False: the warm-up and robots.txt, sent as a plain client
-    headers: tuple[tuple[str, str], ...] = ()
-    refusal: Refusal | None = None
-    enough: EnoughRead | None = None
-
-
-def session_headers(
-    session: MarketSession, target: NormalisedUrl, call: _Call
-) -> dict[str, str]:
-    """What a request carries of its site's session: to the site's own origin every cookie
-    and the User-Agent they are bound to; to its API origin the token cookie alone; the
-    bearer and anon id on API calls wherever they go."""
-    headers: dict[str, str] = {}
-    if target.origin == call.site.origin:
-        headers["Cookie"] = session.cookie_header()
-        if session.user_agent:
-            headers["User-Agent"] = session.user_agent
-    elif session.token:
-        headers["Cookie"] = session.cookie_header(token_only=True)
-    if call.api and session.token:
-        headers["Authorization"] = f"Bearer {session.token}"
-        if session.anon_id:
-            headers["X-Anon-Id"] = session.anon_id
-    return {name: value for name, value in headers.items() if value}
-
-
-def _egress_name(proxy: str | None) -> str:
-    """"direct", or the proxy's scheme, host and port (never its credentials)."""
-    if not proxy:
-        return "direct"
-    parts = urlsplit(proxy)
-    host = parts.hostname or "?"
-    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")

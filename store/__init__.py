@@ -27,7 +27,7 @@ from ._errors import (
     StoreError,
 )
 from ._listing_filters import SORTS as LISTING_SORTS
-from ._market_store import MarketStore
+from ._market_store import MarketStore, SealedSession
 from ._migrate import alembic_config
 from ._monitor_records import (
     EVIDENCE_KINDS,
@@ -35,11 +35,13 @@ from ._monitor_records import (
     LISTING_STATES,
     ConfirmedState,
     Evidence,
+    FeedOrder,
     ListingEventRecord,
     ListingFilter,
     ListingPage,
     ListingRecord,
     ListingState,
+    LiveListing,
     MonitorRecord,
     MonitorStatus,
     NewMonitor,
@@ -141,6 +143,7 @@ __all__ = [
     "Entitlement",
     "EventDraft",
     "Evidence",
+    "FeedOrder",
     "LeaseLost",
     "ListingEventRecord",
     "ListingFilter",
@@ -149,6 +152,7 @@ __all__ = [
     "ListingSnapshot",
     "ListingState",
     "ListingStep",
+    "LiveListing",
     "MarketStore",
     "MinConfidence",
     "MonitorRecord",
@@ -187,6 +191,7 @@ __all__ = [
     "RunSource",
     "RunState",
     "RunStore",
+    "SealedSession",
     "SessionOwner",
     "Store",
     "StoreError",

@@ -1,12 +1,15 @@
-"""The trio-facing facade of the market profile memory: `store.market`.
+"""The trio-facing facade of what is remembered per marketplace site: `store.market`.
 
 The scrapers learn which wire profile an origin speaks (by probing after the marketplace
 moved its API); remembering it here lets a restarted process, and every node of a cluster,
-start with the profile that worked instead of probing again.
+start with the profile that worked instead of probing again. A site's session (sealed by the
+engine; the store never sees inside) is kept here too, so one browser launch or one pasted
+session serves every node.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -14,7 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ._market_models import MarketProfile
+from ._market_models import MarketProfile, MarketSessionRow
+from ._rows import to_record
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -40,6 +44,38 @@ def remember_profile(db: Session, origin: str, profile: str, at: datetime) -> No
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SealedSession:
+    """A site's session as stored: sealed text, its source and expiry."""
+
+    site: str
+    source: str
+    sealed: str
+    expires_at: datetime | None
+    updated_at: datetime
+
+
+def sealed_session(db: Session, site: str) -> SealedSession | None:
+    row = db.get(MarketSessionRow, site)
+    return None if row is None else to_record(SealedSession, row)
+
+
+def save_sealed_session(db: Session, session: SealedSession) -> None:
+    """Upsert in one statement (two nodes saving at once: the later write wins)."""
+    dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+    values = {
+        "site": session.site, "source": session.source, "sealed": session.sealed,
+        "expires_at": session.expires_at, "updated_at": session.updated_at,
+    }  # fmt: skip
+    insert = dialect.insert(MarketSessionRow).values(**values)
+    db.execute(
+        insert.on_conflict_do_update(
+            index_elements=[MarketSessionRow.site],
+            set_={k: getattr(insert.excluded, k) for k in values if k != "site"},
+        )
+    )
+
+
 class MarketStore:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -53,3 +89,11 @@ class MarketStore:
         """Remember that `origin` speaks `profile` (insert or replace)."""
         now = self._store.clock()
         await self._store.unit(lambda db: remember_profile(db, origin, profile, now))
+
+    async def session(self, site: str) -> SealedSession | None:
+        """The sealed session stored for `site`, or None."""
+        return await self._store.unit(lambda db: sealed_session(db, site))
+
+    async def save_session(self, session: SealedSession) -> None:
+        """Store `session` for its site (insert or replace)."""
+        await self._store.unit(lambda db: save_sealed_session(db, session))

@@ -89,6 +89,7 @@ class MonitorOut(BaseModel):
             "rate_limited",
             "unavailable",
             "invalid",
+            "no_session",
         ]
         | None
     ) = Field(

@@ -17,11 +17,15 @@ from typing import Any
 
 import trio
 from quart import Blueprint, Response
+from quart_schema import validate_request, validate_response
 
+from api.http.errors import ApiError
 from api.http.openapi import operation
+from api.ops.schemas import MarketSessionSet, SetMarketSession
 from api.ops.system import package_version
 from api.services import Services, services
 from engine import ScrapersMarketplace
+from scrapers import SessionRefused
 from store import DatabaseUnavailable
 
 blueprint = Blueprint("ops", __name__, url_prefix="/api/ops")
@@ -67,24 +71,23 @@ async def _other_nodes_actors(svc: Services) -> list[dict[str, Any]]:
     ]
 
 
+class SessionNotAccepted(ApiError):
+    status, code = 422, "session_refused"
+
+
 def _origins(svc: Services) -> dict[str, object]:
     market = svc.engine.market
     reports = market.origin_reports() if isinstance(market, ScrapersMarketplace) else []
     return {
         "node_id": svc.settings.node_id,
         "origins": [
-            {
-                **asdict(report),
-                "last_success_at": _iso(report.last_success_at),
-                "last_block_at": _iso(report.last_block_at),
-            }
-            for report in reports
+            {key: _iso(value) for key, value in asdict(report).items()} for report in reports
         ],
     }
 
 
-def _iso(at: datetime | None) -> str | None:
-    return at.isoformat() if at is not None else None
+def _iso(value: object) -> object:
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 @blueprint.get("/origins")
@@ -94,8 +97,43 @@ async def list_origins() -> dict[str, object]:
     was auto-detected), its API origin, breaker state and remaining block window, last success,
     last block and its kind, requests in the last hour, detail-API refusals (and whether that
     source is resting), polls refused as suspected blocks or for ignored filters, profile
-    moves. Counters are this node's; the profile is shared by every node."""
+    moves; the session (`challenge`: "browser session until ...", "operator session until
+    ...", "challenged, no session", "no session"; its source and expiry; why the last attempt
+    to get one failed, and since when there has been none); each state source's availability
+    (`available`, `refusing`, `unavailable`); the `www` and API origins' breakers apart; the
+    egress, its budget (requests per second) and its requests in the last hour. Counters are
+    this node's; the profile and a browser or operator session are shared by every node."""
     return _origins(services())
+
+
+@blueprint.put("/origins/<site>/session")
+@operation("setMarketSession", access="operator")
+@validate_request(SetMarketSession)
+@validate_response(MarketSessionSet, 200)
+async def set_market_session(site: str, data: SetMarketSession) -> MarketSessionSet:
+    """Paste a marketplace session for `site` (`www.vinted.fr`, or an allowlisted origin's
+    host and port), for deployments without a browser: the site's cookies as a browser's
+    developer tools copy them (`access_token_web=...; cf_clearance=...`) and, when clearance
+    cookies are among them, that browser's User-Agent. Sealed at rest, used by every node,
+    never shown back; its expiry is read from the token (a JWT).
+
+    422 `session_refused` naming the reason: not a marketplace site, no `access_token_web`,
+    not a JWT, already expired, a malformed cookie."""
+    market = services().engine.market
+    if not isinstance(market, ScrapersMarketplace):
+        raise SessionNotAccepted("this node has no marketplace client")
+    try:
+        session = await market.set_operator_session(site, data.cookie, data.user_agent)
+    except SessionRefused as err:
+        raise SessionNotAccepted(f"session refused: {err.reason}") from err
+    report = market.adapter.client.session_report(session.site)
+    expires = session.expires_at
+    return MarketSessionSet(
+        site=session.site,
+        source=session.source,
+        expires_at=None if expires is None else datetime.fromtimestamp(expires, UTC),
+        challenge=report.state,
+    )
 
 
 @blueprint.get("/actors")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+from api.http.schemas import Strict
 
 
 class HealthResponse(BaseModel):
@@ -21,3 +23,26 @@ class StatusResponse(BaseModel):
     started_at: datetime
     uptime_seconds: float
     database: str
+
+
+class SetMarketSession(Strict):
+    cookie: str = Field(
+        min_length=1,
+        max_length=8192,
+        description="The site's cookies, `name=value; name=value`, with `access_token_web`.",
+    )
+    user_agent: str | None = Field(
+        default=None,
+        max_length=512,
+        description="The User-Agent of the browser the cookies came from (clearance cookies "
+        "are bound to it).",
+    )
+
+
+class MarketSessionSet(BaseModel):
+    """The session as the service now uses it; the cookies are never shown back."""
+
+    site: str
+    source: str
+    expires_at: datetime | None
+    challenge: str

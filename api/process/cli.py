@@ -1,4 +1,4 @@
-"""The `nichescope` command: serve, worker, migrate, plans."""
+"""The `nichescope` command: serve, worker, migrate, plans, market."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from functools import partial
 import trio
 
 from api.billing.cli import add_plan_commands, run_plan_command
+from api.process.market_cli import add_market_commands, run_market_command
 from api.process.node import SecondNodeOnSqlite
 from api.process.serve import ServeOptions, serve, served_url
 from api.process.worker import work
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     migrate_cmd = commands.add_parser("migrate", help="apply database migrations")
     migrate_cmd.add_argument("--database-url", help="overrides NICHESCOPE_DATABASE_URL")
     add_plan_commands(commands)
+    add_market_commands(commands)
     return parser
 
 
@@ -77,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.command == "plans":
         return run_plan_command(args, settings)
+    if args.command == "market":
+        return run_market_command(args, settings)
     if args.command == "migrate":
         trio.run(migrate, settings.database_url)
         print(f"migrated {settings.database_url}")

@@ -34,6 +34,9 @@ from ._poll import ConfirmPolicy, poll_once
 
 log = logging.getLogger(__name__)
 
+# The failure kind of a poll that found no marketplace session (`Marketplace.failure_kind`).
+NO_SESSION = "no_session"
+
 
 @dataclass(frozen=True)
 class MonitorPolicy:
@@ -269,13 +272,17 @@ class MonitorActor:
                     else self._market.failure_kind(err)
                 )
             failures = monitor.consecutive_errors + 1
-            delay = (
-                self._policy.error_retry_seconds  # in `error` from now on: the long retry
-                if failures >= self._policy.max_consecutive_errors
-                else error_backoff(
+            waits_for_session = kind == NO_SESSION
+            if waits_for_session:
+                # Not the monitor's failure: it stays active and looks again within one
+                # interval, so a session supplied meanwhile is used at once.
+                delay = float(monitor.interval_seconds)
+            elif failures >= self._policy.max_consecutive_errors:
+                delay = self._policy.error_retry_seconds  # in `error` from now on
+            else:
+                delay = error_backoff(
                     monitor.interval_seconds, failures, self._policy.max_backoff_seconds
                 )
-            )
             updated = await self._store.monitors.record_poll_error(
                 self.monitor_id,
                 PollFailure(
@@ -284,6 +291,7 @@ class MonitorActor:
                     kind=kind,
                     next_poll_at=self._store.clock() + timedelta(seconds=delay),
                     max_consecutive=self._policy.max_consecutive_errors,
+                    keeps_active=waits_for_session,
                 ),
                 lease_token=self._lease_token(),
             )

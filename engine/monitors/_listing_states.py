@@ -62,9 +62,11 @@ T = TypeVar("T")
 # What asking the marketplace about one listing came to.
 Lookup = Literal["answered", "stateless", "refused"]
 # The `PollFailureKind`s of a lookup that failed although the marketplace answered: a page or
-# document that says nothing readable about the state. Every other kind (blocked, rate
-# limited, unavailable...) and an unclassified failure are refusals.
-STATELESS_KINDS = frozenset({"invalid"})
+# document that says nothing readable about the state; and "sources_unavailable", every
+# source refused for good (MARKETPLACE.md: absence is then the only signal of a sale, as the
+# public sell-through tools use it). Every other kind (blocked, rate limited, unavailable...)
+# and an unclassified failure are refusals, which prove nothing.
+STATELESS_KINDS = frozenset({"invalid", "sources_unavailable"})
 
 
 def failed_lookup(kind: str | None) -> Lookup:

@@ -37,10 +37,12 @@ class SecretBox:
 
     __slots__ = ("_fernet",)
 
-    def __init__(self, secret_key: str) -> None:
+    def __init__(self, secret_key: str, *, purpose: bytes = _INFO) -> None:
+        """`purpose` keeps the keys of different uses apart (HKDF's `info`): a box sealed
+        for one purpose never opens for another."""
         if not secret_key:
             raise ValueError("SecretBox needs a non-empty secret key")
-        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(
             secret_key.encode()
         )
         self._fernet = Fernet(base64.urlsafe_b64encode(key))
