@@ -13,7 +13,6 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
-    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -46,10 +45,9 @@ class Run(Base):
     lease_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
     # A monitor run ranks on likely sales (sold by absence from the feed) too, not only on
-    # confirmed ones.
-    include_likely_sales: Mapped[bool] = mapped_column(
-        Boolean, default=False, server_default=false()
-    )
+    # confirmed ones; NULL lets the analysis choose (likely sales only when no sale was
+    # confirmed). Runs made before that choice existed keep false, their default then.
+    include_likely_sales: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class RunLogLine(Base):

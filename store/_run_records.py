@@ -24,7 +24,8 @@ class NewRun:
     monitor_id: str | None
     max_items: int
     replay_of: str | None = None  # the run this one repeats
-    include_likely_sales: bool = False  # rank on likely sales too (monitor runs)
+    # Rank on likely sales too (monitor runs); None: the analysis chooses from the evidence.
+    include_likely_sales: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,7 @@ class RunRecord:
     items: int
     error: str | None
     analysis_id: str | None
-    include_likely_sales: bool = False  # rank on likely sales too (monitor runs)
+    include_likely_sales: bool | None = None  # as `NewRun`'s
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from api.http.auth import current_principal
 from api.http.errors import NotFound, found
 from api.naming import analysis_title, analysis_titles
 from api.services import services
+from engine.analysis import with_sales_basis
 from store import AnalysisRecord, record_fields
 
 DASHBOARD_NICHES = 10  # niches an analysis' cached parts keep ready for the dashboard
@@ -65,8 +66,9 @@ def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
 
 
 def _stored_document(analysis: AnalysisRecord) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(analysis.result_json)
-    return document
+    """The stored result, with its sales basis (derived for one stored before it existed,
+    as `cache.AnalysisParts` serves it)."""
+    return with_sales_basis(json.loads(analysis.result_json))
 
 
 @dataclass(frozen=True, slots=True)

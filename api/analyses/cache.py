@@ -22,8 +22,14 @@ from typing import Any
 
 import orjson
 
+from engine.analysis import with_sales_basis
+
 # Bumped when the shape of what is served from here changes, so that old ETags never match.
-BODY_VERSION = "1"
+# 2: every result carries its sales basis (derived for analyses stored before it existed).
+BODY_VERSION = "2"
+
+
+SALES_BASIS_FIELDS = ("sales_basis", "sales_basis_reason", "sales_basis_note")
 
 
 @dataclass(slots=True)
@@ -34,6 +40,9 @@ class AnalysisParts:
     top_niches: bytes  # the first niches (a JSON array), for the dashboard
     graphs: dict[str, bytes]  # graph name -> its Vega-Lite spec
     svgs: dict[str, bytes] = field(default_factory=dict)  # rendered on first request
+    # Which sales the analysis counts and the sentence saying so (`with_sales_basis`): the
+    # dashboard shows it beside the top niches without reading the whole result again.
+    sales_basis: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, result_json: str, top: int) -> AnalysisParts:
@@ -43,6 +52,8 @@ class AnalysisParts:
             # Python's encoder wrote a NaN or an infinity (not JSON): its decoder reads them,
             # and orjson writes them back as null, as pydantic did for the answer.
             document = json.loads(result_json)
+        # An analysis stored before the sales basis existed is served with one derived.
+        document = with_sales_basis(document)
         graphs = document.pop("graphs", None)
         specs = graphs if isinstance(graphs, dict) else {}
         niches = document.get("niches")
@@ -52,6 +63,7 @@ class AnalysisParts:
             graphs={
                 name: orjson.dumps(spec) for name, spec in specs.items() if isinstance(spec, dict)
             },
+            sales_basis={k: v for k, v in document.items() if k in SALES_BASIS_FIELDS},
         )
 
     @property

@@ -153,7 +153,7 @@ def _first_unstorable(chunk: bytearray) -> str | None:
 
 
 async def import_from_request(
-    workspace_id: str, *, include_likely_sales: bool = False
+    workspace_id: str, *, include_likely_sales: bool | None = None
 ) -> AnalysisRecord:
     """The import REST and the web page share: a slot, the plan, the body spooled (JSON, or
     the multipart field `file`), analysed and stored."""
@@ -170,10 +170,11 @@ async def import_from_request(
 
 
 async def import_export_in(
-    workspace_id: str, export: IO[bytes], *, include_likely_sales: bool = False
+    workspace_id: str, export: IO[bytes], *, include_likely_sales: bool | None = None
 ) -> AnalysisRecord:
     """Analyse a monitor export (`export`, a binary file at its start) into a new analysis
-    of `workspace_id`; likely sales rank as sales only with `include_likely_sales`.
+    of `workspace_id`; which sales rank is `include_likely_sales` (None: the evidence decides,
+    `engine.analysis.choose_sales_basis`).
 
     `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
     """

@@ -167,7 +167,11 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
 @operation("getDashboard")
 @validate_querystring(DashboardQuery)
 async def dashboard(query_args: DashboardQuery) -> Response:
-    """Top niches (of `run_id`'s analysis, or the latest analysis) and recent runs."""
+    """Top niches (of `run_id`'s analysis, or the latest analysis) and recent runs.
+
+    The `analysis` says which sales its niches rank on: `sales_basis`, `sales_basis_reason`
+    and `sales_basis_note`, a sentence to show with them (as in the analysis' `result`).
+    """
     svc = services()
     workspace_id = current_principal().workspace_id
     analysis_id: str | None = None
@@ -194,6 +198,8 @@ async def dashboard(query_args: DashboardQuery) -> Response:
             body["analysis"] = {
                 **summary(origin.analysis, title).model_dump(mode="json"),
                 "graphs": graph_links(origin.analysis.id),
+                # Which sales the top niches rank on, and the sentence to show with them.
+                **parts.sales_basis,
             }
         body["top_niches"] = niches
     if query_args.include_recent_runs:

@@ -9,10 +9,13 @@ from pydantic import BaseModel, Field
 
 
 class ImportQuery(BaseModel):
-    include_likely_sales: bool = Field(
-        default=False,
-        description="Rank niches on likely sales too (sold by absence from the feed); by "
-        "default only confirmed sales count.",
+    include_likely_sales: bool | None = Field(
+        default=None,
+        description="Which sales count: `true` likely sales too (sold by absence from the "
+        "feed), `false` confirmed sales only (even when that leaves none). Omitted: chosen "
+        "from the export, confirmed sales only unless its window holds likely sales and not "
+        "one confirmed sale (the marketplace refused every confirming source). The analysis "
+        "says which it used in `result.sales_basis`.",
     )
 
 
@@ -41,6 +44,22 @@ class AnalysisList(BaseModel):
     total: int
 
 
+RESULT_DOC = (
+    "The analysis: `niches` best first, `alerts`, `flow`, `counts` (with `sold_confirmed` and "
+    "`sold_likely`), `notes`, `coverage` and `window`, and which sales it counts: "
+    "`sales_basis` (`confirmed`: sales a source, the item page or the detail API, saw; "
+    "`likely`: sales inferred from absence from the feed, used by default when the window "
+    "had likely sales and not one confirmed sale, i.e. the marketplace refused every "
+    "confirming source; `confirmed_and_likely`: both, as asked), `sales_basis_reason` "
+    "(`requested`, `confirmed_sales_seen`, `no_likely_sales`, `no_confirmed_sales`, or "
+    "`stored_before_auto` for an analysis made when confirmed-only was the default), "
+    "`sales_basis_note` (the same in a sentence for people: show it where likely sales "
+    "count, since absence cannot tell a sale from a withdrawal), "
+    "`include_likely_sales_requested` (what was asked; null: chosen) and "
+    "`include_likely_sales` (whether likely sales counted)."
+)
+
+
 class AnalysisOut(AnalysisSummary):
-    result: dict[str, Any]
+    result: dict[str, Any] = Field(description=RESULT_DOC)
     graphs: dict[str, dict[str, str]]

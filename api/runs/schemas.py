@@ -21,6 +21,18 @@ MAX_ITEMS_DOC = (
 )
 
 
+LIKELY_SALES_DOC = (
+    "A monitor's history: which sales count. `true`: likely sales too (listings gone from "
+    "the feed for several checks that no source confirmed sold); `false`: confirmed sales "
+    "only, a likely sale counting as an unsold listing, even when that leaves no sale. "
+    "Omitted or null: chosen from the evidence, confirmed sales only unless the analysed "
+    "window holds likely sales and not one confirmed sale (the marketplace refused every "
+    "confirming source), then likely sales. Absence cannot tell a sale from a withdrawal. "
+    "The analysis says which it used in `result.sales_basis`, why in `sales_basis_reason`, "
+    "and in a sentence in `sales_basis_note`."
+)
+
+
 class CreateRunRequest(OneSource):
     sources = ("url", "monitor_id")
 
@@ -28,12 +40,7 @@ class CreateRunRequest(OneSource):
     monitor_id: str | None = Field(default=None, min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=200)
     max_items: int | None = Field(default=None, ge=1, le=MAX_ITEMS_LIMIT, description=MAX_ITEMS_DOC)
-    include_likely_sales: bool = Field(
-        default=False,
-        description="A monitor's history: rank niches on likely sales too (listings gone "
-        "from the feed for several checks that no source confirmed sold). By default only "
-        "confirmed sales count, and a likely sale counts as an unsold listing.",
-    )
+    include_likely_sales: bool | None = Field(default=None, description=LIKELY_SALES_DOC)
 
 
 class LogQuery(BaseModel):
@@ -64,7 +71,11 @@ class RunOut(BaseModel):
     items: int
     error: str | None
     analysis_id: str | None
-    include_likely_sales: bool = False
+    include_likely_sales: bool | None = Field(
+        default=None,
+        description="What the run asked for (see the request's `include_likely_sales`); null: "
+        "the analysis chose from the evidence. A replay asks the same.",
+    )
 
 
 class RunList(BaseModel):

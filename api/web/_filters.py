@@ -111,13 +111,22 @@ def why(n: dict[str, Any], currency: str | None = "EUR") -> list[str]:
         )
     if isinstance(n.get("hot_reason"), str):
         lines.append(n["hot_reason"])
-    confirmed, likely = n.get("sold_confirmed"), n.get("sold_likely")
-    if isinstance(confirmed, int) and isinstance(likely, int) and confirmed + likely:
-        lines.append(
-            f"Sales: {confirmed} confirmed by the marketplace (item page or detail API), "
-            f"{likely} likely (gone from the feed, not confirmed)."
-        )
+    sales = _sales_line(n)
+    if sales:
+        lines.append(sales)
     key = n.get("niche")
     if isinstance(key, dict) and isinstance(key.get("backoff"), str):
         lines.append(key["backoff"])
     return lines
+
+
+def _sales_line(n: dict[str, Any]) -> str | None:
+    """A niche's sales by evidence; likely ones come with what absence cannot tell."""
+    confirmed, likely = n.get("sold_confirmed"), n.get("sold_likely")
+    if not (isinstance(confirmed, int) and isinstance(likely, int) and confirmed + likely):
+        return None
+    return (
+        f"Sales: {confirmed} confirmed by the marketplace (item page or detail API), "
+        f"{likely} likely (gone from the feed, not confirmed"
+        + ("; absence cannot tell a sale from a withdrawal)." if likely else ").")
+    )

@@ -18,6 +18,7 @@ from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in, signed_in_form
+from engine.analysis import with_sales_basis
 
 GRAPHS = {
     "niche-map": (
@@ -79,8 +80,22 @@ def graph_key(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def document(result_json: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(result_json)
-    return loaded
+    """A stored result, with its sales basis (derived for one stored before it existed)."""
+    return with_sales_basis(json.loads(result_json))
+
+
+def sales_basis_shown(result: dict[str, Any]) -> dict[str, str] | None:
+    """Which sales the analysis counts, for the page to say (`basis` and its sentence,
+    `note`): whenever likely sales count, or were recorded and left out; None when every
+    sale was confirmed (nothing to say)."""
+    basis, note = result.get("sales_basis"), result.get("sales_basis_note")
+    counts = result.get("counts") if isinstance(result.get("counts"), dict) else {}
+    likely = counts.get("sold_likely") if isinstance(counts, dict) else None
+    if not isinstance(basis, str) or not isinstance(note, str):
+        return None
+    if basis == "confirmed" and not likely:
+        return None
+    return {"basis": basis, "note": note}
 
 
 @blueprint.get("/analyses")
@@ -125,6 +140,7 @@ async def analysis_detail(analysis_id: str) -> Response:
         alerts=result.get("alerts", [])[:50],
         graphs=graphs_of(analysis.id, result),
         graph_key=graph_key(result),
+        sales_basis=sales_basis_shown(result),
         notice=notice,
     )
 

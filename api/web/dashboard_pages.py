@@ -9,7 +9,13 @@ from api.services import services
 from api.web._blueprint import blueprint
 from api.web._render import page
 from api.web.account_pages import signed_in
-from api.web.analysis_pages import document, graph_key, graphs_of, niche_links
+from api.web.analysis_pages import (
+    document,
+    graph_key,
+    graphs_of,
+    niche_links,
+    sales_basis_shown,
+)
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
@@ -36,6 +42,7 @@ async def dashboard() -> Response:
         niche_links=niche_links(monitor.id, niches) if monitor else {},
         currency=result.get("currency") or "EUR",
         graph_key=graph_key(result),
+        sales_basis=sales_basis_shown(result),
         runs=runs,
         monitors=monitors[:6],
     )

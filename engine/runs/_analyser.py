@@ -10,10 +10,13 @@ from ._task import Evidence
 STORED_NICHES = 200
 
 
-def analysis_document(data: AnalysisInput, *, include_likely_sales: bool = False) -> dict[str, Any]:
+def analysis_document(
+    data: AnalysisInput, *, include_likely_sales: bool | None = None
+) -> dict[str, Any]:
     """Analyse an `AnalysisInput` into the JSON document stored for an analysis:
-    the result (niches, alerts, notes) and `graphs`, the four Vega-Lite specs. Niches rank
-    on confirmed sales only unless `include_likely_sales` (sales by absence from the feed)."""
+    the result (niches, alerts, notes) and `graphs`, the four Vega-Lite specs. Which sales
+    count is `include_likely_sales` (sales by absence from the feed too, or not); None lets
+    the evidence decide (`engine.analysis.choose_sales_basis`)."""
     result = analyse(data, include_likely_sales=include_likely_sales)
     # The stored document keeps the best niches, not all of them: a large market has tens
     # of thousands of sparse niches nobody pages through.
@@ -34,7 +37,7 @@ def analyse_evidence(evidence: Evidence) -> dict[str, Any]:
 
 
 def analyse_import(
-    export: IO[bytes], include_likely_sales: bool = False
+    export: IO[bytes], include_likely_sales: bool | None = None
 ) -> tuple[dict[str, Any], str | None]:
     """An imported export's analysis document (`export`, a binary file read streaming) and
     the URL of the monitor it came from; `InvalidExport` if it is not a usable export.
@@ -47,7 +50,7 @@ def analyse_import(
     return document, url if isinstance(url, str) else None
 
 
-def analyse_export(document: Any, include_likely_sales: bool = False) -> dict[str, Any]:
+def analyse_export(document: Any, include_likely_sales: bool | None = None) -> dict[str, Any]:
     """Analyse a monitor export (parsed JSON, version 1 or 2); `InvalidExport` if it is not
     one.
 

@@ -151,7 +151,7 @@ class RunManager:
         monitor_id: str | None,
         max_items: int,
         replay_of: str | None = None,
-        include_likely_sales: bool = False,
+        include_likely_sales: bool | None = None,
     ) -> RunRecord:
         run = await self._store.runs.create(
             NewRun(

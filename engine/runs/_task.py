@@ -42,7 +42,7 @@ class Evidence:
     listings: list[ListingRecord]
     events: list[ListingEventRecord]
     source: str  # "scrape" or "monitor"
-    include_likely_sales: bool = False  # rank on likely sales (by absence) too
+    include_likely_sales: bool | None = None  # rank on likely sales too; None: evidence decides
     polls: list[PollRecord] = field(default_factory=list)  # a monitor's, oldest first
 
 
@@ -50,7 +50,7 @@ Analyser = Callable[[Evidence], dict[str, Any]]
 
 
 async def monitor_evidence(
-    store: Store, monitor_id: str, *, include_likely_sales: bool = False
+    store: Store, monitor_id: str, *, include_likely_sales: bool | None = None
 ) -> Evidence:
     """A monitor's whole history (listings, events, polls) as evidence for the analysis."""
     listings = [listing async for listing in store.monitors.iter_listings(monitor_id)]

@@ -122,5 +122,7 @@ def test_runs_are_written_as_their_model_would_be() -> None:
 def test_a_stored_document_with_not_a_number_is_answered_as_null() -> None:
     """Analyses were stored by Python's encoder, which writes NaN (not JSON)."""
     parts = AnalysisParts.parse(json.dumps({"niches": [{"score": float("nan")}], "graphs": {}}), 10)
-    assert orjson.loads(parts.result) == {"niches": [{"score": None}]}
+    result = orjson.loads(parts.result)
+    assert result["niches"] == [{"score": None}] and "graphs" not in result
+    assert result["sales_basis"] == "confirmed"  # derived: stored before the sales basis
     assert orjson.loads(parts.top_niches) == [{"score": None}]

@@ -34,9 +34,11 @@ TOOL = Tool(
     description=(
         "Queue an analysis run of a marketplace catalogue URL (`url`: a one-off scrape of up to "
         "`max_items` listings) or of a monitor's captured history (`monitor_id`): give exactly "
-        "one, plus an optional `label`. Returns the run at once (state queued or running) with "
-        "`next_steps` telling how to poll it; when it has succeeded its `analysis_id` is read "
-        "with get_analysis. Each call starts a new run."
+        "one, plus an optional `label`, and for a monitor `include_likely_sales` (omit it to "
+        "let the evidence choose: likely sales only when no sale was confirmed). Returns the "
+        "run at once (state queued or running) with `next_steps` telling how to poll it; when "
+        "it has succeeded its `analysis_id` is read with get_analysis. Each call starts a new "
+        "run."
     ),
     scope="write",
     input_model=CreateRunRequest,

@@ -32,8 +32,11 @@ TOOL = Tool(
     title="Get an analysis",
     description=(
         "One analysis: ranked niches with their evidence, alerts and notes, plus links to its "
-        "four graphs (REST paths, same token). An unknown id, or one of another workspace, is "
-        "an error result with code `not_found`."
+        "four graphs (REST paths, same token). `result.sales_basis` says which sales it "
+        "counts (`confirmed`, `likely` or `confirmed_and_likely`) and `result.sales_basis_note` "
+        "says so in a sentence: when likely sales count (inferred from absence from the feed, "
+        "which cannot tell a sale from a withdrawal), pass that sentence on with the figures. "
+        "An unknown id, or one of another workspace, is an error result with code `not_found`."
     ),
     scope="read",
     input_model=GetAnalysisArguments,
