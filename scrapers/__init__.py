@@ -7,6 +7,7 @@ so the service does not load it unless asked).
 from __future__ import annotations
 
 from ._breaker import BreakerState
+from ._browser import BrowserSessions, BrowserSettings, find_browser
 from ._conditions import canonical_condition
 from ._jsonld import parse_item_page_jsonld, product_block_read
 from ._operator_session import operator_session, site_origin
@@ -44,6 +45,7 @@ from ._ssrf import (
 from .adapter import MarketplaceAdapter, ProfileMemory, SiteActivity
 from .errors import (
     Blocked,
+    BrowserUnavailable,
     ChallengeRequired,
     CircuitOpen,
     EndpointRefused,
@@ -78,7 +80,10 @@ __all__ = [
     "PROFILE_MODES",
     "Blocked",
     "BreakerState",
+    "BrowserSessions",
+    "BrowserSettings",
     "BrowserSource",
+    "BrowserUnavailable",
     "CataloguePage",
     "CatalogueQuery",
     "ChallengeRequired",
@@ -124,6 +129,7 @@ __all__ = [
     "check_catalogue_url",
     "check_public_url",
     "check_public_url_syntax",
+    "find_browser",
     "jwt_expiry",
     "newest_first",
     "normalise_origin",
