@@ -6,6 +6,20 @@ WORKDIR /app
 # of their own; then the project itself, its dependencies already there.
 COPY requirements.lock ./
 RUN pip install -r requirements.lock
+# Optional: a real browser, for sites that hand their session only to one (MARKETPLACE.md,
+# "Since 13 September 2026"; scrapers/_browser.py). `docker build --build-arg WITH_BROWSER=1 .`
+# adds Debian's `chromium` and the `browser` extra (Playwright, at the version the dev lock
+# pins; Playwright's own browser downloads are never used). NICHESCOPE_MARKET_BROWSER=auto
+# (the default) then finds chromium on the PATH. Without it the image is as small as before,
+# and a site that asks for a browser is reported as such (or takes a pasted session).
+ARG WITH_BROWSER=0
+COPY requirements-dev.lock ./
+RUN if [ "$WITH_BROWSER" = "1" ]; then \
+        apt-get update \
+        && apt-get install -y --no-install-recommends chromium \
+        && rm -rf /var/lib/apt/lists/* \
+        && pip install --constraint requirements-dev.lock playwright; \
+    fi
 COPY pyproject.toml README.md ./
 COPY api ./api
 COPY engine ./engine
