@@ -33,7 +33,7 @@ from .errors import (
     SuspiciousAnswer,
 )
 from .http import MarketClient
-from .models import CataloguePage, ItemDetail, ItemState, Listing
+from .models import CataloguePage, FeedWindow, ItemDetail, ItemState, Listing
 from .profiles import PROBE_ORDER, PROFILES, WireProfile
 
 # Feeds per URL: one per category (limits what one monitor can make us fetch).
@@ -228,7 +228,10 @@ class MarketplaceAdapter:
             page += 1
 
     async def _one_feed(self, query: CatalogueQuery, page_cap: int) -> CataloguePage:
+        """One feed, its pages merged in order, and its `FeedWindow`: the organic ids in order
+        of first appearance, and whether the page cap cut the reading short."""
         listings: dict[int, Listing] = {}
+        organic: dict[int, None] = {}
         problems: list[str] = []
         pages = 0
         last: CataloguePage | None = None
@@ -238,7 +241,9 @@ class MarketplaceAdapter:
                 pages += 1
                 last = result
                 for listing in result.listings:
-                    listings.setdefault(listing.id, listing)
+                    _keep(listings, listing)
+                    if not listing.promoted:
+                        organic.setdefault(listing.id)
                 problems += [f"page {result.page}: {p}" for p in result.problems]
                 cut = bool(result.listings) and (
                     result.total_pages is None or result.page < result.total_pages
@@ -246,7 +251,7 @@ class MarketplaceAdapter:
         except SuspiciousAnswer:
             self.note_suspicious(query.origin, "filters_ignored")
             raise
-        organic = [listing.id for listing in listings.values() if not listing.promoted]
+        category = query.catalog_ids[0] if len(query.catalog_ids) == 1 else None
         self._remember_urls(query.origin, listings.values())
         return CataloguePage(
             listings=tuple(listings.values()),
@@ -255,7 +260,7 @@ class MarketplaceAdapter:
             total_entries=last.total_entries if last else None,
             problems=tuple(problems),
             market_time=last.market_time if last else None,
-            window_floor=min(organic) if cut and organic else None,
+            windows=(FeedWindow(tuple(organic), cut, category),),
         )
 
     async def fetch_feed(self, query: CatalogueQuery, page_cap: int = 5) -> CataloguePage:
@@ -263,9 +268,10 @@ class MarketplaceAdapter:
 
         A query naming several categories is read as one feed per category (each up to
         `page_cap` pages), so every listing's category is known; with one category it is that
-        one. The merged `window_floor` is the highest of the feeds' floors: a listing newer
-        than it was inside every window. Each category's listings carry its name, read from
-        one of its item pages (`_category_names`): a page that fails never fails the feed.
+        one. Each feed keeps its `FeedWindow`: where one category's window ends says nothing
+        of another's, so a missing listing is judged against its own category's window. Each
+        category's listings carry its name, read from one of its item pages
+        (`_category_names`): a page that fails never fails the feed.
         """
         if len(query.catalog_ids) <= 1:
             feed = await self._one_feed(query, page_cap)
@@ -285,8 +291,7 @@ class MarketplaceAdapter:
         listings: dict[int, Listing] = {}
         for feed in feeds:
             for listing in feed.listings:
-                listings.setdefault(listing.id, listing)
-        floors = [f.window_floor for f in feeds if f.window_floor is not None]
+                _keep(listings, listing)
         merged = CataloguePage(
             listings=tuple(listings.values()),
             page=sum(f.page for f in feeds),
@@ -294,7 +299,7 @@ class MarketplaceAdapter:
             total_entries=sum(f.total_entries or 0 for f in feeds),
             problems=tuple(p for f in feeds for p in f.problems),
             market_time=max((f.market_time for f in feeds if f.market_time), default=None),
-            window_floor=max(floors) if floors else None,
+            windows=tuple(window for f in feeds for window in f.windows),
         )
         return await self._named(query, merged)
 
@@ -389,6 +394,13 @@ class MarketplaceAdapter:
 
     async def fetch_item_state(self, origin: str, item_id: int) -> ItemState:
         return (await self.fetch_item_detail(origin, item_id)).state
+
+
+def _keep(listings: dict[int, Listing], listing: Listing) -> None:
+    """Merge `listing` into a feed: its first place stays; organic beats promoted."""
+    known = listings.get(listing.id)
+    if known is None or (known.promoted and not listing.promoted):
+        listings[listing.id] = listing
 
 
 def _deleted(item_id: int, evidence: str) -> ItemDetail:

@@ -47,6 +47,22 @@ class Listing:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedWindow:
+    """One newest-first feed as it was read: the ids of its organic (not promoted) listings in
+    the feed's order, and whether the page cap stopped the reading before the feed's end.
+
+    A newest-first feed is ordered by publication, not by id (ids are allotted when a draft is
+    made, so a listing published now may carry an id days older than its neighbours): what a
+    monitor can tell of where the window ends is this order, never the ids. Promoted listings
+    are left out: they are placed out of date order and say nothing about the window.
+    """
+
+    organic: tuple[int, ...]
+    cut: bool  # older listings may lie beyond the last one read
+    category_id: int | None = None  # the one category the feed was filtered to, if one
+
+
+@dataclass(frozen=True, slots=True)
 class CataloguePage:
     """One feed page: the listings that parsed, and one line per item that did not."""
 
@@ -56,10 +72,9 @@ class CataloguePage:
     total_entries: int | None = None
     problems: tuple[str, ...] = ()
     market_time: datetime | None = None  # the marketplace's own clock, when the answer says it
-    # A merged feed cut short by its page cap: the lowest id among its organic (not promoted)
-    # listings. Ids grow with time, so a listing with a higher id that is missing has left
-    # the feed; a lower one may just have slid out of the window. None: read to its end.
-    window_floor: int | None = None
+    # A whole feed (`MarketplaceAdapter.fetch_feed`): one window per feed read, one per
+    # category when the URL names several. Empty for a single page as parsed.
+    windows: tuple[FeedWindow, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,10 @@ class Listing(Base):
     """What is known of one marketplace listing, as seen by one monitor."""
 
     __tablename__ = "listings"
-    __table_args__ = (Index("ix_listings_monitor_state", "monitor_id", "state", "item_id"),)
+    __table_args__ = (
+        Index("ix_listings_monitor_state", "monitor_id", "state", "item_id"),
+        Index("ix_listings_monitor_rank", "monitor_id", "feed_rank"),
+    )
 
     monitor_id: Mapped[str] = mapped_column(
         ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
@@ -100,6 +103,10 @@ class Listing(Base):
     # Added by migration 0008 (notification rules filter on the seller), at the end likewise.
     seller_login: Mapped[str | None] = mapped_column(String(200))
     seller_business: Mapped[bool | None] = mapped_column(Boolean)
+    # Added by migration w001: the listing's place in the feed's publication order, as the
+    # monitor placed it from the feeds it saw (higher is newer; `FeedOrder`). NULL until first
+    # seen organically (ids are allotted with drafts: they say nothing of this order).
+    feed_rank: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class ListingEvent(Base):

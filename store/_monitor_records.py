@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -144,6 +145,36 @@ class PollOutcome:
     # budget ran out) or refused an answer (a 429, a block page, an outage): unknown. They
     # are marked out of the feed; their absence count neither advances nor restarts.
     unknown: tuple[int, ...] = ()
+    # Places in publication order decided this poll (`listings.feed_rank`, see `FeedOrder`),
+    # of listings seen in the feed: written as given.
+    ranks: Mapping[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveListing:
+    """A listing held open or reserved: what deciding whether it left the feed needs."""
+
+    item_id: int
+    last_seen_at: datetime
+    feed_rank: int | None  # its place in publication order; None: never seen organically
+    category_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedOrder:
+    """What a monitor has learnt of its feed's publication order, read before a poll decides
+    which missing listings left the feed's window. A rank (`listings.feed_rank`) is a listing's
+    place in publication order, higher is newer, as the engine placed it from the feeds it saw
+    (`engine.monitors._feed_window`); the store only keeps it.
+
+    `live`: every listing held open or reserved. `ranks`: the ranks of those and of the asked
+    listings (the feed's) that have one. `lowest`, `highest`: the extreme ranks of every
+    listing of the monitor (None: none has a rank yet)."""
+
+    live: dict[int, LiveListing]
+    ranks: dict[int, int]
+    lowest: int | None
+    highest: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -14,6 +13,7 @@ from . import _monitors as repo
 from . import _polls as polls
 from ._listing_filters import filtered_listing_page
 from ._monitor_records import (
+    FeedOrder,
     ListingEventRecord,
     ListingFilter,
     ListingPage,
@@ -70,10 +70,12 @@ class MonitorStore:
     async def known_live_listings(self, monitor_id: str) -> set[int]:
         return await self._store.unit(lambda db: repo.known_live_listings(db, monitor_id))
 
-    async def live_listings_last_seen(self, monitor_id: str) -> dict[int, datetime]:
-        """Listings held open or reserved -> when the feed last showed each (so the engine
-        can confirm the oldest drop-outs first)."""
-        return await self._store.unit(lambda db: repo.live_listings_last_seen(db, monitor_id))
+    async def feed_order(self, monitor_id: str, item_ids: Iterable[int]) -> FeedOrder:
+        """The live listings (each with when the feed last showed it, so the engine can
+        confirm the oldest drop-outs first) and the places in publication order a poll of a
+        feed showing `item_ids` is judged by (`FeedOrder`). One unit."""
+        ids = tuple(item_ids)
+        return await self._store.unit(lambda db: repo.feed_order(db, monitor_id, ids))
 
     async def last_good_poll_items(self, monitor_id: str) -> int | None:
         """The `items` of the latest successful poll (None before any)."""

@@ -6,6 +6,7 @@ so another workspace's monitor is simply not found.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -15,14 +16,16 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
     LISTING_STATES,
+    FeedOrder,
     ListingEventRecord,
     ListingRecord,
+    LiveListing,
     MonitorRecord,
     MonitorStatus,
     NewMonitor,
     PollRecord,
 )
-from ._polls import poll_record
+from ._polls import IN_CHUNK, poll_record
 from ._rows import new_row, to_record, workspace_row
 
 
@@ -138,14 +141,31 @@ def known_live_listings(db: Session, monitor_id: str) -> set[int]:
     return set(rows)
 
 
-def live_listings_last_seen(db: Session, monitor_id: str) -> dict[int, datetime]:
-    """Listings last known open or reserved, each with when the feed last showed it."""
+def feed_order(db: Session, monitor_id: str, item_ids: Iterable[int]) -> FeedOrder:
+    """The monitor's live listings, and the ranks of those and of `item_ids` (a feed's
+    listings), with the monitor's lowest and highest rank: see `FeedOrder`."""
     rows = db.execute(
-        select(Listing.item_id, Listing.last_seen_at).where(
-            Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved"))
+        select(Listing.item_id, Listing.last_seen_at, Listing.feed_rank, Listing.category_id)
+        .where(Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved")))
+    )  # fmt: skip
+    live = {int(i): LiveListing(int(i), seen, rank, cat) for i, seen, rank, cat in rows}
+    ranks = {i: x.feed_rank for i, x in live.items() if x.feed_rank is not None}
+    others = sorted(set(item_ids) - live.keys())
+    for start in range(0, len(others), IN_CHUNK):
+        found = db.execute(
+            select(Listing.item_id, Listing.feed_rank).where(
+                Listing.monitor_id == monitor_id,
+                Listing.item_id.in_(others[start : start + IN_CHUNK]),
+                Listing.feed_rank.is_not(None),
+            )
         )
-    )
-    return {int(item_id): last_seen for item_id, last_seen in rows}
+        ranks.update((int(i), int(rank)) for i, rank in found if rank is not None)
+    lowest, highest = db.execute(
+        select(func.min(Listing.feed_rank), func.max(Listing.feed_rank)).where(
+            Listing.monitor_id == monitor_id
+        )
+    ).one()
+    return FeedOrder(live, ranks, lowest, highest)
 
 
 def last_good_poll(db: Session, monitor_id: str) -> PollRecord | None:

@@ -50,7 +50,7 @@ from ._poll_decisions import (
 )
 from ._rows import to_record
 
-_IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
+IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
 # The columns the state machine decides (`ListingSnapshot` field -> column), and a sighting's
 # other fields, copied onto the row as observed (those it carries).
 _DECIDED = {
@@ -69,8 +69,8 @@ def poll_record(row: Poll) -> PollRecord:
 
 def _existing(db: Session, monitor_id: str, ids: Sequence[int]) -> dict[int, Listing]:
     found: dict[int, Listing] = {}
-    for start in range(0, len(ids), _IN_CHUNK):
-        chunk = ids[start : start + _IN_CHUNK]
+    for start in range(0, len(ids), IN_CHUNK):
+        chunk = ids[start : start + IN_CHUNK]
         rows = db.scalars(
             select(Listing).where(Listing.monitor_id == monitor_id, Listing.item_id.in_(chunk))
         )
@@ -186,13 +186,13 @@ def _upgrade_sale_events(db: Session, monitor_id: str, upgraded: dict[int, str])
     for item_id, evidence in sorted(upgraded.items()):
         by_evidence.setdefault(evidence, []).append(item_id)
     for evidence, items in by_evidence.items():
-        for start in range(0, len(items), _IN_CHUNK):
+        for start in range(0, len(items), IN_CHUNK):
             latest = (
                 select(func.max(ListingEvent.id))
                 .where(
                     ListingEvent.monitor_id == monitor_id,
                     ListingEvent.kind == "state",
-                    ListingEvent.item_id.in_(items[start : start + _IN_CHUNK]),
+                    ListingEvent.item_id.in_(items[start : start + IN_CHUNK]),
                 )
                 .group_by(ListingEvent.item_id)
             )
@@ -285,6 +285,9 @@ def record_poll(
         writes.apply(step)
     if writes.upgraded:
         _upgrade_sale_events(db, monitor_id, writes.upgraded)
+    for item_id, rank in outcome.ranks.items():  # the engine's places, for listings seen
+        if item_id in rows:
+            rows[item_id].feed_rank = rank
     poll = _poll_row(monitor_id, outcome, writes)
     db.add(poll)
     if monitor is not None and decision.monitor is not None:

@@ -10,14 +10,25 @@ from store import ConfirmedState, ObservedListing
 
 
 @dataclass(frozen=True, slots=True)
+class FeedWindow:
+    """One newest-first feed as read: its organic (not promoted) listings' ids in the feed's
+    order, which is publication order (never id order: ids come with drafts), and whether
+    the page cap cut the reading short. `category_id`: the one category it was filtered to,
+    when the URL names several (each is a feed, and a window, of its own)."""
+
+    organic: tuple[int, ...]
+    cut: bool
+    category_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Feed:
     listings: tuple[ObservedListing, ...]
     pages: int
     problems: tuple[str, ...] = ()
-    # The feed was cut by its page cap: the lowest id of its organic listings. A missing live
-    # listing with a higher id has left the feed; a lower one may only have slid out of sight.
-    # None: the whole feed was read, so every missing live listing has left it.
-    window_floor: int | None = None
+    # Where each feed read ends (`_feed_window` says what left it). Empty: one window, read
+    # to its end, whose organic order is the listings' own.
+    windows: tuple[FeedWindow, ...] = ()
     market_time: datetime | None = None  # the marketplace's clock, when the answer stated it
 
 

@@ -9,9 +9,10 @@ from datetime import datetime, timedelta
 
 import trio
 
-from store import ConfirmedState, MonitorRecord, PollOutcome, PollRecord, Store
+from store import ConfirmedState, FeedOrder, MonitorRecord, PollOutcome, PollRecord, Store
 
 from ._clock import stamp_poll
+from ._feed_window import has_left, place, window_ends, windows_of
 from ._listing_states import Lookup, decide_poll, drop_out_verdicts, failed_lookup
 from ._market import Feed, Marketplace, SuspectedBlock
 
@@ -80,15 +81,33 @@ def check_believable(feed: Feed, last_items: int | None) -> None:
         raise SuspectedBlock(seen, last_items)
 
 
-def drop_outs(live: dict[int, datetime], feed: Feed) -> tuple[list[int], list[int]]:
-    """Live listings missing from the feed: (left the window, out of sight), each oldest
-    sighting first. Ids grow with time, so only ids above the window's floor have left it."""
+@dataclass(frozen=True, slots=True)
+class DropOuts:
+    """Live listings missing from a poll's feed, each oldest sighting first: those that left
+    the feed's window, and those that may only be out of sight beyond its page cap; and the
+    places in publication order the feed gave (`PollOutcome.ranks`)."""
+
+    left: list[int]
+    out_of_sight: list[int]
+    ranks: dict[int, int]
+
+
+def drop_outs(order: FeedOrder, feed: Feed) -> DropOuts:
+    """Which live listings missing from `feed` left its window, by the feed's own order:
+    those published after the last organic listing the feed showed (`_feed_window`: ids
+    are allotted with drafts, so they say nothing about it)."""
+    windows = windows_of(feed)
+    placed = place(windows, order)
+    ends = window_ends(windows, order.ranks | placed)
     seen = {listing.item_id for listing in feed.listings}
-    missing = sorted((i for i in live if i not in seen), key=lambda i: (live[i], i))
-    floor = feed.window_floor
-    left = [i for i in missing if floor is None or i > floor]
-    out_of_sight = [i for i in missing if floor is not None and i <= floor]
-    return left, out_of_sight
+    missing = sorted(
+        (x for x in order.live.values() if x.item_id not in seen),
+        key=lambda x: (x.last_seen_at, x.item_id),
+    )
+    left = [x.item_id for x in missing if has_left(x.feed_rank, x.category_id, ends)]
+    taken = set(left)
+    out_of_sight = [x.item_id for x in missing if x.item_id not in taken]
+    return DropOuts(left, out_of_sight, placed)
 
 
 async def poll_once(
@@ -103,8 +122,9 @@ async def poll_once(
     """Poll `monitor` once and record the outcome in one transaction.
 
     Listings and their events are stamped on the market's clock when it is believable
-    (`_clock`). Listings that left the feed's window are confirmed first (oldest sighting
-    first), then, with what is left of the budget, those only out of sight. Of those that
+    (`_clock`). Listings that left the feed's window (`drop_outs`, by the feed's order) are
+    confirmed first (oldest sighting first), then, with what is left of the budget, those
+    only out of sight. Of those that
     left it, the ones whose lookup was answered without a state count as absent (repeated
     absence makes a likely sale); those not asked or refused an answer are unknown, which
     proves nothing (`_listing_states.drop_out_verdicts`). The store writes what the listing
@@ -123,11 +143,11 @@ async def poll_once(
     except SuspectedBlock:
         market.note_suspicious(monitor.url, SuspectedBlock.kind)
         raise
-    live = await store.monitors.live_listings_last_seen(monitor.id)
-    left, out_of_sight = drop_outs(live, feed)
-    ask = (left + out_of_sight)[: max(0, policy.per_poll)]
+    order = await store.monitors.feed_order(monitor.id, (x.item_id for x in feed.listings))
+    missing = drop_outs(order, feed)
+    ask = (missing.left + missing.out_of_sight)[: max(0, policy.per_poll)]
     lookups = await confirm_states(market, monitor.url, ask)
-    absent, unknown = drop_out_verdicts(left, lookups.fared)
+    absent, unknown = drop_out_verdicts(missing.left, lookups.fared)
     elapsed = timedelta(seconds=trio.current_time() - started)
     stamp = stamp_poll(feed.market_time, now + elapsed, last)
     outcome = PollOutcome(
@@ -143,6 +163,7 @@ async def poll_once(
         observed_at=stamp.at,
         clock=stamp.clock,
         unknown=unknown,
+        ranks=missing.ranks,
     )
     return await store.monitors.record_poll(
         monitor.id, outcome, lease_token=lease_token, decide=decide_poll

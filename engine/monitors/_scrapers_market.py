@@ -34,7 +34,7 @@ from scrapers import (
 )
 from store import ConfirmedState, Evidence, ListingState, ObservedListing, Store, to_record
 
-from ._market import CatalogueUrlRefused, Feed
+from ._market import CatalogueUrlRefused, Feed, FeedWindow
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class ScrapersMarketplace:
             listings=tuple(observed(listing) for listing in page.listings),
             pages=page.page,
             problems=page.problems,
-            window_floor=page.window_floor,
+            windows=tuple(FeedWindow(w.organic, w.cut, w.category_id) for w in page.windows),
             market_time=page.market_time,
         )
 

@@ -12,6 +12,7 @@ import trio
 import trio.lowlevel
 
 from engine import CatalogueUrlRefused, Feed
+from engine.monitors._market import FeedWindow
 from store import ConfirmedState, ListingState, ObservedListing
 
 
@@ -28,7 +29,7 @@ class StateLookupFailed(Exception):
 class FakeMarket:
     states: dict[int, ListingState] = field(default_factory=dict)
     prices: dict[int, Decimal] = field(default_factory=dict)
-    feed_window: int = 1000
+    feed_window: int = 1000  # organic listings per answer: the page cap cuts the rest
     feed_error: Exception | None = None
     feed_calls: int = 0
     detail_calls: int = 0
@@ -39,6 +40,9 @@ class FakeMarket:
     # What asking about a listing's state raises instead of answering (a 429, a block page,
     # an unreadable page): see `StateLookupFailed`.
     state_errors: dict[int, Exception] = field(default_factory=dict)
+    # When each listing was published, the feed's order (newest first); a listing not in it
+    # was published in the order of its id. A draft's id is older than its publication.
+    published: dict[int, float] = field(default_factory=dict)
 
     def list(self, item_id: int, price: str = "10.00") -> None:
         self.states[item_id] = "open"
@@ -56,7 +60,11 @@ class FakeMarket:
         await trio.lowlevel.checkpoint()
         if self.feed_error is not None:
             raise self.feed_error
-        live = sorted((i for i, s in self.states.items() if s == "open"), reverse=True)
+        live = sorted(
+            (i for i, s in self.states.items() if s == "open"),
+            key=lambda i: (self.published.get(i, i), i),
+            reverse=True,
+        )
         listings = tuple(
             ObservedListing(
                 **{"item_id": i, "price": self.prices[i], "brand": "Levi's", "favourites": 1}
@@ -64,7 +72,9 @@ class FakeMarket:
             )
             for i in live[: self.feed_window]
         )
-        return Feed(listings=listings, pages=1, market_time=self.market_time)
+        organic = tuple(x.item_id for x in listings if not x.promoted)
+        window = FeedWindow(organic, cut=len(live) > self.feed_window)
+        return Feed(listings=listings, pages=1, windows=(window,), market_time=self.market_time)
 
     async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
         self.detail_calls += 1

@@ -90,7 +90,7 @@ async def test_absence_makes_a_likely_sale_that_the_feed_undoes(store: Store) ->
         "sold": 1,
         "deleted": 0,
     }
-    assert set(await store.monitors.live_listings_last_seen(monitor_id)) == {2, 3}
+    assert set((await store.monitors.feed_order(monitor_id, ())).live) == {2, 3}
     # A sold listing is no longer absent; back in the feed, a likely sale was not one.
     await poll([3], absent=[1])
     assert await _listing(store, monitor_id, 1) == ("sold", "absence", 3)
