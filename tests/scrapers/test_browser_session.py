@@ -23,12 +23,14 @@ from scrapers import (
     BrowserUnavailable,
     find_browser,
 )
-from scrapers._browser import CLOSE_GRACE
+from scrapers._browser import CLOSE_GRACE, _usable_cookies
 from scrapers._browser_driver import NOT_INSTALLED
 from scrapers._browser_egress import EgressPolicy, host_refusal
 from scrapers._browser_proxy import GuardProxy
-from scrapers._sessions import MarketSession
+from scrapers._browser_upstream import Upstream
+from scrapers._sessions import MAX_COOKIE_BYTES, MAX_COOKIES, MarketSession
 from scrapers.simulator import SimulatorConfig
+from tests.waiting import eventually
 
 from ._challenge_site import ChallengeSite, challenge_site
 from ._servers import RawServer, fixed_response
@@ -350,3 +352,115 @@ async def test_the_simulators_challenge_is_passed_and_bound_to_the_browsers_user
             other = await plain.get("/", headers={**cookie, "User-Agent": DEFAULT_USER_AGENT})
     assert home.status_code == 200 and "cf-mitigated" not in home.headers
     assert other.status_code == 403 and other.headers["cf-mitigated"] == "challenge"
+
+
+@dataclass
+class FakeUpstream:
+    """An egress proxy that accepts one tunnel per connection (socks5, or http `CONNECT`),
+    records what it was asked, then echoes what comes through the tunnel."""
+
+    kind: str  # "socks5" or "http"
+    asked: list[bytes] = field(default_factory=list)
+    url: str = ""
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        async with client:
+            if self.kind == "socks5":
+                self.asked.append(await client.receive_some(64))  # greeting
+                await client.send_all(b"\x05\x02")  # username and password, please
+                self.asked.append(await client.receive_some(512))  # credentials
+                await client.send_all(b"\x01\x00")
+                self.asked.append(await client.receive_some(512))  # the CONNECT request
+                await client.send_all(b"\x05\x00\x00\x01" + bytes(4) + b"\x00\x00")
+            else:
+                self.asked.append(await client.receive_some(4096))
+                await client.send_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            while chunk := await client.receive_some(4096):
+                await client.send_all(chunk)
+
+    async def serve(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        port = listeners[0].socket.getsockname()[1]
+        self.url = f"{self.kind}://user:s3cret@127.0.0.1:{port}"
+        task_status.started(self.url)
+        await trio.serve_listeners(self._handle, listeners)
+
+
+async def tunnel_through(proxy_url: str, target: str) -> bytes:
+    """The guard proxy's answer to `CONNECT target`, then (when it is a 200) what comes back
+    through the tunnel after sending `ping`."""
+    address = urlsplit(proxy_url)
+    stream = await trio.open_tcp_stream(address.hostname or "", address.port or 0)
+    async with stream:
+        await stream.send_all(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer and (chunk := await stream.receive_some(4096)):
+            answer += chunk
+        if answer.startswith(b"HTTP/1.1 200"):
+            await stream.send_all(b"ping")
+            while not answer.endswith(b"ping") and (chunk := await stream.receive_some(4096)):
+                answer += chunk
+        return answer
+
+
+@pytest.mark.parametrize("kind", ["socks5", "http"])
+async def test_tunnels_leave_through_the_egress_proxy(kind: str, nursery: trio.Nursery) -> None:
+    egress = FakeUpstream(kind)
+    await nursery.start(egress.serve)
+
+    async def resolver(host: str, port: int) -> list[str]:
+        if host == "inside.example.com":
+            return ["10.1.2.3"]
+        raise OSError("unknown here: the egress proxy resolves it")
+
+    upstream = Upstream.parse(egress.url)
+    guard = GuardProxy(EgressPolicy.for_site("http://127.0.0.1:1", ()), upstream, resolver)
+    proxy_url = await nursery.start(guard.serve)
+    with trio.fail_after(30):
+        through = await tunnel_through(proxy_url, "public.example.com:443")
+        inside = await tunnel_through(proxy_url, "inside.example.com:443")
+    assert through.startswith(b"HTTP/1.1 200") and through.endswith(b"ping")  # echoed back
+    assert inside.startswith(b"HTTP/1.1 403")  # a name that resolves here to a private address
+    asked = b"".join(egress.asked)
+    assert b"public.example.com" in asked and b"inside.example.com" not in asked
+    if kind == "socks5":
+        assert egress.asked[1] == b"\x01\x04user\x06s3cret"
+        assert egress.asked[2] == b"\x05\x01\x00\x03\x12public.example.com\x01\xbb"
+    else:
+        assert b"Proxy-Authorization: Basic dXNlcjpzM2NyZXQ=" in asked
+
+
+async def test_cancelling_stops_the_browser_and_frees_the_next_launch() -> None:
+    sessions = browser()
+    async with challenge_site(hand_token=False) as site:
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    lambda: sessions.open_session(site.origin, allowed_origins=(site.origin,))
+                )
+                await eventually(lambda: len(site.probe_reports) == 1, within=60)
+                cancelled_at = trio.current_time()
+                scope.cancel()
+        # The thread saw the cancellation and closed the browser: the shielded wait for it
+        # ended well before its grace ran out (and far before the session's 30 s).
+        assert trio.current_time() - cancelled_at < CLOSE_GRACE / 2
+    async with challenge_site() as site:
+        with trio.fail_after(90):  # the lock was released: the next launch goes ahead
+            session = await sessions.open_session(site.origin, allowed_origins=(site.origin,))
+    assert session.token and sessions.launches == 2
+
+
+def test_only_cookies_that_fit_a_header_are_kept_essential_ones_first() -> None:
+    jar = (
+        *((f"c{i}", "v" * 100) for i in range(60)),
+        ("smuggle", "a\r\nX-Evil: 1"),
+        ("comma", "a,b"),
+        ("access_token_web", "token"),
+        ("cf_clearance", "clearance"),
+    )
+    kept = dict(_usable_cookies(jar))
+    assert list(kept)[:2] == ["access_token_web", "cf_clearance"]
+    assert "smuggle" not in kept and "comma" not in kept
+    assert len(kept) <= MAX_COOKIES and sum(len(k) + len(v) + 2 for k, v in kept.items()) <= (
+        MAX_COOKIE_BYTES
+    )
