@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +37,14 @@ from ._challenge_site import ChallengeSite, challenge_site
 from ._servers import RawServer, fixed_response
 from ._sim import simulator
 
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium, found as `NICHESCOPE_MARKET_BROWSER=auto` finds it.
+CHROMIUM = shutil.which("chromium")
 REQUIRE_BROWSER = bool(os.environ.get("NICHESCOPE_REQUIRE_BROWSER") == "1" or os.environ.get("CI"))
 
 
-def require_chromium() -> None:
-    reason = f"chromium not found at {CHROMIUM} (apt-get install chromium)"
-    if not Path(CHROMIUM).exists():
+def require_chromium() -> str:
+    reason = "chromium not found on the PATH (apt-get install chromium)"
+    if CHROMIUM is None:
         if REQUIRE_BROWSER:
             pytest.fail(reason + "; required because CI or NICHESCOPE_REQUIRE_BROWSER=1 is set")
         pytest.skip(reason)
@@ -52,11 +54,11 @@ def require_chromium() -> None:
         if REQUIRE_BROWSER:
             pytest.fail("playwright is not installed (pip install -e '.[dev]')")
         pytest.skip("playwright is not installed (pip install -e '.[dev]')")
+    return CHROMIUM
 
 
 def browser(**settings: object) -> BrowserSessions:
-    require_chromium()
-    values: dict[str, object] = {"mode": CHROMIUM, "launch_timeout": 30.0}
+    values: dict[str, object] = {"mode": require_chromium(), "launch_timeout": 30.0}
     values.update(settings)
     return BrowserSessions(BrowserSettings(**values))  # type: ignore[arg-type]
 
