@@ -36,7 +36,7 @@ from typing import (
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._column_builder import ColumnBuilder
-from ._errors import InvalidExport
+from ._errors import InvalidExport, quote
 from ._input import PollRow
 from .export_format import (
     Counts,
@@ -167,7 +167,7 @@ def poll_row(row: object, i: int) -> PollRow:
 
 def refusal(type_: Any, error: Mapping[str, Any], where: str) -> InvalidExport:
     """The `InvalidExport` of pydantic's `error` for a value of `type_` at `where`: "missing",
-    a `Refused`'s own words, or "expected <what the type takes>, got <the value>"."""
+    a `Refused`'s own words, or "expected <what the type takes>, got <the value, quoted>"."""
     loc = error["loc"]
     value = error.get("input")
     if loc:
@@ -180,7 +180,8 @@ def refusal(type_: Any, error: Mapping[str, Any], where: str) -> InvalidExport:
     if _is_model(hint):
         return InvalidExport(where, f"expected an object, got {type(value).__name__}")
     want, nullable = _expectation(hint)
-    return InvalidExport(where, f"expected {want}{' or null' if nullable else ''}, got {value!r}")
+    got = quote(value)  # bounded: the value may be megabytes long, or nested deep
+    return InvalidExport(where, f"expected {want}{' or null' if nullable else ''}, got {got}")
 
 
 @cache

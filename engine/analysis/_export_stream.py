@@ -5,7 +5,9 @@ checked. Here ijson's event stream is read once: the small parts (format, versio
 monitor, counts) are assembled whole, each listing, event and poll is assembled, checked and
 appended to the `ColumnBuilder`'s typed arrays, then dropped. The export we write puts the
 format and version first; a document that puts its rows before its version is read twice (the
-rows' meaning depends on the version), from the same file.
+rows' meaning depends on the version), from the same file. Levels are counted as the events
+come, and a document nested deeper than `MAX_DEPTH` is refused at its first value too deep:
+what a read costs follows the file's size, never the square of its depth.
 
 Which keys are the head and which the arrays is `export_format`'s; the checks, and the first
 problem's `InvalidExport`, are those of `_export.py` (each part validated by its type).
@@ -15,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any
+from functools import partial
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 import ijson
 from ijson.common import ObjectBuilder
 
 from ._column_builder import ColumnBuilder
-from ._errors import InvalidExport
+from ._errors import InvalidExport, quote
 from ._export import (
     EXPORTED_AT,
     add_event_row,
@@ -32,13 +35,27 @@ from ._export import (
     poll_row,
 )
 from ._input import PollRow, last_observation, poll_marks
-from .export_format import ARRAY_KEYS, HEAD_KEYS
+from .export_format import ARRAY_KEYS, DOCUMENT_KEYS, HEAD_KEYS
 
 if TYPE_CHECKING:
     from ._input import AnalysisInput
 
 _OPENING = frozenset({"start_map", "start_array"})
 _CLOSING = frozenset({"end_map", "end_array"})
+
+MAX_DEPTH: Final = 64
+"""The deepest a document may nest (the root object is level 1). An export nests three levels
+(the document, an array, a row) and a monitor's fields a few more; a deeper document is refused
+as it is read, at the first value past the limit."""
+
+# How much of the file the parser reads at a time. ijson's C backend parses a whole chunk into
+# events before the first is handed over, so the chunk bounds what a pathological one costs
+# (16 KiB of `[`: 16,000 events, about 1 MB) before the depth check sees it.
+READ_CHUNK: Final = 16 * 1024
+
+
+# What `_Reader._start` asks of the loop for the value that an event begins.
+_Step = Literal["build", "skip", "end"] | None
 
 
 class _Reader:
@@ -51,16 +68,17 @@ class _Reader:
         self.rows_skipped = False
         self.builder = ColumnBuilder()
         self.polls: list[PollRow] = []
-        self._counters = dict.fromkeys(ARRAY_KEYS, 0)
+        self._key: str | None = None  # the root's key whose value comes next
+        self._array: str | None = None  # the root's array whose items come next
+        self._item = -1  # the index of the current item of `_array`
+        self._done: Callable[[Any], None] = self._ignore  # takes the value being built
 
     def _header_value(self, key: str, value: Any) -> None:
         self.header[key] = value
         if "format" in self.header and "version" in self.header and self.version is None:
             self.version = check_header(self.header)
 
-    def _row(self, array: str, row: Any) -> None:
-        i = self._counters[array]
-        self._counters[array] = i + 1
+    def _row(self, array: str, i: int, row: Any) -> None:
         if array == "polls":
             self.polls.append(poll_row(row, i))
         elif self.version is None:
@@ -72,62 +90,88 @@ class _Reader:
 
     def read(self, stream: IO[bytes]) -> None:
         """Read the document's events: the root object's keys one level down, the items of
-        its arrays two levels down; everything else is parsed and skipped, never assembled."""
+        its arrays two levels down; everything else is parsed and skipped, never assembled.
+
+        The events carry no path (ijson's `parse` joined one per event from the whole stack
+        of levels: memory grew with the square of the depth, 2 GB for 60 KB nested 30,000
+        deep); the level is counted here, and a document nested past `MAX_DEPTH` is refused
+        (`InvalidExport` naming the root's key or row it is in) at its first value too deep.
+        """
         building: ObjectBuilder | None = None
-        depth = 0
-        skipping = 0  # nesting left of a value nobody reads
-        key: str | None = None  # the root's key whose value comes next
-        array: str | None = None  # the root's array whose items come next
-        done: Callable[[Any], None] = self._ignore
-        events = ijson.parse(stream, use_float=True)
+        skipping = False  # inside a value nobody reads
+        level = 1  # the current event's (the root object is level 1)
+        ends_at = 0  # the level that the value being built or skipped closes back to
+        events = ijson.basic_parse(stream, use_float=True, buf_size=READ_CHUNK)
         first = next(events, None)
-        if first is None or first[:2] != ("", "start_map"):
+        if first is None or first[0] != "start_map":
             raise InvalidExport("document", "expected a JSON object")
-        for _prefix, event, value in events:
+        for event, value in events:
+            if event in _OPENING:
+                level += 1
+                if level > MAX_DEPTH:
+                    raise InvalidExport(self._where(), f"nested more than {MAX_DEPTH} levels deep")
+            elif event in _CLOSING:
+                level -= 1
             if building is not None:
                 building.event(event, value)
-                if event in _OPENING:
-                    depth += 1
-                elif event in _CLOSING:
-                    depth -= 1
-                if depth == 0:
-                    done(building.value)
+                if level == ends_at:
+                    self._done(building.value)
                     building = None
-                continue
-            if skipping:
-                skipping += 1 if event in _OPENING else -1 if event in _CLOSING else 0
-                continue
-            if array is not None:  # an item of one of the root's arrays, or its end
-                if event == "end_array":
-                    array = None
-                    continue
-                if array != "polls" and self.version is None:
-                    self.rows_skipped = True  # read again once the version is known
-                    skipping = 1 if event in _OPENING else 0
-                    continue
-                done = _bind(self._row, array)
-            elif event == "map_key":
-                key = value
-                continue
-            elif event == "end_map":  # the root's end
+            elif skipping:
+                skipping = level != ends_at
+            elif (step := self._start(event, value)) == "end":
                 break
-            elif key in ARRAY_KEYS:
-                self.arrays[key] = event == "start_array"
-                if event == "start_array":
-                    array = key
-                elif event == "start_map":
-                    skipping = 1
-                continue
-            elif key in HEAD_KEYS:
-                done = _bind(self._header_value, key)
-            else:
-                skipping = 1 if event in _OPENING else 0  # a key this reader does not use
-                continue
-            if event in _OPENING:
-                building, depth = ObjectBuilder(), 1
-                building.event(event, value)
-            else:
-                done(value)
+            elif step is not None:  # a container begins: assembled for `_done`, or skipped
+                ends_at = level - 1
+                if step == "skip":
+                    skipping = True
+                else:
+                    building = ObjectBuilder()
+                    building.event(event, value)
+
+    def _start(self, event: str, value: Any) -> _Step:
+        """An event of the root object, or of one of its arrays: a key, an array's or the
+        root's end, or the start of a value. A scalar is handed over here; a container is
+        built (`_done` takes it) or skipped by the loop, as the answer says."""
+        opening = event in _OPENING
+        if self._array is not None:
+            if event == "end_array":
+                self._array = None
+                return None
+            self._item += 1
+            if self._array != "polls" and self.version is None:
+                self.rows_skipped = True  # read again once the version is known
+                return "skip" if opening else None
+            self._done = partial(self._row, self._array, self._item)
+        elif event == "map_key":
+            self._key = value
+            return None
+        elif event == "end_map":
+            return "end"
+        elif self._key in ARRAY_KEYS:
+            self.arrays[self._key] = event == "start_array"
+            if event == "start_array":
+                self._array, self._item = self._key, -1
+                return None
+            return "skip" if opening else None
+        elif self._key in HEAD_KEYS:
+            self._done = partial(self._header_value, self._key)
+        else:
+            return "skip" if opening else None  # a key this reader does not use
+        if opening:
+            return "build"
+        self._done(value)
+        return None
+
+    def _where(self) -> str:
+        """Where the current event is, named only for a refusal: the root's array and item,
+        or the root's key (quoted when it is not the format's: it is the sender's text, of
+        any length)."""
+        if self._array is not None:
+            return f"{self._array}[{self._item}]"
+        if self._key is None or self._key in DOCUMENT_KEYS:
+            return self._key or "document"
+        return f"document[{quote(self._key)}]"
 
     @staticmethod
     def _ignore(_value: Any) -> None:
@@ -164,10 +208,6 @@ class _Reader:
             polls=polls,
             category_names=self.builder.category_names(),
         )
-
-
-def _bind(handler: Callable[[str, Any], None], key: str) -> Callable[[Any], None]:
-    return lambda value: handler(key, value)
 
 
 def read_export(

@@ -14,9 +14,10 @@ version 1 document that holds them has them ignored, as when version 1 was curre
 
 Strict about what the analysis uses, lenient about the rest: unknown fields are ignored;
 integers are JSON integers that fit 64 bits (not `true`, not `1.0`); decimals are decimal
-strings (no exponent, no NaN); timestamps are ISO-8601 strings (`datetime.fromisoformat`); a
-field with a default may be absent, and is null only where its type says so. A refused value's
-`InvalidExport` says what was expected in the words of its type's `Expect`.
+strings (no exponent, no NaN); timestamps are ISO-8601 strings (`datetime.fromisoformat`) of a
+moment in the years 1 to 9999 in UTC; a field with a default may be absent, and is null only
+where its type says so. A refused value's `InvalidExport` says what was expected in the words of
+its type's `Expect`, quoting at most the value's first 80 characters.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, get_args, get_origin
 
 from pydantic import (
@@ -38,6 +39,8 @@ from pydantic import (
     StringConstraints,
 )
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaValue
+
+from ._errors import quote
 
 # The format and its versions ----------------------------------------------------------------
 
@@ -75,9 +78,25 @@ def _timestamp(value: object) -> datetime:
     if not isinstance(value, str):
         raise Refused(f"expected an ISO-8601 timestamp, got {type(value).__name__}")
     try:
-        return datetime.fromisoformat(value)
+        moment = datetime.fromisoformat(value)
     except ValueError:
-        raise Refused(f"not an ISO-8601 timestamp: {value!r}") from None
+        raise Refused(f"not an ISO-8601 timestamp: {quote(value)}") from None
+    if not _in_range(moment):
+        raise Refused(f"out of range (years 1 to 9999, in UTC): {quote(value)}")
+    return moment
+
+
+def _in_range(moment: datetime) -> bool:
+    """Whether the analysis can hold `moment` (naive: UTC) as epoch seconds and turn them back
+    into a date. `9999-12-31T23:59:59-23:59` parses, but is in the year 10000 in UTC, and
+    `9999-12-31T23:59:59.999999` rounds into it as a float: either failed the import with a
+    500 where the analysis went back from seconds to dates."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    try:
+        datetime.fromtimestamp(aware.timestamp(), UTC)
+    except (OverflowError, ValueError, OSError):
+        return False
+    return True
 
 
 # The export's decimal strings: no exponents, no NaN (`fullmatch`: `$` would take a newline).
@@ -90,7 +109,7 @@ def _decimal(value: object) -> float:
         raise ValueError("not a decimal string")
     number = float(value)  # correctly rounded, as float(Decimal(value))
     if not math.isfinite(number):
-        raise Refused(f"expected a finite decimal, got {value!r}")
+        raise Refused(f"expected a finite decimal, got {quote(value)}")
     return number
 
 
