@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol
 
 import trio
@@ -23,11 +23,10 @@ from ._fields import id_from_path
 from ._query import CatalogueQuery, parse_catalogue_url
 from ._retry import http_date
 from ._sites import Site, SiteMap
+from ._state_lookup import SiteActivity, ask_sources
 from .errors import (
-    EndpointRefused,
     HttpStatusError,
     InvalidCatalogueUrl,
-    MarketplaceError,
     ParseError,
     ProfileMoved,
     SuspiciousAnswer,
@@ -38,9 +37,6 @@ from .profiles import PROBE_ORDER, PROFILES, WireProfile
 
 # Feeds per URL: one per category (limits what one monitor can make us fetch).
 MAX_CATEGORY_FEEDS = 10
-# After this many refusals in a row, a refusing source is not asked for `_SOURCE_REST` seconds.
-_REFUSALS_BEFORE_REST = 3
-_SOURCE_REST = 600.0
 # Item page URLs (with their slug) remembered from feeds: asking `/items/<id>` costs a redirect
 # to that URL first. Bounded, least recently seen forgotten first.
 _ITEM_URLS_KEPT = 100_000
@@ -52,20 +48,6 @@ class ProfileMemory(Protocol):
     async def recall(self, origin: str) -> str | None: ...
 
     async def remember(self, origin: str, profile: str) -> None: ...
-
-
-@dataclass
-class SiteActivity:
-    """What operators see of one site beyond the client's own counters."""
-
-    profile: str | None = None
-    profile_stored: bool = False  # the memory holds `profile` (auto remembers what works)
-    detail_refusals: int = 0
-    refusals_in_a_row: int = 0
-    detail_rest_until: float = 0.0  # trio time
-    suspected_blocks: int = 0
-    filters_ignored: int = 0
-    profile_moves: int = 0
 
 
 class _Moved(Exception):
@@ -340,57 +322,18 @@ class MarketplaceAdapter:
     async def fetch_item_detail(self, origin: str, item_id: int) -> ItemDetail:
         """The listing's state from the profile's sources, best first, with its evidence.
 
-        A source that refuses (today's detail API) or answers something unreadable passes the
-        question to the next; after repeated refusals it rests. A "gone" answer (the item
-        page's 404, the legacy detail API's 404/410) means `deleted`. When no source answers,
-        the last error propagates (the listing is asked about again later).
+        A source that refuses (today's detail API, a challenged item page) or answers something
+        unreadable passes the question to the next; after repeated refusals the detail API
+        rests. A "gone" answer (the item page's 404, the legacy detail API's 404/410) means
+        `deleted`. When no source answers, the last error propagates (the listing is asked
+        about again later), except when every source is unavailable (`_source_health`):
+        `SourcesUnavailable`, at once and without a request once they are.
         """
         site = self.site(origin)
         profile = await self.profile_for(site)
-        activity = self.activity(site.origin)
-        failure: MarketplaceError | None = None
-        for source in profile.state_sources:
-            if source == "detail_api":
-                if activity.detail_rest_until > trio.current_time():
-                    continue
-                call = profile.detail_call(site, item_id)
-                try:
-                    response = await self.client.get(
-                        call.url, api=True, site=site.origin, headers=call.headers,
-                        refusal=profile.detail_refused,
-                    )  # fmt: skip
-                    detail = profile.parse_detail(response.content, site)
-                except EndpointRefused as err:
-                    self._refused(activity)
-                    failure = err
-                    continue
-                except HttpStatusError as err:
-                    if profile.detail_gone(err.status):
-                        return _deleted(item_id, "detail_api")
-                    failure = err
-                    continue
-                except ParseError as err:
-                    failure = err
-                    continue
-                activity.refusals_in_a_row = 0
-                return replace(detail, evidence="detail_api")
-            else:
-                try:
-                    return await self.read_item_page(site.origin, item_id)
-                except HttpStatusError as err:
-                    if err.status in (404, 410):
-                        return _deleted(item_id, "item_page")
-                    failure = err
-                except ParseError as err:
-                    failure = err
-        raise failure or ParseError("listing state", "every source is resting")
-
-    def _refused(self, activity: SiteActivity) -> None:
-        activity.detail_refusals += 1
-        activity.refusals_in_a_row += 1
-        if activity.refusals_in_a_row >= _REFUSALS_BEFORE_REST:
-            activity.detail_rest_until = trio.current_time() + _SOURCE_REST
-            activity.refusals_in_a_row = 0
+        return await ask_sources(
+            self.client, profile, site, self.activity(site.origin), item_id, self.read_item_page
+        )
 
     async def fetch_item_state(self, origin: str, item_id: int) -> ItemState:
         return (await self.fetch_item_detail(origin, item_id)).state
@@ -401,8 +344,3 @@ def _keep(listings: dict[int, Listing], listing: Listing) -> None:
     known = listings.get(listing.id)
     if known is None or (known.promoted and not listing.promoted):
         listings[listing.id] = listing
-
-
-def _deleted(item_id: int, evidence: str) -> ItemDetail:
-    listing = Listing(id=int(item_id), missing=("all",))
-    return ItemDetail(int(item_id), ItemState.DELETED, listing, evidence=evidence)

@@ -303,20 +303,8 @@ class MarketClient:
                     )  # fmt: skip
                     progress.redirects += 1
                     continue
-                if verdict is Next.REWARM:
-                    await self.sessions.obtain(
-                        call.site.origin, stale=session_used, why="unauthorised"
-                    )
-                    continue
-                if verdict is Next.CHALLENGE:
-                    # The site wants a browser session: seek one once per request (the plain
-                    # warm-up and robots.txt never do: they are how we learn it is challenged).
-                    if not call.seek_session or progress.challenged:
-                        raise ChallengeRequired(progress.current.url, response.status)
-                    progress.challenged = True
-                    await self.sessions.obtain(
-                        call.site.origin, stale=session_used, why="challenged"
-                    )
+                if verdict in (Next.REWARM, Next.CHALLENGE):
+                    await self._seek_session(verdict, call, progress, session_used, response)
                     continue
                 if verdict is Next.AGAIN:
                     continue
@@ -327,6 +315,26 @@ class MarketClient:
                 raise failure
             delay = full_jitter(progress.attempt - 1, s.backoff_base, s.backoff_cap, self._rng)
             await trio.sleep(delay)
+
+    async def _seek_session(
+        self,
+        verdict: Next,
+        call: CallPlan,
+        progress: Progress,
+        held: MarketSession | None,
+        response: MarketResponse,
+    ) -> None:
+        """Another session after a 401 (`REWARM`) or a challenge, else the request fails
+        (`ChallengeRequired`, `NoSession`)."""
+        if verdict is Next.REWARM:
+            await self.sessions.obtain(call.site.origin, stale=held, why="unauthorised")
+            return
+        # The site wants a browser session: seek one once per request (the plain warm-up and
+        # robots.txt never do: they are how we learn it is challenged).
+        if not call.seek_session or progress.challenged:
+            raise ChallengeRequired(progress.current.url, response.status)
+        progress.challenged = True
+        await self.sessions.obtain(call.site.origin, stale=held, why="challenged")
 
     async def _send_once(
         self,

@@ -22,7 +22,7 @@ EVIDENCE_KINDS: tuple[Evidence, ...] = ("detail_api", "item_page", "absence")
 # "A block can look like success"); a poll error with no kind is an ordinary failure.
 PollFailureKind = Literal[
     "suspected_block", "filters_ignored", "profile_moved", "blocked", "rate_limited",
-    "unavailable", "invalid",
+    "unavailable", "invalid", "no_session",
 ]  # fmt: skip
 
 
@@ -42,6 +42,8 @@ FAILURE_EXPLAINED: dict[str, str] = {
     "monitor will try again.",
     "invalid": "The marketplace's answer could not be read (malformed or cut short), so it "
     "was discarded.",
+    "no_session": "The marketplace gives its session only to a real browser, and none could "
+    "open one yet; the monitor stays active and checks again as soon as a session exists.",
 }
 
 
@@ -190,6 +192,9 @@ class PollFailure:
     max_consecutive: int
     kind: str | None = None
     poll_id: str = field(default_factory=lambda: new_id("poll"))
+    # The marketplace's failure, not the monitor's (no session can be had yet): it is not
+    # counted toward `error`, and the monitor is `active` (waiting for a session) meanwhile.
+    keeps_active: bool = False
 
 
 @dataclass(frozen=True, slots=True)

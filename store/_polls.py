@@ -325,8 +325,15 @@ def record_poll_error(
                 error=failure.error,
             )
         )
-        monitor.consecutive_errors += 1
         monitor.total_errors += 1
+        if not failure.keeps_active:
+            monitor.consecutive_errors += 1
+    # A pause by the user (after the bootstrap) stays; `error` and the bootstrap's pause end.
+    waiting = monitor.status == "error" or (
+        monitor.status == "paused" and monitor.bootstrapped_at is None
+    )
+    if failure.keeps_active and waiting:
+        monitor.status = "active"
     monitor.last_error = failure.error
     monitor.last_error_kind = failure.kind
     monitor.next_poll_at = failure.next_poll_at

@@ -16,10 +16,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx
+import trio
 from sqlalchemy.engine import make_url
 
 from api.mail import mailer
 from api.ops.system import package_version
+from api.process.session_watch import watch_sessions
 from api.settings import Settings
 from engine import (
     ClusterSettings,
@@ -31,8 +33,10 @@ from engine import (
     MarketplaceSettings,
     MonitorPolicy,
     NotificationDispatcher,
+    ScrapersMarketplace,
     SecretBox,
     StoreProfileMemory,
+    StoreSessionVault,
     courier,
     open_marketplace,
     open_outbound,
@@ -114,7 +118,11 @@ async def open_node(
         on_cluster_size = None
         if market is None:
             real = await stack.enter_async_context(
-                open_marketplace(marketplace_settings(settings), memory=StoreProfileMemory(store))
+                open_marketplace(
+                    marketplace_settings(settings),
+                    memory=StoreProfileMemory(store),
+                    vault=StoreSessionVault(store, settings.secret_key),
+                )
             )
             market, on_cluster_size = real, real.share_politeness
         outbound = await stack.enter_async_context(
@@ -129,6 +137,12 @@ async def open_node(
                 dispatcher=notification_dispatcher(store, outbound, settings),
             )
         )
+        if isinstance(market, ScrapersMarketplace) and settings.operators:
+            watch = await stack.enter_async_context(trio.open_nursery())
+            stack.callback(watch.cancel_scope.cancel)  # runs first on exit: the watch ends
+            watch.start_soon(
+                watch_sessions, market, settings.operators, mailer(settings).send
+            )
         yield store, engine
 
 
@@ -143,6 +157,8 @@ def marketplace_settings(settings: Settings) -> MarketplaceSettings:
         api_origins=settings.market_api_origins,
         user_agent=settings.market_user_agent,
         proxy=settings.market_proxy or None,
+        browser=settings.market_browser,
+        browser_timeout=settings.market_browser_timeout_seconds,
     )
 
 

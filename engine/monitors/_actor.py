@@ -273,16 +273,7 @@ class MonitorActor:
                 )
             failures = monitor.consecutive_errors + 1
             waits_for_session = kind == NO_SESSION
-            if waits_for_session:
-                # Not the monitor's failure: it stays active and looks again within one
-                # interval, so a session supplied meanwhile is used at once.
-                delay = float(monitor.interval_seconds)
-            elif failures >= self._policy.max_consecutive_errors:
-                delay = self._policy.error_retry_seconds  # in `error` from now on
-            else:
-                delay = error_backoff(
-                    monitor.interval_seconds, failures, self._policy.max_backoff_seconds
-                )
+            delay = self._retry_in(monitor, failures, waits_for_session)
             updated = await self._store.monitors.record_poll_error(
                 self.monitor_id,
                 PollFailure(
@@ -308,6 +299,17 @@ class MonitorActor:
         self._board.polled(record.finished_at.isoformat())
         self._next_poll = trio.current_time() + monitor.interval_seconds
         return True
+
+
+    def _retry_in(self, monitor: MonitorRecord, failures: int, waits_for_session: bool) -> float:
+        """Seconds until the next try after a failed poll, the `failures`-th in a row."""
+        if waits_for_session:
+            # Not the monitor's failure: it stays active and looks again within one interval,
+            # so a session supplied meanwhile is used at once.
+            return float(monitor.interval_seconds)
+        if failures >= self._policy.max_consecutive_errors:
+            return self._policy.error_retry_seconds  # in `error` from now on: the long retry
+        return error_backoff(monitor.interval_seconds, failures, self._policy.max_backoff_seconds)
 
 
 class ActorStatusBoard:

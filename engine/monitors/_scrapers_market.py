@@ -3,10 +3,11 @@ protocol monitors and runs speak, turning its `Listing`s into the store's observ
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -15,6 +16,10 @@ import trio
 from scrapers import (
     DEFAULT_USER_AGENT,
     Blocked,
+    BrowserSessions,
+    BrowserSettings,
+    BrowserSource,
+    ChallengeRequired,
     CircuitOpen,
     ClientSettings,
     InvalidCatalogueUrl,
@@ -24,23 +29,31 @@ from scrapers import (
     MarketplaceAdapter,
     MarketplaceTimeout,
     MarketplaceUnavailable,
+    MarketSession,
+    NoSession,
     ParseError,
     ProfileMemory,
     ProfileMoved,
     RateLimited,
+    SessionVault,
     SiteMap,
+    SourcesUnavailable,
     SuspiciousAnswer,
     UrlRefused,
+    find_browser,
+    operator_session,
 )
 from store import ConfirmedState, Evidence, ListingState, ObservedListing, Store, to_record
 
 from ._market import CatalogueUrlRefused, Feed, FeedWindow
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class MarketplaceSettings:
     extra_origins: tuple[str, ...] = ()
-    rate: float = 1.0  # requests per second per site (its API origin included), shared by all
+    rate: float = 1.0  # requests per second per egress (every site sent through it), shared
     burst: int = 3
     concurrency: int = 2
     block_cool_down: float = 120.0  # seconds without requests to a site after a 403 page
@@ -49,11 +62,17 @@ class MarketplaceSettings:
     api_origins: tuple[tuple[str, str], ...] = ()  # (site, api) pairs beyond www. -> api.
     user_agent: str = DEFAULT_USER_AGENT
     proxy: str | None = None  # egress proxy for marketplace traffic only
+    # A real browser for sites that hand their session only to one: "auto" (Debian's chromium
+    # or Playwright's own, when found), "off" or a Chromium executable's path.
+    browser: str = "off"
+    browser_timeout: float = 45.0
 
 
 @dataclass(frozen=True, slots=True)
 class OriginReport:
-    """What operators see of one marketplace site, as this node knows it."""
+    """What operators see of one marketplace site, as this node knows it. `breaker`,
+    `blocked_for_seconds` and the block fields are the site's `www` origin's; `api_breaker`
+    and `api_blocked_for_seconds` its API origin's (the two are paused apart)."""
 
     origin: str
     api_origin: str
@@ -70,6 +89,19 @@ class OriginReport:
     suspected_blocks: int
     filters_ignored: int
     profile_moves: int
+    api_breaker: str
+    api_blocked_for_seconds: float
+    challenge: str  # "browser session until ...", "operator session until ...", "no session"
+    challenges: int  # challenges answered to this node's plain requests
+    session_source: str | None
+    session_expires_at: datetime | None
+    session_error: str | None  # why the last attempt to get a session failed
+    without_session_since: datetime | None
+    browser: str  # "configured" or "off"
+    sources: dict[str, str]  # state source -> available, refusing or unavailable
+    egress: str
+    egress_rate: float  # requests per second this node may send through the egress
+    egress_requests_last_hour: int
 
 
 def observed(listing: Listing) -> ObservedListing:
@@ -100,8 +132,9 @@ class StoreProfileMemory:
 
 
 class ScrapersMarketplace:
-    def __init__(self, adapter: MarketplaceAdapter) -> None:
+    def __init__(self, adapter: MarketplaceAdapter, vault: SessionVault | None = None) -> None:
         self.adapter = adapter
+        self._vault = vault
 
     def share_politeness(self, nodes: int) -> None:
         """Cluster mode: split each origin's request budget between `nodes` live nodes."""
@@ -130,6 +163,10 @@ class ScrapersMarketplace:
         return confirmation(await self.adapter.fetch_item_detail(origin, item_id))
 
     def failure_kind(self, error: Exception) -> str | None:
+        if isinstance(error, NoSession | ChallengeRequired):
+            return "no_session"
+        if isinstance(error, SourcesUnavailable):
+            return "sources_unavailable"
         if isinstance(error, SuspiciousAnswer):
             return error.kind
         if isinstance(error, ProfileMoved):
@@ -145,16 +182,22 @@ class ScrapersMarketplace:
         return None
 
     def origin_reports(self) -> list[OriginReport]:
-        """Every site this node has talked to, with its profile, breaker and counters."""
+        """Every site this node has talked to, with its profile, breakers, session, state
+        sources, egress and counters."""
         reports = []
         now = trio.current_time()
-        for origin in self.adapter.client.known_origins():
-            status = self.adapter.client.origin_status(origin)
+        client = self.adapter.client
+        egress = client.egress
+        for origin in client.known_sites():
+            status = client.origin_status(origin)
+            site = self.adapter.site(origin)
+            api = client.origin_status(site.api_origin)
             activity = self.adapter.activity(origin)
+            session = client.session_report(origin)
             reports.append(
                 OriginReport(
                     origin=origin,
-                    api_origin=self.adapter.site(origin).api_origin,
+                    api_origin=site.api_origin,
                     profile=activity.profile if self.adapter.mode == "auto" else self.adapter.mode,
                     profile_mode=self.adapter.mode,
                     breaker=status.breaker.value,
@@ -168,21 +211,74 @@ class ScrapersMarketplace:
                     suspected_blocks=activity.suspected_blocks,
                     filters_ignored=activity.filters_ignored,
                     profile_moves=activity.profile_moves,
+                    api_breaker=api.breaker.value,
+                    api_blocked_for_seconds=round(api.blocked_for, 1),
+                    challenge=session.state,
+                    challenges=status.challenges + (api.challenges if api is not status else 0),
+                    session_source=session.source,
+                    session_expires_at=_at(session.expires_at),
+                    session_error=session.last_error,
+                    without_session_since=_at(session.without_since),
+                    browser=session.browser,
+                    sources={
+                        name: health.describe() for name, health in activity.sources.items()
+                    },
+                    egress=egress.name,
+                    egress_rate=egress.bucket.rate,
+                    egress_requests_last_hour=egress.requests_last_hour(),
                 )
             )
         return sorted(reports, key=lambda r: r.origin)
+
+    async def set_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None = None
+    ) -> MarketSession:
+        """Use the session an operator pasted for `site`, on this node at once and on the
+        others through the vault. `SessionRefused` naming the reason (not a site we may fetch,
+        no token, not a JWT, already expired)."""
+        session = operator_session(
+            site, cookie_text, user_agent, allowed_origins=self.adapter.client.allowed_origins
+        )
+        if self._vault is not None:
+            await self._vault.save(session)
+        self.adapter.client.use_session(session)
+        return session
 
     def note_suspicious(self, url: str, kind: str) -> None:
         parts = urlsplit(url)
         self.adapter.note_suspicious(f"{parts.scheme}://{parts.netloc}", kind)
 
 
+def market_browser(settings: MarketplaceSettings) -> BrowserSource | None:
+    """The browser `settings.browser` names, or None (off, or auto and none found: a site
+    that challenges plain clients then needs a pasted session). `ValueError` for a path that
+    is not an executable."""
+    if find_browser(settings.browser) is None:
+        if settings.browser.strip().lower() == "auto":
+            log.info("no Chromium found: sites that challenge plain clients need a session")
+        return None
+    return BrowserSessions(
+        BrowserSettings(settings.browser, settings.browser_timeout, proxy=settings.proxy)
+    )
+
+
+def _at(unix: float | None) -> datetime | None:
+    return None if unix is None else datetime.fromtimestamp(unix, UTC)
+
+
 @asynccontextmanager
 async def open_marketplace(
-    settings: MarketplaceSettings, *, memory: ProfileMemory | None = None
+    settings: MarketplaceSettings,
+    *,
+    memory: ProfileMemory | None = None,
+    vault: SessionVault | None = None,
+    browser: BrowserSource | None = None,
 ) -> AsyncIterator[ScrapersMarketplace]:
     """One shared client for every monitor and run, so per-site politeness holds across
-    them. Its sockets are closed on exit, even on error. `memory` keeps `auto`'s choices."""
+    them. Its sockets are closed on exit, even on error. `memory` keeps `auto`'s choices,
+    `vault` shares sessions between nodes, `browser` (default: the one `settings.browser`
+    names) opens sessions the site gives only to a real browser."""
+    browser = browser if browser is not None else market_browser(settings)
     sites = SiteMap(settings.api_origins)
     client_settings = ClientSettings(
         extra_origins=tuple(dict.fromkeys(settings.extra_origins + sites.api_origins)),
@@ -194,6 +290,6 @@ async def open_marketplace(
         user_agent=settings.user_agent,
         proxy=settings.proxy,
     )
-    async with MarketClient(client_settings) as client:
+    async with MarketClient(client_settings, browser=browser, vault=vault) as client:
         adapter = MarketplaceAdapter(client, profile=settings.profile, sites=sites, memory=memory)
-        yield ScrapersMarketplace(adapter)
+        yield ScrapersMarketplace(adapter, vault)
