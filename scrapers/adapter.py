@@ -223,7 +223,7 @@ class MarketplaceAdapter:
                 pages += 1
                 last = result
                 for listing in result.listings:
-                    _keep(listings, listing)
+                    listings.setdefault(listing.id, listing)
                     if not listing.promoted:
                         organic.setdefault(listing.id)
                 problems += [f"page {result.page}: {p}" for p in result.problems]
@@ -273,7 +273,7 @@ class MarketplaceAdapter:
         listings: dict[int, Listing] = {}
         for feed in feeds:
             for listing in feed.listings:
-                _keep(listings, listing)
+                listings.setdefault(listing.id, listing)
         merged = CataloguePage(
             listings=tuple(listings.values()),
             page=sum(f.page for f in feeds),
@@ -337,10 +337,3 @@ class MarketplaceAdapter:
 
     async def fetch_item_state(self, origin: str, item_id: int) -> ItemState:
         return (await self.fetch_item_detail(origin, item_id)).state
-
-
-def _keep(listings: dict[int, Listing], listing: Listing) -> None:
-    """Merge `listing` into a feed: its first place stays; organic beats promoted."""
-    known = listings.get(listing.id)
-    if known is None or (known.promoted and not listing.promoted):
-        listings[listing.id] = listing
