@@ -192,8 +192,9 @@ class PollFailure:
     max_consecutive: int
     kind: str | None = None
     poll_id: str = field(default_factory=lambda: new_id("poll"))
-    # The marketplace's failure, not the monitor's (no session can be had yet): it is not
-    # counted toward `error`, and the monitor is `active` (waiting for a session) meanwhile.
+    # The marketplace's failure, not the monitor's (an outage, a block, no session yet): the
+    # monitor never goes to `error` for it, and one in `error` (or waiting for its bootstrap)
+    # is `active` again, trying within a few intervals.
     keeps_active: bool = False
 
 

@@ -326,8 +326,7 @@ def record_poll_error(
             )
         )
         monitor.total_errors += 1
-        if not failure.keeps_active:
-            monitor.consecutive_errors += 1
+        monitor.consecutive_errors += 1
     # A pause by the user (after the bootstrap) stays; `error` and the bootstrap's pause end.
     waiting = monitor.status == "error" or (
         monitor.status == "paused" and monitor.bootstrapped_at is None
@@ -337,7 +336,11 @@ def record_poll_error(
     monitor.last_error = failure.error
     monitor.last_error_kind = failure.kind
     monitor.next_poll_at = failure.next_poll_at
-    if monitor.consecutive_errors >= failure.max_consecutive and monitor.status != "error":
+    if (
+        not failure.keeps_active
+        and monitor.consecutive_errors >= failure.max_consecutive
+        and monitor.status != "error"
+    ):
         monitor.status = "error"
         write_error_alerts(db, monitor, poll_id=failure.poll_id, at=finished_at)
     db.flush()

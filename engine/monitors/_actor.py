@@ -3,9 +3,11 @@
 It runs until `Stop`, cancellation, or (cluster mode) a write refused because another node
 claimed the monitor (`LeaseLost`: the actor ends, it is not restarted). Poll failures are
 recorded on the monitor and backed off (they never end the actor); after
-`max_consecutive_errors` the monitor goes to `error`, where it keeps trying every
-`error_retry_seconds` (an hour by default: a blocked or frozen marketplace is not asked more)
-and returns to `active` by itself at the first poll that succeeds; `Resume` tries at once.
+`max_consecutive_errors` of its own (an unclassified failure, a URL the marketplace cannot
+read) the monitor goes to `error`, where it keeps trying every `error_retry_seconds` and
+returns to `active` by itself at the first poll that succeeds; `Resume` tries at once. The
+marketplace's failures (an outage, a block, a 429, no session) never park it in `error`: it
+stays `active` and tries again within three intervals, at most five minutes.
 Anything else that goes wrong (a database outage, a bug) escapes to the supervisor, which
 restarts it.
 
@@ -36,6 +38,16 @@ log = logging.getLogger(__name__)
 
 # The failure kind of a poll that found no marketplace session (`Marketplace.failure_kind`).
 NO_SESSION = "no_session"
+# The marketplace's failures, not the monitor's: they never park a monitor in `error` (whose
+# retry is hourly), and the next try comes within `MARKETPLACE_RETRY_CAP` (three intervals,
+# at most five minutes), so a marketplace that answers again is polled again at once. The
+# client's own windows (Retry-After, block cool-down, breaker) keep those tries from
+# reaching a marketplace that asked for quiet: they fail without a request.
+MARKETPLACE_KINDS = frozenset(
+    {"unavailable", "rate_limited", "blocked", "suspected_block", "filters_ignored",
+     "profile_moved", NO_SESSION}
+)  # fmt: skip
+MARKETPLACE_RETRY_CAP = 300.0
 
 
 @dataclass(frozen=True)
@@ -272,8 +284,7 @@ class MonitorActor:
                     else self._market.failure_kind(err)
                 )
             failures = monitor.consecutive_errors + 1
-            waits_for_session = kind == NO_SESSION
-            delay = self._retry_in(monitor, failures, waits_for_session)
+            delay = self._retry_in(monitor, failures, kind)
             updated = await self._store.monitors.record_poll_error(
                 self.monitor_id,
                 PollFailure(
@@ -282,7 +293,7 @@ class MonitorActor:
                     kind=kind,
                     next_poll_at=self._store.clock() + timedelta(seconds=delay),
                     max_consecutive=self._policy.max_consecutive_errors,
-                    keeps_active=waits_for_session,
+                    keeps_active=kind in MARKETPLACE_KINDS,
                 ),
                 lease_token=self._lease_token(),
             )
@@ -301,15 +312,18 @@ class MonitorActor:
         return True
 
 
-    def _retry_in(self, monitor: MonitorRecord, failures: int, waits_for_session: bool) -> float:
-        """Seconds until the next try after a failed poll, the `failures`-th in a row."""
-        if waits_for_session:
-            # Not the monitor's failure: it stays active and looks again within one interval,
-            # so a session supplied meanwhile is used at once.
-            return float(monitor.interval_seconds)
+    def _retry_in(self, monitor: MonitorRecord, failures: int, kind: str | None) -> float:
+        """Seconds until the next try after a failed poll of `kind`, the `failures`-th in a
+        row (see `MARKETPLACE_KINDS`)."""
+        interval = float(monitor.interval_seconds)
+        if kind == NO_SESSION:
+            return interval  # a session supplied meanwhile is used within one interval
+        backoff = error_backoff(interval, failures, self._policy.max_backoff_seconds)
+        if kind in MARKETPLACE_KINDS:
+            return min(backoff, max(interval, min(3 * interval, MARKETPLACE_RETRY_CAP)))
         if failures >= self._policy.max_consecutive_errors:
             return self._policy.error_retry_seconds  # in `error` from now on: the long retry
-        return error_backoff(monitor.interval_seconds, failures, self._policy.max_backoff_seconds)
+        return backoff
 
 
 class ActorStatusBoard:

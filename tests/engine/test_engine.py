@@ -11,7 +11,7 @@ import trio
 from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy
 from store import MonitorRecord, Store
 from tests.conftest import new_workspace
-from tests.engine.fake_market import FakeMarket
+from tests.engine.fake_market import FakeMarket, StateLookupFailed
 from tests.waiting import eventually
 
 FAST = EngineSettings(
@@ -226,3 +226,35 @@ async def test_a_monitor_in_error_keeps_trying_and_comes_back_by_itself(store: S
 
 async def _more(market: FakeMarket, calls: int) -> bool:
     return market.feed_calls > calls
+
+
+async def test_a_marketplace_outage_never_parks_a_monitor_in_error(store: Store) -> None:
+    """Issue 33 item 8: five failed polls that are the marketplace's (an outage) leave the
+    monitor `active`, trying within three intervals; the first answer is polled at once,
+    not an hour later."""
+    market = FakeMarket(feed_error=StateLookupFailed("unavailable"))
+    market.list(1)
+    workspace = await new_workspace(store)
+    patient = EngineSettings(
+        monitor_policy=MonitorPolicy(
+            max_consecutive_errors=2, max_backoff_seconds=3600, error_retry_seconds=3600
+        ),
+        restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
+        grace_seconds=2,
+    )
+    async with Engine(store, market, patient) as engine:
+        monitor = await _start(engine, workspace)
+        await _until(lambda: _true_if(market.feed_calls >= 5), 60)
+        failing = await store.monitors.get(monitor.id, workspace)
+        assert failing is not None and failing.status != "error"
+        assert failing.consecutive_errors >= 4 and failing.last_error_kind == "unavailable"
+        market.feed_error = None  # the marketplace answers again
+        answered = trio.current_time()
+        await _until_status(store, monitor, "active", 30)
+        await _until(lambda: _polled(store, monitor.id, workspace), 30)
+        assert trio.current_time() - answered <= 3 * 1 + 5  # three intervals, and slack
+
+
+async def _polled(store: Store, monitor_id: str, workspace: str) -> bool:
+    record = await store.monitors.get(monitor_id, workspace)
+    return record is not None and record.polls >= 1 and record.consecutive_errors == 0
