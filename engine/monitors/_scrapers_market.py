@@ -214,7 +214,8 @@ class ScrapersMarketplace:
                     api_breaker=api.breaker.value,
                     api_blocked_for_seconds=round(api.blocked_for, 1),
                     challenge=session.state,
-                    challenges=status.challenges + (api.challenges if api is not status else 0),
+                    challenges=status.challenges
+                    + (api.challenges if site.api_origin != origin else 0),
                     session_source=session.source,
                     session_expires_at=_at(session.expires_at),
                     session_error=session.last_error,
