@@ -53,12 +53,15 @@ async def _owner(
     cached: Callable[[str], OwnerT | None],
     load: Callable[[str], Awaitable[OwnerT | None]],
 ) -> OwnerT | None:
-    """Whose credential `digest` is: this node's cache, else the store (then cached)."""
+    """Whose credential `digest` is: this node's cache, else the store (then cached, unless
+    a credential ended while the store was asked: see `CredentialCache`)."""
     owner = cached(digest)
     if owner is None:
+        cache = services().sessions
+        looked_up_at = cache.generation()  # before the read, so no ending can slip between
         owner = await load(digest)
         if owner is not None:
-            services().sessions.put(digest, owner)
+            cache.put(digest, owner, looked_up_at=looked_up_at)
     return owner
 
 
@@ -133,6 +136,11 @@ async def enforce_access() -> None:
         return
     access = access_of(view)
     if access == "public":
+        # A public write may still act on the cookie it carries (logout ends its session,
+        # sign-in ends the one it replaces), so the cross-site rule follows the cookie, not
+        # the access level: a sibling origin's text/plain POST must not sign anyone out.
+        if request.method not in READ_METHODS and SESSION_COOKIE in request.cookies:
+            refuse_cross_site_writes()
         return
     principal = await authenticate()
     if access == "browser" and principal.via != "session":
