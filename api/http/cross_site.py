@@ -3,8 +3,8 @@
 The session cookie is SameSite=Lax, which stops other *sites* but not a sibling origin of the
 same site (another port or subdomain of the host), and a page there could make a signed-in
 browser pause a monitor with a plain form POST or import an analysis with a no-cors
-`text/plain` fetch. A state-changing `/api/*` request authenticated by the cookie must
-therefore:
+`text/plain` fetch, or sign it out with one. A state-changing `/api/*` request authenticated
+by the cookie, or carrying it to a public operation that acts on it (logout), must therefore:
 
 - come from this origin when the browser says where it comes from: `Sec-Fetch-Site` must be
   `same-origin` and `Origin` must be the public URL's origin or the request's own host;

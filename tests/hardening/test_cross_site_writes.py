@@ -2,7 +2,8 @@
 
 Before: a page on another port of the same host (same site, so the SameSite=Lax cookie rides
 along) paused a monitor with a plain form POST and imported an analysis with a no-cors
-`text/plain` fetch. Cookie-authenticated writes to `/api/*` now need this origin
+`text/plain` fetch; and, as logout is a public operation the rule never looked at, signed the
+browser out with one (#33, item 7). Cookie-authenticated writes to `/api/*` now need this origin
 (`Sec-Fetch-Site`/`Origin`) and a JSON body (`api/http/cross_site.py`); the same requests from the
 service's own pages, and token calls, still work.
 """
@@ -33,6 +34,8 @@ Promise.allSettled([
   fetch(target, {{method: "POST", mode: "no-cors", credentials: "include",
                  headers: {{"Content-Type": "text/plain"}}, body: {export}}}),
   fetch(target, {{method: "POST", mode: "no-cors", credentials: "include", body: form}}),
+  fetch("{service}/api/auth/logout", {{method: "POST", mode: "no-cors", credentials: "include",
+                                     headers: {{"Content-Type": "text/plain"}}, body: "bye"}}),
 ]).then(() => document.getElementById("pause").submit());
 </script>"""
 
@@ -99,6 +102,7 @@ async def test_a_sibling_origin_page_cannot_pause_or_import_with_the_cookie(
             "pause_status": page.evaluate("document.body.innerText"),
             "monitor": page.request.get(f"{base}/api/monitoring/{monitor}").json(),
             "analyses": page.request.get(f"{base}/api/analyses").json(),
+            "session": page.request.get(f"{base}/api/auth/me").status,
         }
         # The service's own pages still write through the API with the cookie.
         page.goto(f"{base}/dashboard")
@@ -119,6 +123,7 @@ async def test_a_sibling_origin_page_cannot_pause_or_import_with_the_cookie(
     assert "cross_site_refused" in outcome["pause_status"], outcome["pause_status"]
     assert outcome["monitor"]["status"] == "active", outcome["monitor"]
     assert outcome["analyses"]["total"] == 0, "a cross-site import was stored"
+    assert outcome["session"] == 200, "a cross-site logout ended the session"
     assert outcome["own"] == [201, 200], outcome["own"]
 
 
@@ -152,3 +157,27 @@ async def test_cookie_writes_without_json_are_refused_and_tokens_are_unaffected(
         # A token call with a foreign Origin is not a cookie riding along: not refused as such.
         listed = await agent.get("/api/monitoring", headers={"Origin": "http://elsewhere"})
         assert listed.status_code == 200
+
+
+async def test_a_sibling_origin_cannot_sign_the_browser_out(start_web: StartWeb) -> None:  # noqa: F811
+    """Logout answers 200 with or without a session (`access="public"`), but it acts on the
+    cookie it carries: the cross-site rule applies to it as to any cookie write (#33, item 7)."""
+    service = await start_web()
+    async with service.client() as client:
+        await signed_in(client)
+        sibling = {"Origin": "http://127.0.0.1:1", "Sec-Fetch-Site": "same-site"}
+        from_sibling = await client.post(
+            "/api/auth/logout", content="bye", headers={**sibling, "Content-Type": "text/plain"}
+        )
+        assert from_sibling.status_code == 403, from_sibling.text
+        assert from_sibling.json()["error"]["code"] == "cross_site_refused"
+        # A browser without fetch metadata is judged by the body: text/plain is not JSON.
+        no_metadata = await client.post(
+            "/api/auth/logout", content="bye", headers={"Content-Type": "text/plain"}
+        )
+        assert no_metadata.status_code == 415, no_metadata.text
+        assert (await client.get("/api/auth/me")).status_code == 200
+        # The service's own pages still sign out through the API.
+        own = {"Origin": service.url, "Sec-Fetch-Site": "same-origin"}
+        assert (await client.post("/api/auth/logout", headers=own)).status_code == 200
+        assert (await client.get("/api/auth/me")).status_code == 401
