@@ -11,6 +11,7 @@ from quart_trio import QuartTrio
 from api import mcp, web
 from api.accounts import keys
 from api.accounts import rest as accounts
+from api.accounts.actions import DEVICE_COOKIE_DAYS
 from api.analyses import rest as analyses
 from api.billing import rest as billing
 from api.http import auth, limits
@@ -96,6 +97,11 @@ def _collaborators(store: Store, engine: Engine, settings: Settings) -> Services
         login_ip_limiter=SlidingWindowLimiter(settings.login_attempts_per_ip, window),
         login_pair_limiter=SlidingWindowLimiter(settings.login_failures_per_account, window),
         login_account_delay=ProgressiveDelay(settings.login_failures_per_account, window),
+        # As long as the cookie lives: a device that failed that often is trusted again only
+        # after a sign-in, which gives it a new cookie.
+        login_device_failures=SlidingWindowLimiter(
+            settings.login_failures_per_account, DEVICE_COOKIE_DAYS * 86400.0
+        ),
         mail_limiter=SlidingWindowLimiter(5, window),
         register_ip_limiter=SlidingWindowLimiter(settings.login_attempts_per_ip, window),
         owner_notice_limiter=SlidingWindowLimiter(1, window),

@@ -40,6 +40,7 @@ class Services:
     login_ip_limiter: SlidingWindowLimiter
     login_pair_limiter: SlidingWindowLimiter  # failures per (account, address)
     login_account_delay: ProgressiveDelay  # failures per account, for unknown browsers
+    login_device_failures: SlidingWindowLimiter  # failures per device cookie: trust ends
     mail_limiter: SlidingWindowLimiter
     register_ip_limiter: SlidingWindowLimiter  # registrations per client address
     # One "someone tried to register with your e-mail" notice per owner per window.

@@ -23,11 +23,26 @@ from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
 from api.http.security import hash_password, new_access_token, new_id, new_secret, verify_password
 from api.mail import normalise_email
 from api.services import services
-from store import AccessTokenRecord, AlreadyExists, NewAccessToken, NewUser, UserRecord
+from store import (
+    AccessTokenRecord,
+    AlreadyExists,
+    Credentials,
+    NewAccessToken,
+    NewUser,
+    UserRecord,
+)
 
 # Set at each password sign-in: this browser has signed in to that account before.
 DEVICE_COOKIE = "ns_device"
 DEVICE_COOKIE_DAYS = 365
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """A password that matched: its user, and the device cookie this browser gets."""
+
+    user: UserRecord
+    device_cookie: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +95,8 @@ async def _tell_owner_of_registration(email: str) -> None:
     )
 
 
-async def check_password(email: str, password: str) -> UserRecord:
-    """The user whose e-mail and password these are.
+async def check_password(email: str, password: str) -> SignedIn:
+    """The user whose e-mail and password these are, and this browser's new device cookie.
 
     Guessing is slowed without locking the owner out (OWASP's authentication guidance):
     - per address: `login_attempts_per_ip` attempts per window, whatever the account;
@@ -90,7 +105,8 @@ async def check_password(email: str, password: str) -> UserRecord:
     - per account, for browsers that never signed in to it (no device cookie for it): past
       the same number of failures, each attempt waits 1, 2, 4 ... at most 60 seconds after
       the latest failure. A browser that signed in to the account before skips this wait,
-      so failures made by others never keep the owner out.
+      so failures made by others never keep the owner out, until the password changes or
+      that browser fails as many times itself (`trusted_device`).
     Raises `TooManyRequests` (with the wait) and `InvalidCredentials` on a wrong pair (same
     answer and timing whether or not the account exists).
     """
@@ -101,8 +117,8 @@ async def check_password(email: str, password: str) -> UserRecord:
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many sign-in attempts; wait before trying again")
     credentials = await svc.store.get_credentials(email)
-    known_device = credentials is not None and device_cookie_valid(credentials.user.id)
-    wait = 0.0 if known_device else svc.login_account_delay.retry_after(email)
+    device = trusted_device(credentials)
+    wait = 0.0 if device is not None else svc.login_account_delay.retry_after(email)
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many failed sign-ins on this account; wait a moment")
     password_hash = credentials.password_hash if credentials else None
@@ -112,31 +128,44 @@ async def check_password(email: str, password: str) -> UserRecord:
     if credentials is None or not matches:
         svc.login_pair_limiter.hit(pair)
         svc.login_account_delay.failed(email)
+        if device is not None:
+            svc.login_device_failures.hit(device)
         raise InvalidCredentials()
     svc.login_pair_limiter.reset(pair)
     svc.login_account_delay.reset(email)
-    return credentials.user
-
-
-def _device_signature(user_id: str, nonce: str) -> str:
-    return services().hasher.digest(f"device:{user_id}:{nonce}")
-
-
-def device_cookie_valid(user_id: str) -> bool:
-    """Whether this browser signed in to `user_id`'s account before (OWASP's device cookie)."""
-    nonce, _, signature = request.cookies.get(DEVICE_COOKIE, "").partition(".")
-    if not nonce or len(nonce) > 100 or not signature:
-        return False
-    return hmac.compare_digest(signature, _device_signature(user_id, nonce))
-
-
-def set_device_cookie(response: Response, user_id: str) -> None:
-    """Remember that this browser signed in to `user_id`'s account: its later sign-ins skip
-    the per-account delay that failures made elsewhere impose."""
     nonce = new_secret()
+    return SignedIn(credentials.user, f"{nonce}.{_device_signature(credentials, nonce)}")
+
+
+def _device_signature(credentials: Credentials, nonce: str) -> str:
+    # Bound to the password hash, which every reset or change of the password replaces (a
+    # fresh salt even for the same password): a browser trusted under the old password,
+    # maybe the thief's, is not trusted under the new one.
+    user_id, password_hash = credentials.user.id, credentials.password_hash
+    return services().hasher.digest(f"device:{user_id}:{password_hash}:{nonce}")
+
+
+def trusted_device(credentials: Credentials | None) -> str | None:
+    """This browser's device cookie (OWASP's), as the key its failures are counted under, if
+    it is trusted on `credentials`' account: set at a sign-in with the current password,
+    and fewer than `login_failures_per_account` failed sign-ins made with it since (a
+    successful sign-in gives it a new cookie). None otherwise."""
+    nonce, _, signature = request.cookies.get(DEVICE_COOKIE, "").partition(".")
+    if credentials is None or not nonce or len(nonce) > 100 or not signature:
+        return None
+    if not hmac.compare_digest(signature, _device_signature(credentials, nonce)):
+        return None
+    if services().login_device_failures.retry_after(signature) > 0.0:
+        return None
+    return signature
+
+
+def set_device_cookie(response: Response, signed_in: SignedIn) -> None:
+    """Remember that this browser signed in to the account: its later sign-ins skip the
+    per-account delay that failures made elsewhere impose."""
     response.set_cookie(
         DEVICE_COOKIE,
-        f"{nonce}.{_device_signature(user_id, nonce)}",
+        signed_in.device_cookie,
         max_age=DEVICE_COOKIE_DAYS * 86400,
         path="/",
         secure=services().settings.cookie_secure,

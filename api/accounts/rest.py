@@ -53,18 +53,19 @@ async def login(data: LoginRequest) -> Response:
 
     Limited against guessing (429 with Retry-After) per client IP, per (account, IP) and,
     for browsers that never signed in to the account (no `ns_device` cookie for it), by a
-    per-account delay of at most a minute: never a lockout of the owner. Every sign-in gets a
-    fresh session id; a session cookie the browser already held is ended.
+    per-account delay of at most a minute: never a lockout of the owner. A device cookie is
+    trusted until the password changes or its browser fails that many sign-ins itself. Every
+    sign-in gets a fresh session id; a session cookie the browser already held is ended.
     """
-    user = await identity.check_password(str(data.email), data.password)
-    session = await identity.start_session(user.id)
+    signed_in = await identity.check_password(str(data.email), data.password)
+    session = await identity.start_session(signed_in.user.id)
     response = Response(
         MessageResponse(message="Signed in").model_dump_json(),
         status=200,
         content_type="application/json",
     )
     identity.set_session_cookie(response, session)
-    identity.set_device_cookie(response, user.id)
+    identity.set_device_cookie(response, signed_in)
     return response
 
 
