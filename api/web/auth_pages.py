@@ -33,6 +33,13 @@ def _wait_words(err: TooManyRequests) -> str:
     return f"Too many attempts. Try again in {minutes} minute{'s' if minutes != 1 else ''}."
 
 
+def _waiting(response: Response, err: TooManyRequests) -> Response:
+    """A page's 429 says how long in `Retry-After` too, as the API's does: a browser or a
+    script reading the form's answer need not parse the sentence."""
+    response.headers.update(err.headers)
+    return response
+
+
 @blueprint.get("/")
 async def home() -> Response:
     return see_other("/dashboard" if await person() else "/login")
@@ -59,7 +66,10 @@ async def signup() -> Response:
     try:
         await identity.register_account(str(data.email), data.password, data.name)
     except TooManyRequests as err:
-        return await page("signup.html", status=429, form=values, errors={}, error=_wait_words(err))
+        words = _wait_words(err)
+        return _waiting(
+            await page("signup.html", status=429, form=values, errors={}, error=words), err
+        )
     return see_other("/login?notice=registered")
 
 
@@ -88,15 +98,15 @@ async def login() -> Response:
     except ValidationError as err:
         return await again(422, field_errors(err))
     try:
-        user = await identity.check_password(str(data.email), data.password)
+        signed_in = await identity.check_password(str(data.email), data.password)
     except InvalidCredentials:
         return await again(401, {}, "That e-mail and password do not match. Check both and retry.")
     except TooManyRequests as err:
-        return await again(429, {}, _wait_words(err))
-    session = await identity.start_session(user.id)
+        return _waiting(await again(429, {}, _wait_words(err)), err)
+    session = await identity.start_session(signed_in.user.id)
     response = see_other(next_path)
     identity.set_session_cookie(response, session)
-    identity.set_device_cookie(response, user.id)
+    identity.set_device_cookie(response, signed_in)
     return response
 
 
@@ -126,7 +136,10 @@ async def forgot() -> Response:
     try:
         await identity.send_password_reset(str(data.email))
     except TooManyRequests as err:
-        return await page("forgot.html", status=429, form=values, errors={}, error=_wait_words(err))
+        words = _wait_words(err)
+        return _waiting(
+            await page("forgot.html", status=429, form=values, errors={}, error=words), err
+        )
     # Without SMTP (a local or demo set-up) the page says where the message went; it never
     # shows the link itself, which would hand anyone the reset of any account they name.
     mail = services()
