@@ -263,9 +263,10 @@ class Engine:
         interval_seconds: int,
         page_cap: int,
         source_analysis_id: str | None = None,
+        at_most: int | None = None,
     ) -> MonitorRecord:
-        """Create the monitor (status `paused`) and start its actor; the bootstrap poll runs in
-        the background and moves it to `active`."""
+        """Create the monitor (`paused`) and start its actor, whose bootstrap poll makes it
+        `active`; `QuotaFull`, nothing done, when `at_most` (the plan's monitors) are in use."""
         monitor = await self.store.monitors.create(
             NewMonitor(
                 monitor_id=monitor_id,
@@ -275,7 +276,8 @@ class Engine:
                 interval_seconds=interval_seconds,
                 page_cap=page_cap,
                 source_analysis_id=source_analysis_id,
-            )
+            ),
+            at_most=at_most,
         )
         await self._claim_and_spawn(monitor)
         return monitor

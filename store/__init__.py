@@ -24,6 +24,7 @@ from ._errors import (
     DatabaseUnavailable,
     LeaseLost,
     NotFoundInWorkspace,
+    QuotaFull,
     StoreError,
 )
 from ._listing_filters import SORTS as LISTING_SORTS
@@ -184,6 +185,7 @@ __all__ = [
     "PollOutcome",
     "PollRecord",
     "PollRules",
+    "QuotaFull",
     "RuleFilters",
     "RuleMode",
     "RuleRecord",

@@ -39,3 +39,15 @@ class NotFoundInWorkspace(StoreError):
         super().__init__(f"{kind} {key!r} not found in this workspace")
         self.kind = kind
         self.key = key
+
+
+class QuotaFull(StoreError):
+    """A write a quota refused, counted in the writing transaction under the workspace's quota
+    lock (`_quotas`): the workspace has `in_use` of `quota` and may have `limit`; nothing was
+    written."""
+
+    def __init__(self, quota: str, limit: int, in_use: int) -> None:
+        super().__init__(f"{quota}: {in_use} in use, at most {limit}")
+        self.quota = quota
+        self.limit = limit
+        self.in_use = in_use

@@ -40,9 +40,16 @@ class MonitorStore:
         self._pages = pages.PageCache()
         self._store = store
 
-    async def create(self, new: NewMonitor) -> MonitorRecord:
+    async def create(self, new: NewMonitor, *, at_most: int | None = None) -> MonitorRecord:
+        """With `at_most` (the plan's active monitors): `QuotaFull` when the workspace has as
+        many holding a slot, checked atomically with the insert (`_quotas`)."""
         now = self._store.clock()
-        return await self._store.unit(lambda db: repo.create_monitor(db, new, now))
+        return await self._store.unit(lambda db: repo.create_monitor(db, new, now, at_most=at_most))
+
+    async def claim_slot(self, monitor_id: str, workspace_id: str, at_most: int) -> None:
+        """A paused monitor made `active` within the plan's `at_most`; `QuotaFull` when full
+        (see `_monitors.claim_slot`)."""
+        await self._store.unit(lambda db: repo.claim_slot(db, monitor_id, workspace_id, at_most))
 
     async def get(self, monitor_id: str, workspace_id: str | None) -> MonitorRecord | None:
         """The monitor; pass the caller's workspace (None only for the engine's own use)."""

@@ -26,6 +26,7 @@ from ._monitor_records import (
     PollRecord,
 )
 from ._polls import IN_CHUNK, poll_record
+from ._quotas import hold_workspace, refuse_past
 from ._rows import new_row, to_record, workspace_row
 
 
@@ -41,7 +42,15 @@ def event_record(row: ListingEvent) -> ListingEventRecord:
     return to_record(ListingEventRecord, row)
 
 
-def create_monitor(db: Session, new: NewMonitor, now: datetime) -> MonitorRecord:
+def create_monitor(
+    db: Session, new: NewMonitor, now: datetime, *, at_most: int | None = None
+) -> MonitorRecord:
+    """A new monitor, `paused` until its bootstrap. With `at_most`: `QuotaFull` (nothing
+    written) when the workspace already has that many monitors holding a slot, counted under
+    its quota lock (`_quotas`), so simultaneous starts cannot all pass."""
+    if at_most is not None:
+        hold_workspace(db, new.workspace_id)
+        refuse_past("active_monitors", at_most, count_active(db, new.workspace_id))
     monitor = new_row(
         Monitor,
         new,
@@ -103,6 +112,21 @@ def monitors_to_resume(db: Session) -> list[MonitorRecord]:
         .order_by(Monitor.created_at)
     )
     return [monitor_record(m) for m in rows]
+
+
+def claim_slot(db: Session, monitor_id: str, workspace_id: str, at_most: int) -> None:
+    """Make a paused monitor `active` if the workspace has fewer than `at_most` monitors holding
+    a slot, counted under its quota lock; `QuotaFull` (nothing written) otherwise. What
+    resuming it takes before its actor is told: the actor's own write would come in another
+    transaction, after the count. A monitor that holds a slot already (active, in error,
+    still bootstrapping), or is gone, is left as it is."""
+    hold_workspace(db, workspace_id)
+    row = workspace_row(db, Monitor, monitor_id, workspace_id)
+    if row is None or row.status != "paused" or row.bootstrapped_at is None:
+        return
+    refuse_past("active_monitors", at_most, count_active(db, workspace_id))
+    row.status = "active"
+    db.flush()
 
 
 def set_status(

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ._errors import NotFoundInWorkspace
@@ -33,6 +33,7 @@ from ._notify_records import (
     RuleFilters,
     RuleRecord,
 )
+from ._quotas import hold_workspace, refuse_past
 from ._rows import new_id, owned_row, record_fields, to_record
 
 # -- rows to records ---------------------------------------------------------------------------
@@ -89,7 +90,15 @@ def delivery_record(row: NotificationDelivery) -> DeliveryRecord:
 # -- channels ----------------------------------------------------------------------------------
 
 
-def add_channel(db: Session, new: NewChannel, now: datetime) -> ChannelRecord:
+def add_channel(
+    db: Session, new: NewChannel, now: datetime, *, at_most: int | None = None
+) -> ChannelRecord:
+    """A new channel; with `at_most`, `QuotaFull` (nothing written) when the workspace has
+    that many already, counted under its quota lock (`_quotas`)."""
+    if at_most is not None:
+        hold_workspace(db, new.workspace_id)
+        count = select(func.count()).where(NotificationChannel.workspace_id == new.workspace_id)
+        refuse_past("channels", at_most, int(db.scalar(count) or 0))
     row = NotificationChannel(id=new_id("chn"), enabled=True, created_at=now, **record_fields(new))
     db.add(row)
     db.flush()
@@ -210,9 +219,26 @@ def _new_rule_row(workspace_id: str, rule: NewRule, at: datetime) -> Notificatio
     )
 
 
-def add_rule(db: Session, workspace_id: str, rule: NewRule, now: datetime) -> RuleRecord:
+def _admit_rules(
+    db: Session, workspace_id: str, at_most: int | None, adding: int, monitor_id: str | None
+) -> None:
+    """`QuotaFull` when `adding` rules to the workspace's, less `monitor_id`'s own (which are
+    being replaced), would pass `at_most`; counted under the quota lock, first in the unit."""
+    if at_most is None:
+        return
+    hold_workspace(db, workspace_id)
+    count = select(func.count()).where(NotificationRule.workspace_id == workspace_id)
+    if monitor_id is not None:
+        count = count.where(NotificationRule.monitor_id.is_distinct_from(monitor_id))
+    refuse_past("rules", at_most, int(db.scalar(count) or 0), adding)
+
+
+def add_rule(
+    db: Session, workspace_id: str, rule: NewRule, now: datetime, *, at_most: int | None = None
+) -> RuleRecord:
     """Create a rule; `NotFoundInWorkspace` if its monitor or a channel is not the
-    workspace's (nothing written)."""
+    workspace's, `QuotaFull` past `at_most` rules (nothing written either way)."""
+    _admit_rules(db, workspace_id, at_most, 1, None)
     _check_owned(db, workspace_id, rule)
     row = _new_rule_row(workspace_id, rule, now)
     db.add(row)
@@ -264,10 +290,18 @@ def delete_rule(db: Session, workspace_id: str, rule_id: str) -> bool:
 
 
 def set_monitor_rules(
-    db: Session, workspace_id: str, monitor_id: str, rules: Sequence[NewRule], now: datetime
+    db: Session,
+    workspace_id: str,
+    monitor_id: str,
+    rules: Sequence[NewRule],
+    now: datetime,
+    *,
+    at_most: int | None = None,
 ) -> list[RuleRecord]:
     """Replace the monitor's own rules with `rules` (their `monitor_id` is set to this
-    monitor); `NotFoundInWorkspace` if the monitor or a channel is not the workspace's."""
+    monitor); `NotFoundInWorkspace` if the monitor or a channel is not the workspace's,
+    `QuotaFull` if the workspace's other rules and these would pass `at_most`."""
+    _admit_rules(db, workspace_id, at_most, len(rules), monitor_id)
     owner = db.scalar(select(Monitor.workspace_id).where(Monitor.id == monitor_id))
     if owner != workspace_id:
         raise NotFoundInWorkspace("monitor", monitor_id)

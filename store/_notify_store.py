@@ -66,9 +66,11 @@ class NotifyStore:
 
     # -- channels ------------------------------------------------------------------------------
 
-    async def add_channel(self, new: NewChannel) -> ChannelRecord:
+    async def add_channel(self, new: NewChannel, *, at_most: int | None = None) -> ChannelRecord:
+        """With `at_most`: `QuotaFull` when the workspace has as many channels, checked
+        atomically with the insert (`_quotas`)."""
         now = self._store.clock()
-        return await self._store.unit(lambda db: repo.add_channel(db, new, now))
+        return await self._store.unit(lambda db: repo.add_channel(db, new, now, at_most=at_most))
 
     async def channels(self, workspace_id: str) -> list[ChannelRecord]:
         return await self._store.unit(lambda db: repo.list_channels(db, workspace_id))
@@ -111,10 +113,15 @@ class NotifyStore:
 
     # -- rules ---------------------------------------------------------------------------------
 
-    async def add_rule(self, workspace_id: str, rule: NewRule) -> RuleRecord:
-        """`NotFoundInWorkspace` if its monitor or a channel is not the workspace's."""
+    async def add_rule(
+        self, workspace_id: str, rule: NewRule, *, at_most: int | None = None
+    ) -> RuleRecord:
+        """`NotFoundInWorkspace` if its monitor or a channel is not the workspace's;
+        `QuotaFull` past `at_most` rules, checked atomically with the insert (`_quotas`)."""
         now = self._store.clock()
-        return await self._store.unit(lambda db: repo.add_rule(db, workspace_id, rule, now))
+        return await self._store.unit(
+            lambda db: repo.add_rule(db, workspace_id, rule, now, at_most=at_most)
+        )
 
     async def rules(
         self, workspace_id: str, *, monitor_id: str | None = None, defaults_only: bool = False
@@ -143,13 +150,21 @@ class NotifyStore:
         return await self._store.unit(lambda db: repo.delete_rule(db, workspace_id, rule_id))
 
     async def set_monitor_rules(
-        self, workspace_id: str, monitor_id: str, rules: Sequence[NewRule]
+        self,
+        workspace_id: str,
+        monitor_id: str,
+        rules: Sequence[NewRule],
+        *,
+        at_most: int | None = None,
     ) -> list[RuleRecord]:
         """Replace the monitor's own rules in one transaction (all or nothing);
-        `NotFoundInWorkspace` if the monitor or a channel is not the workspace's."""
+        `NotFoundInWorkspace` if the monitor or a channel is not the workspace's, `QuotaFull`
+        if the workspace's other rules and these would pass `at_most`."""
         now = self._store.clock()
         return await self._store.unit(
-            lambda db: repo.set_monitor_rules(db, workspace_id, monitor_id, rules, now)
+            lambda db: repo.set_monitor_rules(
+                db, workspace_id, monitor_id, rules, now, at_most=at_most
+            )
         )
 
     async def effective_rules(self, workspace_id: str, monitor_id: str) -> list[RuleRecord]:

@@ -28,9 +28,17 @@ class RunStore:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    async def create(self, new: NewRun) -> RunRecord:
+    async def create(self, new: NewRun, *, at_most: int | None = None) -> RunRecord:
+        """With `at_most` (the plan's runs a day): `QuotaFull` when the workspace has created
+        as many runs and imports today (UTC), checked atomically with the insert."""
         now = self._store.clock()
-        return await self._store.unit(lambda db: repo.create_run(db, new, now))
+
+        def work(db: Session) -> RunRecord:
+            if at_most is not None:
+                repo.admit_run(db, new.workspace_id, at_most, now)
+            return repo.create_run(db, new, now)
+
+        return await self._store.unit(work)
 
     async def get(self, run_id: str, workspace_id: str | None) -> RunRecord | None:
         return await self._store.unit(lambda db: repo.get_run(db, run_id, workspace_id))
@@ -82,13 +90,16 @@ class RunStore:
         return await self._store.unit(lambda db: repo.delete_run(db, run_id, workspace_id))
 
     async def add_analysis(
-        self, new: NewAnalysis, *, lease_token: int | None = None
+        self, new: NewAnalysis, *, lease_token: int | None = None, at_most: int | None = None
     ) -> AnalysisRecord:
         """Store an analysis; with `lease_token` (and a run), only while this node's lease on
-        the run holds (`LeaseLost` otherwise)."""
+        the run holds (`LeaseLost` otherwise). With `at_most`, an import counted as a run:
+        `QuotaFull` as `create`'s."""
         now = self._store.clock()
 
         def work(db: Session) -> AnalysisRecord:
+            if at_most is not None:
+                repo.admit_run(db, new.workspace_id, at_most, now)
             if lease_token is not None and new.run_id is not None:
                 fence(db, "run", new.run_id, lease_token)
             return repo.add_analysis(db, new, now)

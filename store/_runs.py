@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from ._quotas import hold_workspace, refuse_past
 from ._rows import new_row, record_fields, to_record, workspace_row
 from ._run_models import Analysis, Run, RunLogLine
 from ._run_records import (
@@ -26,6 +27,15 @@ def run_record(row: Run) -> RunRecord:
 
 def analysis_record(row: Analysis) -> AnalysisRecord:
     return to_record(AnalysisRecord, row, result_json=row.result)
+
+
+def admit_run(db: Session, workspace_id: str, at_most: int, now: datetime) -> None:
+    """`QuotaFull` (`runs_per_day`) when the workspace has created `at_most` runs and imports
+    since 00:00 UTC of `now`, counted under its quota lock (`_quotas`): call it first in the
+    unit that writes the run or the import."""
+    hold_workspace(db, workspace_id)
+    midnight = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    refuse_past("runs_per_day", at_most, count_runs_since(db, workspace_id, midnight))
 
 
 def create_run(db: Session, new: NewRun, now: datetime) -> RunRecord:

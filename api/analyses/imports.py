@@ -27,13 +27,13 @@ from typing import IO
 import trio
 from quart import request
 
-from api.billing.quotas import require_quota
+from api.billing.quotas import refused, require_quota
 from api.http.errors import ApiError, BadRequest, TooManyRequests
 from api.http.limits import refuse_too_large
 from api.http.security import new_id
 from api.services import services
 from engine import InvalidExport, analyse_import
-from store import AnalysisRecord, NewAnalysis
+from store import AnalysisRecord, NewAnalysis, QuotaFull
 
 SPOOL_IN_MEMORY = 1 << 20
 BUSY_RETRY_SECONDS = 5.0
@@ -71,12 +71,13 @@ async def import_slot(workspace_id: str) -> AsyncIterator[None]:
         slots.node.release()
 
 
-async def require_import_quota(workspace_id: str) -> None:
+async def require_import_quota(workspace_id: str) -> int:
     """An import is an analysis like a run's: the plan must allow creating, and it counts
-    against the plan's runs per day (`plan_required`/`quota_exceeded`)."""
+    against the plan's runs per day (`plan_required`/`quota_exceeded`). Returns the runs a
+    day, which the write checks again with its insert: runs started meanwhile count too."""
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     done_today = await services().store.runs.count_since(workspace_id, today)
-    await require_quota(workspace_id, "runs_per_day", done_today)
+    return (await require_quota(workspace_id, "runs_per_day", done_today)).runs_per_day
 
 
 async def spool_json_body() -> IO[bytes]:
@@ -158,25 +159,31 @@ async def import_from_request(
     """The import REST and the web page share: a slot, the plan, the body spooled (JSON, or
     the multipart field `file`), analysed and stored."""
     async with import_slot(workspace_id):
-        await require_import_quota(workspace_id)
+        runs = await require_import_quota(workspace_id)
         if request.mimetype == "multipart/form-data":
             export = await uploaded_file()
         else:
             export = await spool_json_body()
         with export:
             return await import_export_in(
-                workspace_id, export, include_likely_sales=include_likely_sales
+                workspace_id, export, include_likely_sales=include_likely_sales, at_most=runs
             )
 
 
 async def import_export_in(
-    workspace_id: str, export: IO[bytes], *, include_likely_sales: bool | None = None
+    workspace_id: str,
+    export: IO[bytes],
+    *,
+    include_likely_sales: bool | None = None,
+    at_most: int | None = None,
 ) -> AnalysisRecord:
     """Analyse a monitor export (`export`, a binary file at its start) into a new analysis
     of `workspace_id`; which sales rank is `include_likely_sales` (None: the evidence decides,
     `engine.analysis.choose_sales_basis`).
 
     `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
+    With `at_most` (the plan's runs a day), `quota_exceeded` when runs and imports took the
+    day's last one while this was read, counted with the insert (`store/_quotas.py`).
     """
     svc = services()
     problem = await trio.to_thread.run_sync(unstorable_escape, export)
@@ -188,13 +195,17 @@ async def import_export_in(
         )
     except InvalidExport as err:
         raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
-    return await svc.store.runs.add_analysis(
-        NewAnalysis(
-            analysis_id=new_id("an"),
-            workspace_id=workspace_id,
-            run_id=None,
-            source="import",
-            source_url=source_url,
-            result_json=json.dumps(result),
+    try:
+        return await svc.store.runs.add_analysis(
+            NewAnalysis(
+                analysis_id=new_id("an"),
+                workspace_id=workspace_id,
+                run_id=None,
+                source="import",
+                source_url=source_url,
+                result_json=json.dumps(result),
+            ),
+            at_most=at_most,
         )
-    )
+    except QuotaFull as full:
+        raise await refused(workspace_id, full) from full

@@ -17,7 +17,7 @@ from typing import Literal
 from api.billing.plans import allowance, plan_name
 from api.http.errors import ApiError
 from api.services import services
-from store import BillingAccountRecord, PlanRecord, Store
+from store import BillingAccountRecord, PlanRecord, QuotaFull, Store
 
 Quota = Literal["active_monitors", "runs_per_day"]
 ACTIVE_STRIPE_STATUSES = frozenset({"active", "trialing"})
@@ -217,18 +217,32 @@ async def _check(
     limit = getattr(limits, quota)
     over = requested > limit if at_most else requested < limit
     if over:
-        above = _plans_above(plans, limits.name)
-        better = next((p for p in above if _allows(p, quota, requested)), None)
-        raise QuotaExceeded(
-            quota,
-            limit,
-            requested if shown is None else shown,
-            limits.name,
-            better,
-            requested=requested,
-            larger_plans=bool(above),
-        )
+        shown = requested if shown is None else shown
+        raise _exceeded(plans, limits.name, quota, limit, shown, requested)
     return limits
+
+
+def _exceeded(
+    plans: list[PlanRecord], plan: str | None, quota: str, limit: int, shown: int, requested: int
+) -> QuotaExceeded:
+    above = _plans_above(plans, plan)
+    better = next((p for p in above if _allows(p, quota, requested)), None)
+    return QuotaExceeded(
+        quota, limit, shown, plan, better, requested=requested, larger_plans=bool(above)
+    )
+
+
+async def refused(
+    workspace_id: str, full: QuotaFull, *, store: Store | None = None
+) -> QuotaExceeded:
+    """The 403 `quota_exceeded` for a write the database refused at the plan's limit
+    (`QuotaFull`, counted under the workspace's quota lock: see `store/_quotas.py`): what
+    `require_quota` answers at the same usage. The check before the write passed on a count
+    that simultaneous requests shared; this is the one that holds."""
+    store = store or services().store
+    plans = await store.billing.plans()
+    limits = limits_of(await store.billing.account(workspace_id), plans, store.clock())
+    return _exceeded(plans, limits.name, full.quota, full.limit, full.in_use, full.in_use + 1)
 
 
 def _plans_above(plans: list[PlanRecord], current: str | None) -> list[PlanRecord]:

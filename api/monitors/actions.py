@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from api.analyses.actions import analysis_in_workspace
-from api.billing.quotas import plan_limits, require_poll_interval, require_quota
+from api.billing.quotas import plan_limits, refused, require_poll_interval, require_quota
 from api.catalogue_urls import refuse_unaccepted_site
 from api.http.auth import current_principal
 from api.http.errors import ApiError, BadRequest, Conflict, deleted, found
@@ -27,6 +27,8 @@ from store import (
     FAILURE_EXPLAINED,
     ListingRecord,
     MonitorRecord,
+    PollRecord,
+    QuotaFull,
     record_fields,
 )
 
@@ -39,6 +41,7 @@ def monitor_out(
     monitor: MonitorRecord,
     counts: dict[str, int] | None = None,
     market_profile: str | None = None,
+    last_check: PollRecord | None = None,
 ) -> MonitorOut:
     fields = {k: v for k, v in record_fields(monitor).items() if k != "workspace_id"}
     kind = monitor.last_error_kind
@@ -50,15 +53,29 @@ def monitor_out(
             "bootstrapping": monitor.bootstrapped_at is None and monitor.status != "error",
             "counts": counts,
             "market_profile": market_profile,
+            **clock_fields(last_check),
         }
     )
+
+
+def clock_fields(last_check: PollRecord | None) -> dict[str, object]:
+    """Whose clock the listings' times are on, and the market's at the last good check."""
+    if last_check is None:
+        return {}
+    market = last_check.clock == "market" and last_check.market_at is not None
+    return {
+        "clock": "market" if market else "service",
+        "last_check_market_at": last_check.market_at if market else None,
+    }
 
 
 async def one_monitor_out(monitor: MonitorRecord) -> MonitorOut:
     """A single monitor as shown alone (the REST read and its web page): with its listing
     counts and the market profile its site speaks, which lists leave out."""
-    counts = await services().store.monitors.listing_counts(monitor.id)
-    return monitor_out(monitor, counts, await market_profile_of(monitor))
+    monitors = services().store.monitors
+    counts = await monitors.listing_counts(monitor.id)
+    last_check = await monitors.last_good_poll(monitor.id)  # whose clock, and the market's
+    return monitor_out(monitor, counts, await market_profile_of(monitor), last_check)
 
 
 async def market_profile_of(monitor: MonitorRecord) -> str | None:
@@ -120,24 +137,30 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
             suggest=[f"Use interval_seconds >= {settings.min_poll_seconds}"],
             extra={"min_interval_seconds": settings.min_poll_seconds},
         )
-    await require_active_monitor_slot(workspace_id)
+    slots = await require_active_monitor_slot(workspace_id)
     await require_poll_interval(workspace_id, interval)
-    monitor = await svc.engine.start_monitor(
-        monitor_id=new_id("mon"),
-        workspace_id=workspace_id,
-        url=url,
-        label=data.label.strip() if data.label and data.label.strip() else None,
-        interval_seconds=interval,
-        page_cap=settings.page_cap,
-        source_analysis_id=data.analysis_id,
-    )
+    try:
+        monitor = await svc.engine.start_monitor(
+            monitor_id=new_id("mon"),
+            workspace_id=workspace_id,
+            url=url,
+            label=data.label.strip() if data.label and data.label.strip() else None,
+            interval_seconds=interval,
+            page_cap=settings.page_cap,
+            source_analysis_id=data.analysis_id,
+            at_most=slots,
+        )
+    except QuotaFull as full:  # the slot went to a simultaneous start
+        raise await refused(workspace_id, full) from full
     return monitor
 
 
-async def require_active_monitor_slot(workspace_id: str) -> None:
-    """The plan's active-monitor quota; `quota_exceeded` (or `plan_required`) when full."""
+async def require_active_monitor_slot(workspace_id: str) -> int:
+    """The plan's active-monitor quota; `quota_exceeded` (or `plan_required`) when full.
+    Returns the quota, for the write to check again atomically (`at_most`): this count is
+    a moment old, and simultaneous requests all read the same one."""
     in_use = await services().store.monitors.count_active(workspace_id)
-    await require_quota(workspace_id, "active_monitors", in_use)
+    return (await require_quota(workspace_id, "active_monitors", in_use)).active_monitors
 
 
 async def catalogue_url_of_analysis(workspace_id: str, analysis_id: str) -> str:
@@ -185,10 +208,22 @@ async def pause_monitor_in(monitor: MonitorRecord) -> None:
 
 
 async def resume_monitor_in(monitor: MonitorRecord) -> None:
-    """Resume polling (quota-checked when paused: active and errored monitors already hold
-    their slot); `Busy` while the engine is busy."""
-    if monitor.status == "paused":
-        await require_active_monitor_slot(monitor.workspace_id)
+    """Resume polling (quota-checked when paused after its bootstrap: active, errored and
+    bootstrapping monitors already hold their slot); `Busy` while the engine is busy.
+
+    The slot is taken before the engine is told: the store writes `active` in the
+    transaction that counts the slots under the workspace's quota lock (`claim_slot`), as
+    the actor's own write would come after simultaneous resumes had all counted. A paused
+    actor writes nothing meanwhile, and its `Resume` writes `active` again. If it is `Busy`
+    the slot stays taken: the monitor is `active` where its actor (or an adopting node)
+    reads it, and resuming again finds it so."""
+    store = services().store
+    if monitor.status == "paused" and monitor.bootstrapped_at is not None:
+        slots = await require_active_monitor_slot(monitor.workspace_id)
+        try:
+            await store.monitors.claim_slot(monitor.id, monitor.workspace_id, slots)
+        except QuotaFull as full:  # the slot went to a simultaneous resume or start
+            raise await refused(monitor.workspace_id, full) from full
     try:
         await services().engine.resume(monitor)
     except EngineBusy as err:

@@ -23,7 +23,7 @@ from engine.notifications import (
     check_destination,
     rotate_signing_secret,
 )
-from store import ChannelRecord, NewChannel
+from store import ChannelRecord, NewChannel, QuotaFull
 
 MAX_CHANNELS = 20
 CHANNEL = "notification channel"  # what a 404 says is missing
@@ -96,6 +96,23 @@ def refused(err: DestinationRefused) -> DestinationNotAccepted:
     )
 
 
+def channels_full() -> LimitReached:
+    return LimitReached(
+        f"A workspace has at most {MAX_CHANNELS} notification channels",
+        suggest=["Delete a channel you no longer use"],
+        extra={"limit": MAX_CHANNELS},
+    )
+
+
+async def _add_within_limit(new: NewChannel) -> ChannelRecord:
+    """Store the channel unless the workspace has `MAX_CHANNELS`, counted with the insert
+    (`store/_quotas.py`): simultaneous creations all passed `create_channel`'s count."""
+    try:
+        return await services().store.notify.add_channel(new, at_most=MAX_CHANNELS)
+    except QuotaFull as full:
+        raise channels_full() from full
+
+
 async def create_channel(workspace_id: str, data: CreateChannelRequest) -> CreatedChannel:
     """Check the destination, seal its secrets and store the channel.
 
@@ -105,18 +122,14 @@ async def create_channel(workspace_id: str, data: CreateChannelRequest) -> Creat
     """
     svc = services()
     if len(await svc.store.notify.channels(workspace_id)) >= MAX_CHANNELS:
-        raise LimitReached(
-            f"A workspace has at most {MAX_CHANNELS} notification channels",
-            suggest=["Delete a channel you no longer use"],
-            extra={"limit": MAX_CHANNELS},
-        )
+        raise channels_full()
     try:
         destination = await check_destination(
             data.kind, _given(data), allow=svc.settings.outbound_allow
         )
     except DestinationRefused as err:
         raise refused(err) from err
-    record = await svc.store.notify.add_channel(
+    record = await _add_within_limit(
         NewChannel(
             workspace_id=workspace_id,
             kind=data.kind,

@@ -18,6 +18,7 @@ from store import (
     ChannelRecord,
     NewRule,
     NotFoundInWorkspace,
+    QuotaFull,
     RuleFilters,
     RuleRecord,
     record_fields,
@@ -86,11 +87,15 @@ async def _check_references(workspace_id: str, rules: list[NewRule]) -> None:
 
 def _limit(count: int) -> None:
     if count > MAX_RULES:
-        raise LimitReached(
-            f"A workspace has at most {MAX_RULES} notification rules",
-            suggest=["Delete rules you no longer use, or widen one rule's filters"],
-            extra={"limit": MAX_RULES},
-        )
+        raise _rules_full()
+
+
+def _rules_full() -> LimitReached:
+    return LimitReached(
+        f"A workspace has at most {MAX_RULES} notification rules",
+        suggest=["Delete rules you no longer use, or widen one rule's filters"],
+        extra={"limit": MAX_RULES},
+    )
 
 
 async def list_rules(workspace_id: str, monitor_id: str | None = None) -> list[RuleRecord]:
@@ -111,9 +116,11 @@ async def create_rule(workspace_id: str, data: RuleIn) -> RuleRecord:
     notify = services().store.notify
     _limit(len(await notify.rules(workspace_id)) + 1)
     try:
-        return await notify.add_rule(workspace_id, rule)
+        return await notify.add_rule(workspace_id, rule, at_most=MAX_RULES)
     except NotFoundInWorkspace as err:  # deleted between the check and the write
         raise NotFound(err.kind) from err
+    except QuotaFull as full:  # simultaneous creations all passed the count above
+        raise _rules_full() from full
 
 
 async def replace_rule(workspace_id: str, rule_id: str, data: RuleIn) -> RuleRecord:
@@ -143,9 +150,11 @@ async def set_monitor_rules(
     others = [r for r in await notify.rules(workspace_id) if r.monitor_id != monitor_id]
     _limit(len(others) + len(wanted))
     try:
-        return await notify.set_monitor_rules(workspace_id, monitor_id, wanted)
+        return await notify.set_monitor_rules(workspace_id, monitor_id, wanted, at_most=MAX_RULES)
     except NotFoundInWorkspace as err:
         raise NotFound(err.kind) from err
+    except QuotaFull as full:  # rules created meanwhile: counted again with the write
+        raise _rules_full() from full
 
 
 @dataclass(frozen=True, slots=True)

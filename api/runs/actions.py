@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from api.billing.quotas import require_items_per_run, require_quota
+from api.billing.quotas import refused, require_items_per_run, require_quota
 from api.catalogue_urls import refuse_unaccepted_site
 from api.http.auth import current_principal
 from api.http.errors import BadRequest, Conflict, NotFound, deleted, found
@@ -20,7 +20,7 @@ from api.runs.schemas import (
 )
 from api.services import services
 from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
-from store import RunRecord, record_fields
+from store import QuotaFull, RunRecord, record_fields
 
 # What a monitor's run stores as `max_items` (the column is required): nothing reads it, as
 # a monitor's whole history is analysed; answers show null.
@@ -68,23 +68,25 @@ async def checked_url(url: str) -> str:
         ) from err
 
 
-async def require_run_quota(workspace_id: str, max_items: int | None) -> int:
+async def require_run_quota(workspace_id: str, max_items: int | None) -> tuple[int, int]:
     """The plan's runs per day (UTC) and, for a catalogue URL's run (`max_items` given, or
     None for the plan's most), items per run; `quota_exceeded`/`plan_required`.
 
     Returns the listings the run may read: `max_items`, or the plan's `items_per_run` when
     None. A monitor's run passes `MONITOR_RUN_MAX_ITEMS`: items per run bound what one scrape
     reads from the marketplace, while a monitor's history is bounded by the monitor quota and
-    is analysed whole, so it is never refused for its size.
+    is analysed whole, so it is never refused for its size. Then the plan's runs a day, which
+    the write checks again with its insert (`at_most`): simultaneous requests all read the
+    same count here.
     """
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     runs_today = await services().store.runs.count_since(workspace_id, today)
     limits = await require_quota(workspace_id, "runs_per_day", runs_today)
     if max_items == MONITOR_RUN_MAX_ITEMS:
-        return max_items
+        return max_items, limits.runs_per_day
     items = max_items if max_items is not None else max(1, limits.items_per_run)
     await require_items_per_run(workspace_id, items)
-    return items
+    return items, limits.runs_per_day
 
 
 async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
@@ -98,21 +100,25 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
     if data.monitor_id is not None:
         if await svc.store.monitors.get(data.monitor_id, workspace_id) is None:
             raise NotFound("monitor")
-        max_items = await require_run_quota(workspace_id, MONITOR_RUN_MAX_ITEMS)
+        max_items, runs = await require_run_quota(workspace_id, MONITOR_RUN_MAX_ITEMS)
     else:
         assert data.url is not None
         url = await checked_url(data.url)
-        max_items = await require_run_quota(workspace_id, data.max_items)
-    run = await svc.engine.runs.start(
-        run_id=new_id("run"),
-        workspace_id=workspace_id,
-        label=data.label.strip() if data.label and data.label.strip() else None,
-        source="monitor" if data.monitor_id else "url",
-        url=url,
-        monitor_id=data.monitor_id,
-        max_items=max_items,
-        include_likely_sales=data.include_likely_sales,
-    )
+        max_items, runs = await require_run_quota(workspace_id, data.max_items)
+    try:
+        run = await svc.engine.runs.start(
+            run_id=new_id("run"),
+            workspace_id=workspace_id,
+            label=data.label.strip() if data.label and data.label.strip() else None,
+            source="monitor" if data.monitor_id else "url",
+            url=url,
+            monitor_id=data.monitor_id,
+            max_items=max_items,
+            include_likely_sales=data.include_likely_sales,
+            at_most=runs,
+        )
+    except QuotaFull as full:  # the day's last run went to a simultaneous request
+        raise await refused(workspace_id, full) from full
     return run
 
 
@@ -140,18 +146,22 @@ async def replay_run_in(run: RunRecord) -> RunRecord:
         await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
     ):
         raise Conflict("The monitor of this run no longer exists", code="source_gone")
-    max_items = await require_run_quota(
+    max_items, runs = await require_run_quota(
         run.workspace_id, MONITOR_RUN_MAX_ITEMS if run.source == "monitor" else run.max_items
     )
-    replay = await svc.engine.runs.start(
-        run_id=new_id("run"),
-        workspace_id=run.workspace_id,
-        label=run.label,
-        source=run.source,
-        url=run.url,
-        monitor_id=run.monitor_id,
-        max_items=max_items,
-        replay_of=run.id,
-        include_likely_sales=run.include_likely_sales,
-    )
+    try:
+        replay = await svc.engine.runs.start(
+            run_id=new_id("run"),
+            workspace_id=run.workspace_id,
+            label=run.label,
+            source=run.source,
+            url=run.url,
+            monitor_id=run.monitor_id,
+            max_items=max_items,
+            replay_of=run.id,
+            include_likely_sales=run.include_likely_sales,
+            at_most=runs,
+        )
+    except QuotaFull as full:  # the day's last run went to a simultaneous request
+        raise await refused(run.workspace_id, full) from full
     return replay

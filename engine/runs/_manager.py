@@ -152,7 +152,11 @@ class RunManager:
         max_items: int,
         replay_of: str | None = None,
         include_likely_sales: bool | None = None,
+        at_most: int | None = None,
     ) -> RunRecord:
+        """Create the run (`queued`) and start it here, or where a node claims it. With
+        `at_most` (the plan's runs a day), `QuotaFull` when the workspace has created that
+        many today, counted atomically with the insert: nothing is created."""
         run = await self._store.runs.create(
             NewRun(
                 run_id=run_id,
@@ -164,7 +168,8 @@ class RunManager:
                 max_items=max_items,
                 replay_of=replay_of,
                 include_likely_sales=include_likely_sales,
-            )
+            ),
+            at_most=at_most,
         )
         if self._cluster is None:
             self._spawn(run)
