@@ -14,13 +14,14 @@ from ._basis import (
     with_sales_basis,
 )
 from ._errors import InvalidExport
+from ._graph_labels import place_labels
 from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
 from ._niche_records import KMCurve, NicheKey, NicheStats, PriceSummary, ScoreParts, Trend
 from ._result import Alert, AnalysisResult, Coverage, FlowDay, Gap, Window
 from ._stats import kaplan_meier, wilson
 from .alerts import AlertRules, MarketRates
 from .export_format import EXPORT_FORMAT, EXPORT_VERSION
-from .graphs import CURVES, GRAPH_NAMES, graph_specs, map_labels, render_svg
+from .graphs import CURVES, GRAPH_NAMES, graph_specs, render_svg
 
 __all__ = [
     "CURVES",
@@ -54,7 +55,7 @@ __all__ = [
     "choose_sales_basis",
     "graph_specs",
     "kaplan_meier",
-    "map_labels",
+    "place_labels",
     "poll_marks",
     "render_svg",
     "sales_evidence",

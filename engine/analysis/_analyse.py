@@ -6,7 +6,8 @@ Definitions (per niche, over the window; "now" is the input's `now`):
   now; sold / deleted: sold / deleted within the window.
 - sell-through = sold / (sold + supply), with a Wilson 95% interval. Recent / previous:
   sales in each half of the window over (those sales + listings open at the end of that half).
-- prices: ask = current price of open listings; sold = the last price seen before the sale.
+- prices: ask = current price of open listings; sold = the last price seen before the sale;
+  listed (top niches only) = what every listing asked when first seen (`_listed_prices`).
   Median, quartiles (IQR), 10th and 90th percentiles, linear interpolation.
 - time to sell: Kaplan-Meier over days since listing, sales are events, deleted and
   still-unsold listings are censored, with delayed entry at the moment the window first saw
@@ -64,6 +65,7 @@ from ._coverage import coverage
 from ._flow import flow_days
 from ._frame import Frame, build_frame
 from ._input import I64, AnalysisInput
+from ._listed_prices import listed_prices
 from ._measure import NicheFigures, measure
 from ._niche_records import NicheKey
 from ._niche_rows import niche_table
@@ -108,8 +110,9 @@ def analyse(
     currency = data.listings.currencies[0] if len(data.listings.currencies) == 1 else None
     key_of = _keys(f, data)
     niches = niche_table(
-        f, m, hot, order, key_of, top_n=top_n, currency=currency, market=market, rules=rules
-    )
+        f, m, hot, order, key_of, top_n=top_n, currency=currency, market=market, rules=rules,
+        listed=listed_prices(data, f, order[:top_n]),
+    )  # fmt: skip
     alerts = find_alerts(data, f, _tallies(m, hot), key_of, position, market, rules, currency)
     covered = coverage(data, f)
     return AnalysisResult(

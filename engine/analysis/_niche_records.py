@@ -239,6 +239,9 @@ class NicheStats:
     days_note: str | None = None  # why days to sell are withheld or uncertain
     score_parts: ScoreParts | None = None
     hot_reason: str | None = None
+    # What the listings asked when first seen, open, sold or deleted (`_listed_prices`): the
+    # top niches only, None beyond them.
+    listed_price: PriceSummary | None = None
 
     @property
     def label(self) -> str:
@@ -277,4 +280,5 @@ class NicheStats:
             "days_note": self.days_note,
             "score_parts": None if self.score_parts is None else self.score_parts.to_json(),
             "hot_reason": self.hot_reason,
+            "listed_price": None if self.listed_price is None else self.listed_price.to_json(),
         }

@@ -9,7 +9,7 @@ reading a field costs no numpy call and no attribute lookup.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -155,6 +155,7 @@ class Boxing(NamedTuple):
     score_parts: Callable[[int, NicheKey, str | None], ScoreParts] | None
     why_hot: Callable[[int], str]
     currency: str | None
+    listed: Mapping[int, PriceSummary]  # frame niche -> what it asked when first seen (top)
 
 
 def niche_table(
@@ -168,15 +169,19 @@ def niche_table(
     currency: str | None,
     market: MarketRates,
     rules: AlertRules,
+    listed: Mapping[int, PriceSummary],
 ) -> NicheTable:
     """The niches in rank order (`order`: the frame's niche at each rank), each boxed into
-    its `NicheStats` when first read; the top `top_n` carry their survival curve."""
+    its `NicheStats` when first read; the top `top_n` carry their survival curve and, from
+    `listed`, what they asked when first seen."""
     columns = ranked_columns(f, m, hot, order)
     h = f.history
     score_kind: ScoreKind = "profit_per_listing_day" if h else "demand_proxy"
     score_parts = m.parts.ranked(order) if m.parts is not None else None
     why_hot = _hot_reasons(columns, market, rules)
-    boxing = Boxing(order, key_of, m.km, top_n, h, score_kind, score_parts, why_hot, currency)
+    boxing = Boxing(
+        order, key_of, m.km, top_n, h, score_kind, score_parts, why_hot, currency, listed
+    )
     return NicheTable(len(order), _maker(columns, boxing))
 
 
@@ -199,7 +204,7 @@ def _maker(c: RankedColumns, b: Boxing) -> Callable[[int], NicheStats]:
      c_st_recent, c_st_prev, ask_ns, ask, sold_ns, sld, c_km, c_km_low, c_km_high, c_timed,
      c_likely, c_confirmed, c_velocity, c_favs, c_days, c_recent, c_previous, c_trend,
      c_hot, c_score) = c  # fmt: skip
-    order, key_of, km, top_n, h, score_kind, score_parts, why_hot, currency = b
+    order, key_of, km, top_n, h, score_kind, score_parts, why_hot, currency, listed = b
 
     def make(r: int) -> NicheStats:
         i = int(order[r])
@@ -244,6 +249,7 @@ def _maker(c: RankedColumns, b: Boxing) -> Callable[[int], NicheStats]:
             days_note=days_note(c_timed[r], c_sold[r], c_km[r], c_km_high[r]) if h else None,
             score_parts=score_parts(r, key, currency) if score_parts is not None else None,
             hot_reason=why_hot(r) if h else None,
+            listed_price=listed.get(i),
         )
 
     return make

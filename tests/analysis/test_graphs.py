@@ -1,9 +1,15 @@
-"""The four Vega-Lite specs (inline data, required encodings) and their SVG rendering."""
+"""The four Vega-Lite specs (inline data, required encodings), their SVG rendering at a phone's
+width, the niche map's labels and axis, and the price bands' asked prices."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import re
+import xml.etree.ElementTree as ET
+from decimal import Decimal
+from typing import Any
 
 from engine.analysis import (
     CURVES,
@@ -12,11 +18,16 @@ from engine.analysis import (
     AnalysisResult,
     analyse,
     graph_specs,
-    map_labels,
+    place_labels,
     render_svg,
 )
+from engine.analysis.graphs import ASKED, SOLD
 
 from .factory import NOW, History
+
+# What a 390 px phone gives a graph (the page's and the panel's padding taken off).
+PHONE_GRAPH_PX = 326
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _result() -> AnalysisResult:
@@ -37,6 +48,11 @@ def _result() -> AnalysisResult:
     return analyse(AnalysisInput.from_records(h.listings, h.events, now=NOW), top_n=4)
 
 
+def _layer(spec: dict[str, Any], name: str) -> dict[str, Any]:
+    (layer,) = [layer for layer in spec["layer"] if layer.get("name") == name]
+    return layer  # type: ignore[no-any-return]
+
+
 def test_specs_have_names_inline_data_and_encodings() -> None:
     specs = graph_specs(_result())
     assert (
@@ -49,10 +65,10 @@ def test_specs_have_names_inline_data_and_encodings() -> None:
     point = specs["niche-map"]["layer"][0]["encoding"]
     assert point["x"]["field"] == "supply" and point["y"]["field"] == "sell_through"
     assert point["size"]["field"] == "sold" and point["color"]["field"] == "median_sold_price"
-    # The top niches are marked by rank, each once (nearby ones share a label, never overlap).
-    labels = [r["label"] for r in specs["niche-map"]["data"]["values"] if r["label"]]
-    assert sorted(" ".join(labels).split()) == ["#1", "#2", "#3", "#4"]
-    assert {r["kind"] for r in specs["price-bands"]["data"]["values"]} == {"asking", "sold"}
+    # The top niches are labelled by rank, each once (those on one spot share a label).
+    labels = _layer(specs["niche-map"], "rank_labels")["data"]["values"]
+    assert sorted(r for label in labels for r in label["ranks"]) == [1, 2, 3, 4]
+    assert {r["kind"] for r in specs["price-bands"]["data"]["values"]} == {ASKED, SOLD}
     assert {r["key"] for r in specs["price-bands"]["data"]["values"]} <= {"#1", "#2", "#3", "#4"}
     assert specs["time-to-sell"]["mark"]["interpolate"] == "step-after"
     curves = {r["key"] for r in specs["time-to-sell"]["data"]["values"]}
@@ -64,23 +80,114 @@ def test_specs_have_names_inline_data_and_encodings() -> None:
     assert specs["market-flow"]["encoding"]["y"]["axis"]["format"] == "d"
 
 
-def test_map_labels_merge_what_would_overlap() -> None:
-    labels = map_labels([(3, 100.0, 50.0), (1, 102.0, 55.0), (2, 400.0, 50.0), (4, 101.0, 200.0)])
-    assert labels == {1: "#1 #3", 2: "#2", 4: "#4"}
-
-
-def test_graph_text_reads_at_the_width_pages_show_it() -> None:
-    # Pages show a graph at 560 px or wider (narrower screens scroll it sideways), so every
-    # text of the rendered SVG must stay at 12 px or more once scaled to 560 px.
-    for name, spec in graph_specs(_result()).items():
-        svg = render_svg(spec)
-        width = float(re.search(r'<svg[^>]* width="([0-9.]+)"', svg).group(1))  # type: ignore[union-attr]
-        sizes = [float(v) for v in re.findall(r'font-size="([0-9.]+)px"', svg)]
-        assert sizes, name
-        assert min(sizes) * min(1.0, 560 / width) >= 11.5, (name, width, min(sizes))
-
-
 def test_svg_renders_without_network() -> None:
     for spec in graph_specs(_result()).values():
         svg = render_svg(spec)
         assert svg.startswith("<svg")
+
+
+def test_graph_text_reads_on_a_phone() -> None:
+    # Pages draw a graph at the width of its box, 326 px on a 390 px phone: every text of
+    # the rendered SVG must stay at 11 px or more once scaled to that, and the SVG scales
+    # (a viewBox as wide as the SVG).
+    for name, spec in graph_specs(_result()).items():
+        svg = render_svg(spec)
+        root = ET.fromstring(svg)
+        width = float(root.attrib["width"])
+        assert root.attrib["viewBox"].split()[2] == root.attrib["width"], name
+        sizes = [float(v) for v in re.findall(r'font-size="([0-9.]+)px"', svg)]
+        assert sizes, name
+        assert min(sizes) * min(1.0, PHONE_GRAPH_PX / width) >= 11, (name, width, min(sizes))
+
+
+def _texts(root: ET.Element, group_class: str) -> list[ET.Element]:
+    return [
+        text
+        for group in root.iter(f"{SVG}g")
+        if group_class in group.attrib.get("class", "").split()
+        for text in group.iter(f"{SVG}text")
+    ]
+
+
+def _translate(element: ET.Element) -> tuple[float, float]:
+    found = re.match(r"translate\(([-0-9.e]+),([-0-9.e]+)\)", element.attrib["transform"])
+    assert found is not None
+    return float(found.group(1)), float(found.group(2))
+
+
+def test_niche_map_has_no_zero_tick_and_labels_sit_by_their_dots() -> None:
+    spec = graph_specs(_result())["niche-map"]
+    ticks = spec["layer"][0]["encoding"]["x"]["axis"]["values"]
+    assert ticks[0] == 1 and 0 not in ticks
+    root = ET.fromstring(render_svg(spec))
+    axis_labels = [t.text for t in _texts(root, "role-axis-label")]
+    assert "1" in axis_labels and "0" not in axis_labels, axis_labels
+    # Where Vega drew each dot is where the labels were laid out from: the layout's idea of
+    # the scales is Vega's.
+    dots = [
+        _translate(path)
+        for group in root.iter(f"{SVG}g")
+        if "layer_0_marks" in group.attrib.get("class", "").split()
+        for path in group.iter(f"{SVG}path")
+    ]
+    labels = _layer(spec, "rank_labels")["data"]["values"]
+    for label in labels:
+        assert any(
+            abs(x - label["dot_x"]) < 0.6 and abs(y - label["dot_y"]) < 0.6 for x, y in dots
+        ), (label, dots[:5])
+    drawn = _texts(root, "rank_labels_marks")
+    assert sorted(_translate(t)[0] for t in drawn) == sorted(label["x"] for label in labels)
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    return not (a.right <= b.left or b.right <= a.left or a.bottom <= b.top or b.bottom <= a.top)
+
+
+def test_labels_on_one_spot_are_listed_together_and_none_overlap() -> None:
+    # Eight top niches on one dot (sold out, all sold: the map's top left corner), two on
+    # one dot nearby, one far away.
+    points = [(r, 0.0, 0.0) for r in (1, 3, 4, 6, 7, 8, 9, 10)]
+    points += [(2, 84.0, 18.0), (5, 86.0, 21.0), (11, 250.0, 200.0)]
+    layout = place_labels(points, 290, 230, 14, 16)
+    assert layout.unplaced == ()
+    by_first = {label.ranks[0]: label for label in layout.labels}
+    assert by_first[1].ranks == (1, 3, 4, 6, 7, 8, 9, 10)
+    assert by_first[1].lines == ("#1 #3 #4 #6", "#7 #8 #9 #10")
+    assert by_first[2].ranks == (2, 5) and by_first[11].ranks == (11,)
+    for a, b in itertools.combinations(layout.labels, 2):
+        assert not _overlap(a.box, b.box), (a, b)
+    for label in layout.labels:
+        box = label.box
+        assert box.left >= 0 and box.top >= 0 and box.right <= 290 and box.bottom <= 230
+        for other in layout.labels:  # no label hides another spot's dot
+            x, y = other.dot
+            assert other is label or not (box.left < x < box.right and box.top < y < box.bottom)
+
+
+def test_labels_without_room_are_listed_instead_of_piled() -> None:
+    # Ten distinct dots in a row across a plot too small to label them all.
+    points = [(r, 8.0 + 14.0 * r, 30.0) for r in range(1, 11)]
+    layout = place_labels(points, 160, 60, 14, 16)
+    placed = [r for label in layout.labels for r in label.ranks]
+    assert layout.unplaced and sorted(placed + list(layout.unplaced)) == list(range(1, 11))
+    assert 1 in placed  # the best rank is labelled first
+    for a, b in itertools.combinations(layout.labels, 2):
+        assert not _overlap(a.box, b.box), (a, b)
+
+
+def test_price_bands_show_what_sold_out_niches_asked_when_listed() -> None:
+    # Every listing of the niche sold: none is open, so nothing asks anything now. Each was
+    # first seen asking 40, and sold after a drop to 30 (its last price).
+    h = History()
+    for i in range(8):
+        h.listing(brand="Zara", size="M", price="40.00", seen_days_ago=20, sold_days_ago=5 + i)
+    h.listings[:] = [dataclasses.replace(r, price=Decimal("30.00")) for r in h.listings]
+    result = analyse(AnalysisInput.from_records(h.listings, h.events, now=NOW), top_n=3)
+    top = result.top[0]
+    assert top.supply == 0 and top.ask_price.median is None
+    assert top.listed_price is not None and top.listed_price.n == 8
+    assert top.listed_price.median == 40.0 and top.sold_price.median == 30.0
+    rows = graph_specs(result)["price-bands"]["data"]["values"]
+    bands = {(r["key"], r["kind"]): r["median"] for r in rows}
+    assert bands[("#1", ASKED)] == 40.0 and bands[("#1", SOLD)] == 30.0
+    assert json.loads(json.dumps(top.to_json()))["listed_price"]["median"] == 40.0
