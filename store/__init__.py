@@ -3,6 +3,7 @@
 Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
 """
 
+from ._alert_decisions import AlertCandidate, AlertDraft, AlertRules, ListingView, PollAlerts
 from ._analysis_views import AnalysisOrigin, DashboardView
 from ._asyncio_loop import asyncio_loop
 from ._billing_records import (
@@ -74,6 +75,9 @@ from ._notify_records import (
     RuleMode,
     RuleRecord,
 )
+from ._notify_rules import admits as confidence_admits
+from ._notify_rules import confidence as niche_confidence
+from ._notify_rules import matches as listing_matches
 from ._notify_store import NotifyStore
 from ._poll_decisions import (
     EventDraft,
@@ -84,6 +88,19 @@ from ._poll_decisions import (
     PollDecision,
     PollRules,
 )
+from ._price_book import site_of
+from ._price_book_records import (
+    BOOK_DAYS,
+    BOOK_LEVELS,
+    BOOK_SALES,
+    BookLevel,
+    BuyingCosts,
+    MarketSaleRecord,
+    Niche,
+    NicheSales,
+    SaleEvidence,
+)
+from ._price_book_store import PriceBookStore
 from ._records import (
     AccessTokenRecord,
     Credentials,
@@ -108,6 +125,9 @@ from ._run_store import RunStore
 from ._store import Clock, Store, migrate, open_store, utc_now
 
 __all__ = [
+    "BOOK_DAYS",
+    "BOOK_LEVELS",
+    "BOOK_SALES",
     "CHANNEL_KINDS",
     "EVENT_TYPES",
     "EVIDENCE_KINDS",
@@ -117,6 +137,9 @@ __all__ = [
     "LISTING_STATES",
     "NOTIFY_KINDS",
     "AccessTokenRecord",
+    "AlertCandidate",
+    "AlertDraft",
+    "AlertRules",
     "AlreadyExists",
     "AnalysisOrigin",
     "AnalysisRecord",
@@ -125,6 +148,8 @@ __all__ = [
     "BillingAccountRecord",
     "BillingChangeRecord",
     "BillingStore",
+    "BookLevel",
+    "BuyingCosts",
     "ChannelBatch",
     "ChannelHealth",
     "ChannelKind",
@@ -153,7 +178,9 @@ __all__ = [
     "ListingSnapshot",
     "ListingState",
     "ListingStep",
+    "ListingView",
     "LiveListing",
+    "MarketSaleRecord",
     "MarketStore",
     "MinConfidence",
     "MonitorRecord",
@@ -170,6 +197,8 @@ __all__ = [
     "NewRun",
     "NewTrialToken",
     "NewUser",
+    "Niche",
+    "NicheSales",
     "NodeInfo",
     "NodeRecord",
     "NotFoundInWorkspace",
@@ -179,12 +208,14 @@ __all__ = [
     "NotifyStore",
     "ObservedListing",
     "PlanRecord",
+    "PollAlerts",
     "PollDecision",
     "PollFailure",
     "PollFailureKind",
     "PollOutcome",
     "PollRecord",
     "PollRules",
+    "PriceBookStore",
     "QuotaFull",
     "RuleFilters",
     "RuleMode",
@@ -193,6 +224,7 @@ __all__ = [
     "RunSource",
     "RunState",
     "RunStore",
+    "SaleEvidence",
     "SealedSession",
     "SessionOwner",
     "Store",
@@ -203,10 +235,14 @@ __all__ = [
     "UserRecord",
     "alembic_config",
     "asyncio_loop",
+    "confidence_admits",
+    "listing_matches",
     "migrate",
     "new_id",
+    "niche_confidence",
     "open_store",
     "record_fields",
+    "site_of",
     "to_record",
     "utc_now",
 ]

@@ -115,4 +115,5 @@ from . import _cluster_models as _cluster_models  # noqa: E402  (registers the t
 from . import _market_models as _market_models  # noqa: E402  (registers the tables on Base)
 from . import _monitor_models as _monitor_models  # noqa: E402  (registers the tables on Base)
 from . import _notify_models as _notify_models  # noqa: E402  (registers the tables on Base)
+from . import _price_book_models as _price_book_models  # noqa: E402  (registers the tables)
 from . import _run_models as _run_models  # noqa: E402  (registers the tables on Base)

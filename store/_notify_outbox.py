@@ -1,6 +1,7 @@
 """Writing alerts into the outbox, inside the transaction of what found them: a poll's new
-listings and price drops (`write_poll_alerts`, called by `record_poll`), a monitor going to
-`error` (`write_error_alerts`), the engine's niche alerts (`write_niche_alerts`).
+listings and price drops (`write_poll_alerts`, called by `record_poll`, as the engine's alert
+rules decide them: `_alert_decisions`), a monitor going to `error` (`write_error_alerts`), the
+engine's niche alerts (`write_niche_alerts`).
 
 One row per (rule, channel, kind, subject), inserted ON CONFLICT DO NOTHING, so replays and
 concurrent writers never fail the poll's transaction and never alert twice. Alerts carry the
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -19,87 +20,20 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from ._alert_decisions import AlertCandidate, AlertRules, ListingView, NicheKey, PollAlerts
 from ._monitor_models import Listing, Monitor
 from ._monitor_records import FAILURE_EXPLAINED
-from ._notify import effective_rule_rows, filters_from_json
+from ._notify import effective_rule_rows, filters_from_json, rule_record
 from ._notify_models import Notification, NotificationChannel, NotificationRule
-from ._notify_niches import MIN_DEAL_SALES, NicheFigures, Niches
-from ._notify_records import EVENT_TYPES, NotifyKind
+from ._notify_records import EVENT_TYPES, NotifyKind, RuleRecord
 from ._notify_rules import admits, due_at, matches, matches_niche, niche_subject
-from ._rows import new_id
+from ._price_book import buying_costs, many_niche_sales, site_of
+from ._price_book_records import BOOK_DAYS, BOOK_SALES, Niche, NicheSales
+from ._rows import new_id, to_record
 
 QUEUED = "nichescope.alerts_queued"  # `Session.info` key: alerts written in this unit
 _CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement
-_SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
-
-
-def _money(amount: Decimal | None, currency: str | None) -> str:
-    if amount is None:
-        return "no price"
-    symbol = _SYMBOLS.get(currency or "")
-    return f"{symbol}{amount:.2f}" if symbol else f"{amount:.2f} {currency or ''}".strip()
-
-
-def _listing(row: Listing, previous: Decimal | None) -> dict[str, Any]:
-    return {
-        "item_id": row.item_id,
-        "title": row.title,
-        "brand": row.brand,
-        "size": row.size,
-        "condition": row.condition,
-        "category": row.category_name,
-        "price": None if row.price is None else f"{row.price:.2f}",
-        "previous_price": None if previous is None else f"{previous:.2f}",
-        "currency": row.currency,
-        "url": row.url,
-        "photo_url": row.photo_url,
-        "seller": row.seller_login,
-    }
-
-
-def _why(kind: str, row: Listing, previous: Decimal | None, niche: NicheFigures | None) -> str:
-    price = _money(row.price, row.currency)
-    if kind == "price_drop" and previous and row.price is not None:
-        cut = 1 - float(row.price / previous)
-        return f"price cut from {_money(previous, row.currency)} to {price} ({cut:.0%} less)"
-    if kind == "deal" and niche is not None and niche.median_sold_price and row.price is not None:
-        discount = 1 - float(row.price / niche.median_sold_price)
-        where = f"median {_money(niche.median_sold_price, row.currency)} over {niche.sold} sales"
-        if niche.sell_through is not None:
-            where += f"; {niche.sell_through:.0%} of its listings sold"
-        if niche.median_days_to_sell is not None:
-            where += f", in {niche.median_days_to_sell:g} days at the median"
-        return f"asks {price}, {discount:.0%} under what this niche sells for ({where})"
-    if kind == "new_listing" and niche is not None and niche.median_sold_price and niche.sold:
-        # What a reseller weighs first: the asking price against what such listings sell for.
-        median = _money(niche.median_sold_price, row.currency)
-        where = f"its niche sells for a median {median} over {niche.sold} sales"
-        if niche.sell_through is not None:
-            where += f", {niche.sell_through:.0%} of its listings sold"
-        return f"new at {price}; {where}"
-    return f"new in this monitor at {price} (its niche has no confirmed sale yet)"
-
-
-def _figures(row: Listing, previous: Decimal | None, niche: NicheFigures | None) -> dict[str, Any]:
-    price = None if row.price is None else float(row.price)
-    median = None if niche is None or niche.median_sold_price is None else niche.median_sold_price
-    figures: dict[str, Any] = {
-        "price": price,
-        "median_sold_price": None if median is None else float(median),
-        "discount": None
-        if median is None or price is None
-        else round(1 - price / float(median), 2),
-    }
-    if previous is not None:
-        figures["previous_price"] = float(previous)
-    return figures
-
-
-def is_deal(price: Decimal | None, niche: NicheFigures | None, ratio: float) -> bool:
-    median = None if niche is None else niche.median_sold_price
-    if price is None or median is None or niche is None or niche.sold < MIN_DEAL_SALES:
-        return False
-    return float(price) <= ratio * float(median)
+MAX_NICHES = 50  # niches whose price book one poll reads, at most
 
 
 class _Batch:
@@ -206,6 +140,28 @@ def _already_queued(
     return found
 
 
+def _view(row: Listing) -> ListingView:
+    return to_record(ListingView, row)
+
+
+def _books(
+    db: Session, site: str, candidates: Sequence[AlertCandidate], rules: Sequence[RuleRecord],
+    at: datetime,
+) -> dict[NicheKey, NicheSales]:
+    """The price book of the niches of the candidates some rule's filters pass (a listing no
+    rule wants costs no read), at most `MAX_NICHES` niches: a listing of a niche past the cap
+    gets no figures (no deal, and skipped by a rule that asks for confidence)."""
+    niches: dict[NicheKey, Niche] = {}
+    for candidate in candidates:
+        key = candidate.niche.key
+        if key in niches or len(niches) >= MAX_NICHES:
+            continue
+        if any(matches(candidate.listing, rule.filters) for rule in rules):
+            niches[key] = candidate.niche
+    since = at - timedelta(days=BOOK_DAYS)
+    return many_niche_sales(db, site, list(niches.values()), since=since, limit=BOOK_SALES)
+
+
 def write_poll_alerts(
     db: Session,
     monitor: Monitor,
@@ -214,47 +170,35 @@ def write_poll_alerts(
     drops: Sequence[tuple[Listing, Decimal]],
     bootstrap: bool,
     at: datetime,
+    decide: AlertRules | None,
 ) -> int:
-    """Queue the alerts of one poll: `new_listing` and `deal` for listings first seen (none
-    on the bootstrap poll, where everything is new), `price_drop` and `deal` for price drops
-    (`drops`: the row, already at its new price, and the old price). Returns rows written.
-    A database error propagates and fails the poll's transaction with it."""
-    candidates: list[tuple[Listing, Decimal | None]] = []
-    if not bootstrap:
-        candidates += [(row, None) for row in new_rows]
-    candidates += [(row, old) for row, old in drops]
-    if not candidates:
+    """Queue the alerts of one poll as `decide` (the engine's alert rules) decides them:
+    `new_listing` and `deal` for listings first seen (none on the bootstrap poll, where
+    everything is new), `price_drop` and `deal` for price drops (`drops`: the row, already at
+    its new price, and the old price). This reads what the rules need (the monitor's rules,
+    the site's price book of the listings' niches, the workspace's buying costs) and inserts
+    what they return. Returns rows written; `decide` None writes nothing. A database error
+    propagates and fails the poll's transaction with it."""
+    candidates = [] if bootstrap else [AlertCandidate(_view(row), None) for row in new_rows]
+    candidates += [AlertCandidate(_view(row), old) for row, old in drops]
+    if not candidates or decide is None:
         return 0
-    rules, channels = _targets(db, monitor)
-    if not rules or not channels:
+    rows, channels = _targets(db, monitor)
+    if not rows or not channels:
         return 0
-    niches, batch = Niches(db, monitor.id), _Batch(monitor, channels, at)
-    done = _already_queued(db, rules, [f"item:{row.item_id}" for row, _ in candidates])
-    for rule in rules:
-        filters, kinds = filters_from_json(rule.filters), set(rule.kinds)
-        for row, previous in candidates:
-            found = {"price_drop", "deal"} if previous is not None else {"new_listing", "deal"}
-            subject = f"item:{row.item_id}"
-            wanted = sorted(k for k in kinds & found if (rule.id, k, subject) not in done)
-            if not wanted or not matches(row, filters):
-                continue
-            niche = niches.of(row)
-            if filters.min_confidence != "any" and (
-                niche is None or not admits(filters.min_confidence, niche.sold)
-            ):
-                continue
-            for kind in wanted:
-                if kind == "deal" and not is_deal(row.price, niche, rule.deal_ratio):
-                    continue
-                batch.add(
-                    rule,
-                    kind,  # type: ignore[arg-type]
-                    subject,
-                    listing=_listing(row, previous),
-                    niche=None if niche is None else niche.as_payload(),
-                    reason=_why(kind, row, previous, niche),
-                    figures=_figures(row, previous, niche),
-                )
+    rules = tuple(rule_record(row) for row in rows)
+    site = site_of(monitor.url)
+    drafts = decide(
+        PollAlerts(
+            site=site, at=at, rules=rules, candidates=tuple(candidates),
+            books=_books(db, site, candidates, rules, at),
+            costs=buying_costs(db, monitor.workspace_id),
+            queued=frozenset(_already_queued(db, rows, [c.subject for c in candidates])),
+        )
+    )  # fmt: skip
+    batch, by_id = _Batch(monitor, channels, at), {row.id: row for row in rows}
+    for draft in drafts:
+        batch.add(by_id[draft.rule_id], draft.kind, draft.subject, **draft.body)
     return batch.write(db)
 
 

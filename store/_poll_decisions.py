@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
+from ._alert_decisions import AlertRules
 from ._monitor_records import (
     Evidence,
     ListingState,
@@ -93,6 +94,10 @@ class MonitorStep:
 class PollDecision:
     steps: tuple[ListingStep, ...]  # in the order to apply; one listing may have several
     monitor: MonitorStep | None  # None: the monitor is gone
+    # How to judge the listing alerts the steps cause, once the store has read what that
+    # takes (rules, the price book): the engine's alert rules, pure, called in the same
+    # transaction (`_alert_decisions`). None: this poll alerts on no listing.
+    alerts: AlertRules | None = None
 
 
 # (the poll's outcome, the snapshots of the stored listings it mentions, the monitor) ->

@@ -28,6 +28,7 @@ from typing import cast
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from ._alert_decisions import AlertRules
 from ._fence import fence
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
@@ -48,6 +49,7 @@ from ._poll_decisions import (
     MonitorStep,
     PollRules,
 )
+from ._price_book import SaleChange, record_sale_changes, sale_change, site_of
 from ._rows import to_record
 
 IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
@@ -116,6 +118,8 @@ class _Writes:
     ) -> None:
         self.db, self.monitor_id, self.poll_id, self.at = db, monitor_id, poll_id, at
         self.rows = rows
+        self.site: str | None = None  # the monitor's site, whose price book sales go to
+        self.sales: list[SaleChange] = []
         self.new = self.changed = 0
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
         self.likely = 0  # likely sales gained (+) and lost (-)
@@ -148,6 +152,9 @@ class _Writes:
                 )
             )  # fmt: skip
         self._count(step, row)
+        sale = None if self.site is None else sale_change(self.site, step, row, self.at)
+        if sale is not None:
+            self.sales.append(sale)
 
     def _created(self, step: ListingStep) -> Listing:
         seen = step.sighting
@@ -223,7 +230,12 @@ def _poll_row(monitor_id: str, outcome: PollOutcome, writes: _Writes) -> Poll:
 
 
 def _polled(
-    db: Session, monitor: Monitor, outcome: PollOutcome, step: MonitorStep, writes: _Writes
+    db: Session,
+    monitor: Monitor,
+    outcome: PollOutcome,
+    step: MonitorStep,
+    writes: _Writes,
+    alerts: AlertRules | None,
 ) -> None:
     """The monitor after a successful poll: its schedule, errors cleared, counters moved, the
     status decided, and the poll's alerts queued."""
@@ -247,6 +259,7 @@ def _polled(
         drops=writes.drops,
         bootstrap=step.bootstrap,
         at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
+        decide=alerts,
     )
 
 
@@ -281,8 +294,10 @@ def record_poll(
     # monitor's schedule stay on the service's clock.
     at = outcome.observed_at or outcome.finished_at
     writes = _Writes(db, monitor_id, outcome.poll_id, at, rows)
+    writes.site = None if monitor is None else site_of(monitor.url)
     for step in decision.steps:
         writes.apply(step)
+    record_sale_changes(db, writes.sales)  # the site's price book, in this transaction
     if writes.upgraded:
         _upgrade_sale_events(db, monitor_id, writes.upgraded)
     for item_id, rank in outcome.ranks.items():  # the engine's places, for listings seen
@@ -291,7 +306,7 @@ def record_poll(
     poll = _poll_row(monitor_id, outcome, writes)
     db.add(poll)
     if monitor is not None and decision.monitor is not None:
-        _polled(db, monitor, outcome, decision.monitor, writes)
+        _polled(db, monitor, outcome, decision.monitor, writes, decision.alerts)
     db.flush()
     return poll_record(poll)
 

@@ -43,6 +43,7 @@ from ._migrate import upgrade
 from ._monitor_store import MonitorStore
 from ._notifications import listen
 from ._notify_store import NotifyStore
+from ._price_book_store import PriceBookStore
 from ._records import (
     AccessTokenRecord,
     Credentials,
@@ -97,6 +98,7 @@ class Store:
         self.cluster = ClusterStore(self)
         self.market = MarketStore(self)
         self.notify = NotifyStore(self)
+        self.prices = PriceBookStore(self)  # the market's price book, per site
 
     @property
     def url(self) -> URL:

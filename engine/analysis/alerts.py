@@ -10,8 +10,10 @@ Definitions (all over the analysis window, split at its midpoint into "previous"
   where sales are rare the two agree (odds ~ rate), but over a month most listings of a
   market sell, and "1.5 times a sell-through of 70%" is beyond 100%, so a rule on rates
   flagged nothing at all (no hot niche, hence no deal alert) on a month of history.
-- **Deal**: an open listing in a hot niche with at least `deal_min_sold` sales, asking at most
-  `deal_ratio` of the niche's median sold price. The best `max_deals` (deepest discount) are kept.
+- **Deal**: an open listing that is a deal by the service's one definition (`deals`: asking at
+  most `deal_ratio` of its niche's median sold price, resting on at least `deal_min_sold`
+  sales, the same thresholds a poll's deal alerts use), reported in hot niches only. The best
+  `max_deals` (deepest discount) are kept.
 - **Sell-through jump**: recent sell-through minus previous at least `jump_min`, with a
   two-proportion z statistic of at least `jump_z` and at least `hot_min_sold` recent sales.
 - **New hot niche**: hot in the recent half (against the recent market rate), not hot in the
@@ -30,14 +32,15 @@ from ._input import F64, I64, AnalysisInput
 from ._niche_records import NicheKey, money, pct
 from ._result import Alert
 from ._stats import Z95, wilson
+from .deals import DEAL_MIN_SALES, DEAL_RATIO, deal_mask, discount
 
 
 @dataclass(frozen=True, slots=True)
 class AlertRules:
     hot_lift: float = 1.5
     hot_min_sold: int = 3
-    deal_ratio: float = 0.7
-    deal_min_sold: int = 5
+    deal_ratio: float = DEAL_RATIO
+    deal_min_sold: int = DEAL_MIN_SALES
     max_deals: int = 50
     jump_min: float = 0.15
     jump_z: float = 1.96
@@ -105,11 +108,11 @@ def _deals(
     rules: AlertRules,
     currency: str | None,
 ) -> list[Alert]:
-    eligible = t.hot & (t.sold >= rules.deal_min_sold) & (np.nan_to_num(t.median_sold) > 0)
-    reference = np.where(eligible, t.median_sold, np.nan)[frame.niche]
+    reference, sales = t.median_sold[frame.niche], t.sold[frame.niche]
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = frame.price / reference
-    candidate = frame.open_now & (ratio <= rules.deal_ratio)
+    deal = deal_mask(frame.price, reference, sales, rules.deal_ratio, rules.deal_min_sold)
+    candidate = frame.open_now & t.hot[frame.niche] & deal
     found = np.flatnonzero(candidate)
     found = found[np.lexsort((data.listings.item_id[frame.rows[found]], ratio[found]))]
     titles = data.listings.titles
@@ -120,7 +123,7 @@ def _deals(
         row = int(frame.rows[i])
         item_id = int(data.listings.item_id[row])
         price, median = float(frame.price[i]), float(reference[i])
-        discount = 1.0 - price / median
+        off = discount(price, median)
         title = titles[row] if titles is not None else None
         what = f"{title!r}" if title else f"Listing {item_id}"
         alerts.append(
@@ -129,14 +132,14 @@ def _deals(
                 niche=key,
                 item_id=item_id,
                 reason=(
-                    f"{what} asks {money(price, currency)}, {pct(discount)} under what "
+                    f"{what} asks {money(price, currency)}, {pct(off)} under what "
                     f"{key.label} sells for (median {money(median, currency)} over {sold} "
                     f"sales; {pct(sold / trials)} of its listings sold, a hot niche)"
                 ),
                 figures={
                     "price": price,
                     "median_sold_price": median,
-                    "discount": discount,
+                    "discount": off,
                     "sell_through": sold / trials,
                     "sold": sold,
                 },

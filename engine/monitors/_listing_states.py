@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal, TypeVar
 
+from engine.pricing import decide_alerts
 from store import (
     ConfirmedState,
     EventDraft,
@@ -229,7 +230,10 @@ def decide_poll(
     for item_id in _others(outcome.unknown, accounted | set(absent)):
         if item_id in current:
             take(on_unknown(current[item_id]))
-    return PollDecision(tuple(steps), None if monitor is None else on_success(monitor))
+    # The alerts those steps cause are judged by the price book's rules, in the same unit.
+    return PollDecision(
+        tuple(steps), None if monitor is None else on_success(monitor), alerts=decide_alerts
+    )
 
 
 def _others(ids: Iterable[int], taken: set[int]) -> list[int]:

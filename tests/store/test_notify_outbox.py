@@ -1,5 +1,6 @@
 """Alerts written by polls, inside the poll's transaction: new listings, deals against the
-niche's sold median, price drops, monitor errors, niche alerts; none twice."""
+niche's sold median in the site's price book, price drops, monitor errors, niche alerts; none
+twice."""
 
 from __future__ import annotations
 
@@ -79,7 +80,9 @@ async def test_poll_writes_new_listing_deal_and_price_drop(store: Store) -> None
     assert deal.payload["figures"]["discount"] == 0.5
     assert "50% under" in deal.payload["reason"]
     new = next(n for n in notes if n.kind == "new_listing" and n.subject == "item:11")
-    assert new.payload["reason"].startswith("new at €20.00; its niche sells for a median €24.00")
+    assert new.payload["reason"].startswith(
+        "new at €20.00, 17% under the €24.00 this niche sold for over its last 3 sales (confirmed"
+    )
     drop = next(n for n in notes if n.kind == "price_drop")
     assert drop.payload["listing"]["previous_price"] == "30.00"
     assert drop.payload["listing"]["price"] == "25.00"
@@ -103,22 +106,32 @@ async def test_a_drop_into_deal_territory_is_a_deal(store: Store) -> None:
     assert kinds_and_subjects(await outbox(store, workspace_id)) == {("deal", "item:4")}
 
 
-async def test_a_sparse_niche_is_judged_by_its_brand_in_the_category(store: Store) -> None:
+async def test_a_sparse_niche_is_judged_by_its_brand_then_its_category(store: Store) -> None:
     # Three W32 jeans sold at a median of 24; a W34 of the same brand has no sale of its
     # own size, so its price is judged against the brand's sales in the category, and the
-    # alert says so. Another brand's W34 has nothing to be judged by: no deal.
+    # alert says so. Another brand's W34 has no sale of its brand: its category's sales judge
+    # it, and a third one asking more than 70% of them is no deal.
     monitor_id, workspace_id = await _bootstrapped(store)
     await new_channel(store, workspace_id)
     await new_rule(store, workspace_id, ("deal",))
-    seen = [listing(20, "12", size="W34"), listing(21, "5", size="W34", brand="Diesel")]
+    seen = [
+        listing(20, "12", size="W34"),
+        listing(21, "5", size="W34", brand="Diesel"),
+        listing(22, "17", size="W34", brand="Diesel"),
+    ]
     await store.monitors.record_poll(
         monitor_id, poll(T0 + timedelta(minutes=2), seen), decide=decide_poll
     )
-    [deal] = await outbox(store, workspace_id)
-    assert deal.subject == "item:20"
-    assert deal.payload["niche"]["label"] == "Men › Jeans · Levi's · all sizes and conditions"
-    assert deal.payload["niche"]["median_sold_price"] == "24.00"
-    assert deal.payload["niche"]["sold"] == 3
+    brand, category = await outbox(store, workspace_id)
+    assert (brand.subject, category.subject) == ("item:20", "item:21")
+    assert brand.payload["niche"]["label"] == "Men › Jeans · Levi's · sizes and conditions mixed"
+    assert brand.payload["niche"]["level"] == "brand"
+    assert "its brand in this category (all sizes and conditions)" in brand.payload["reason"]
+    assert brand.payload["niche"]["median_sold_price"] == "24.00"
+    assert category.payload["niche"]["label"] == "Men › Jeans · brands mixed"
+    assert category.payload["niche"]["level"] == "category"
+    assert "the €24.00 its category (all brands) sold for" in category.payload["reason"]
+    assert brand.payload["niche"]["sold"] == 3
 
 
 async def test_no_deal_without_three_sales(store: Store) -> None:
