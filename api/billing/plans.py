@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from api.settings import Settings
 from store import PlanRecord
 
@@ -11,7 +13,7 @@ TRIAL_PLAN = "trial"
 def configured_plans(settings: Settings) -> list[PlanRecord]:
     """trial, starter and pro, with quotas overridable by `NICHESCOPE_PLAN_QUOTAS`. A paid plan
     is purchasable only with its Stripe price id set; no plan polls faster than the
-    service-wide `min_poll_seconds`."""
+    service-wide `min_poll_seconds`, and none less often than a plan below it."""
     floor = settings.min_poll_seconds
 
     def plan(
@@ -45,11 +47,27 @@ def configured_plans(settings: Settings) -> list[PlanRecord]:
             min_poll_seconds=max(floor, poll),
         )
 
-    return [
-        plan(0, TRIAL_PLAN, f"Trial ({settings.trial_days} days)", None, 0, 2, 10, 200, 600),
-        plan(1, "starter", "Starter", settings.stripe_price_starter, 1900, 5, 50, 1000, 300),
-        plan(2, "pro", "Pro", settings.stripe_price_pro, 4900, 25, 500, 5000, 60),
-    ]
+    return never_slower_up(
+        [
+            plan(0, TRIAL_PLAN, f"Trial ({settings.trial_days} days)", None, 0, 2, 10, 200, 600),
+            plan(1, "starter", "Starter", settings.stripe_price_starter, 1900, 5, 50, 1000, 300),
+            plan(2, "pro", "Pro", settings.stripe_price_pro, 4900, 25, 500, 5000, 60),
+        ]
+    )
+
+
+def never_slower_up(plans: list[PlanRecord]) -> list[PlanRecord]:
+    """`plans` by position, none checking less often than a plan below it: a plan whose
+    minimum poll interval is longer takes the fastest below it. Why: an override of one plan
+    (`NICHESCOPE_PLAN_QUOTAS`, or `--demo`'s 5 s trial) left Pro at 60 s under a 5 s trial,
+    so paying looked like a downgrade."""
+    kept: list[PlanRecord] = []
+    for each in sorted(plans, key=lambda p: p.position):
+        fastest_below = min((p.min_poll_seconds for p in kept), default=each.min_poll_seconds)
+        if each.min_poll_seconds > fastest_below:
+            each = dataclasses.replace(each, min_poll_seconds=fastest_below)
+        kept.append(each)
+    return kept
 
 
 # What one unit of each quota is, for the sentences that tell a person about a limit.
