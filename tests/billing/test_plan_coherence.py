@@ -5,6 +5,7 @@ checking every 5 s and a Pro plan every 60 s)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
 
@@ -27,7 +28,7 @@ def _coherent(plans: list[PlanRecord]) -> None:
     for plan in paid:
         assert plan.min_poll_seconds <= trial.min_poll_seconds, (plan.name, plans)
     ordered = sorted(plans, key=lambda p: p.position)
-    for below, above in zip(ordered, ordered[1:], strict=False):
+    for below, above in itertools.pairwise(ordered):
         assert above.min_poll_seconds <= below.min_poll_seconds, (below, above)
 
 
