@@ -26,6 +26,7 @@ from api.http.ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from api.http.security import ResourceIdConverter, TokenHasher
 from api.http.sessions import CredentialCache
 from api.mail import mailer
+from api.market import rest as market
 from api.monitors import rest as monitors
 from api.notifications import rest as notifications
 from api.ops import rest as ops
@@ -50,7 +51,8 @@ def create_app(*, store: Store, engine: Engine, settings: Settings) -> QuartTrio
     limits.install(app)
     auth.install(app)
     for module in (
-        system, accounts, keys, billing, monitors, notifications, ops, runs, analyses, mcp, web
+        system, accounts, keys, billing, monitors, notifications, ops, runs, analyses, market,
+        mcp, web,
     ):  # fmt: skip
         app.register_blueprint(module.blueprint)
     app.register_blueprint(api_docs.blueprint)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
 from . import _price_book as book
+from ._alert_decisions import NicheKey
 from ._price_book_records import BookLevel, BuyingCosts, Niche, NicheSales
 
 if TYPE_CHECKING:
@@ -45,6 +47,30 @@ class PriceBookStore:
             if not book.workspace_sees_niche(db, workspace_id, site, niche, level):
                 return None
             return book.niche_sales(db, site, niche, since=since, limit=limit)
+
+        return await self._store.unit(read)
+
+    async def many_niche_sales(
+        self,
+        site: str,
+        niches: Sequence[tuple[Niche, BookLevel]],
+        *,
+        since: datetime,
+        limit: int,
+        workspace_id: str | None = None,
+    ) -> dict[NicheKey, NicheSales]:
+        """The recent sales of each niche (by its key), a level several share read once; with
+        `workspace_id`, only of the niches a listing of its own monitors of `site` falls in at
+        the niche's level (the others are left out, as unknown). One unit."""
+
+        def read(db: Session) -> dict[NicheKey, NicheSales]:
+            seen = [
+                niche
+                for niche, level in niches
+                if workspace_id is None
+                or book.workspace_sees_niche(db, workspace_id, site, niche, level)
+            ]
+            return book.many_niche_sales(db, site, seen, since=since, limit=limit)
 
         return await self._store.unit(read)
 

@@ -156,11 +156,14 @@ def _choose(
     return None, None
 
 
-def niche_book(sales: NicheSales, min_sales: int = MIN_SALES) -> NicheBook:
-    """The niche's price book from its recent sales (module doc: which level and evidence)."""
+def niche_book(
+    sales: NicheSales, min_sales: int = MIN_SALES, start: BookLevel = "exact"
+) -> NicheBook:
+    """The niche's price book from its recent sales (module doc: which level and evidence);
+    `start` skips the narrower levels (an analysis' niche already backed off to its brand)."""
     currency = _currency(sales)
     levels: list[LevelFigures] = []
-    for level in BOOK_LEVELS:
+    for level in BOOK_LEVELS[BOOK_LEVELS.index(start) :]:
         rows = [s for s in sales.at(level) if s.currency == currency]
         levels.append(
             LevelFigures(

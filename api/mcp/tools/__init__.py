@@ -26,6 +26,7 @@ from api.mcp.tools import (
     list_monitorings,
     list_runs,
     notification_rules,
+    price_book,
     whoami,
 )
 
@@ -40,6 +41,7 @@ REGISTRY = ToolRegistry(
         create_analysis.TOOL,
         notification_rules.LIST_TOOL,
         notification_rules.SET_TOOL,
+        price_book.TOOL,
     ]
 )
 
