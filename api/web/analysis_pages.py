@@ -24,15 +24,17 @@ GRAPHS = {
     "niche-map": (
         "Niche map",
         "Each niche by how many of its listings are open now, the competition (across, log "
-        "scale), and the share of its listings that sold (up): top left sells out with little "
-        "competition. The bigger the dot the more sales, the darker the dearer; top niches are "
-        "marked by rank.",
+        "scale, sold out at the left edge), and the share of its listings that sold (up): "
+        "top left sells out with little competition. The bigger the dot the more sales, the "
+        "darker the dearer (grey: no sale yet); top niches are marked by rank, those on one "
+        "spot together.",
         "No niche has a sale to place yet: a monitor that runs longer will place them.",
     ),
     "price-bands": (
         "Price bands",
-        "For each top niche (by rank), asking and sold prices: the bar holds the middle half, "
-        "the line 80% of them, the black tick is the median.",
+        "For each top niche (by rank), what its listings asked when first seen, sold out or "
+        "not, and what they sold for: the bar holds the middle half, the line 80% of them, "
+        "the black tick is the median.",
         "No top niche has prices yet.",
     ),
     "time-to-sell": (

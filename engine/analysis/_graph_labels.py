@@ -27,8 +27,9 @@ RANKS_PER_LINE = 4
 # Room kept between a dot's centre and its label (the biggest dot's radius is about 9 px).
 GAP = 9.0
 # How far out a label may go from its dot, as multiples of `GAP`; past the first, a leader
-# line joins them.
-RINGS = (1.0, 2.2, 3.6, 5.2)
+# line joins them. Far enough to reach the empty half of a plot whose dots sit along one edge
+# (a young monitor: every niche at 0% sell-through).
+RINGS = (1.0, 2.2, 3.6, 5.2, 7.2, 9.6, 12.4)
 # DejaVu Sans Bold advances, in ems: what a rank label is made of.
 _ADVANCE = {"#": 0.838, " ": 0.348}
 _DIGIT, _OTHER = 0.696, 0.75

@@ -109,7 +109,9 @@ def _dots(
     colour_field = "median_sold_price" if history else "median_ask_price"
     colour_title = "Median sold price" if history else "Median asking price"
     return {
-        "mark": {"type": "circle", "opacity": 0.7},
+        # Not "filter" (Vega-Lite's default): a niche with no sale has no median sold price,
+        # and its dot would vanish while its rank label points at the spot. It is grey.
+        "mark": {"type": "circle", "opacity": 0.7, "invalid": None},
         "encoding": {
             "x": x,
             "y": y,
@@ -117,9 +119,13 @@ def _dots(
                 "field": "sold",
                 "type": "quantitative",
                 "title": "Sold",
-                "legend": {"values": count_values(most_sold)},
+                # A niche with no sale yet is still a dot (Vega's default draws it at 0 px²),
+                # or its rank label would point at nothing.
+                "scale": {"rangeMin": 25},
+                "legend": {"values": count_values(most_sold), "format": "d"},
             },
             "color": {
+                "condition": {"test": f"!isValid(datum.{colour_field})", "value": "#9aa0a6"},
                 "field": colour_field,
                 "type": "quantitative",
                 "title": money_title(colour_title, currency),

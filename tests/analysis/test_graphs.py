@@ -191,3 +191,26 @@ def test_price_bands_show_what_sold_out_niches_asked_when_listed() -> None:
     bands = {(r["key"], r["kind"]): r["median"] for r in rows}
     assert bands[("#1", ASKED)] == 40.0 and bands[("#1", SOLD)] == 30.0
     assert json.loads(json.dumps(top.to_json()))["listed_price"]["median"] == 40.0
+
+
+def test_a_young_monitors_map_draws_every_niche_and_labels_each_top_one() -> None:
+    # Minutes of history: one sale in ten niches. The unsold niches have no median sold price
+    # (the colour) and sell-through 0 (all on the bottom edge), and each is still a dot.
+    h = History()
+    for b, brand in enumerate(("Nike", "Zara", "Adidas", "Mango", "Levi", "Uniqlo", "Gap")):
+        for i in range(4 + 3 * b):
+            sold = 0.05 if b == 0 and i == 0 else None
+            h.listing(brand=brand, size=None, seen_days_ago=0.1, sold_days_ago=sold)
+    result = analyse(AnalysisInput.from_records(h.listings, h.events, now=NOW), top_n=7)
+    spec = graph_specs(result)["niche-map"]
+    root = ET.fromstring(render_svg(spec))
+    dots = [
+        path
+        for group in root.iter(f"{SVG}g")
+        if "layer_0_marks" in group.attrib.get("class", "").split()
+        for path in group.iter(f"{SVG}path")
+    ]
+    assert len(dots) == len(spec["data"]["values"]) >= 7
+    labels = _layer(spec, "rank_labels")["data"]["values"]
+    assert sorted(r for label in labels for r in label["ranks"]) == list(range(1, 8))
+    assert "subtitle" not in json.dumps(spec["title"])

@@ -13,6 +13,7 @@ import trio
 
 from scrapers.simulator import SimulatorConfig, serve_simulator
 from tests.conftest import unique_email
+from tests.web._graph_checks import assert_graphs_fit
 from tests.web.conftest import SCREENSHOTS, TRIAL, InBrowser, StartWeb, screenshot
 from tests.web.test_browser import _sign_up_and_in
 
@@ -83,6 +84,7 @@ async def test_journey_from_sign_up_to_graphs(
         screenshot(page, "run")
         page.get_by_role("link", name="See the analysis").click(timeout=SLOW)
         page.wait_for_url(re.compile(r"/analyses/an_"))
+        analysis_url = page.url
         _four_graphs_shown(page)
         screenshot(page, "analysis")
         page.locator("section[aria-labelledby=graphs-heading]").screenshot(
@@ -104,6 +106,11 @@ async def test_journey_from_sign_up_to_graphs(
             page.goto(path if path.startswith("http") else f"{base}{path}")
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
         screenshot(page, "monitor-phone")
+        # The graphs of a few minutes' history fit a phone too (the top niches it has).
+        for url in (analysis_url, f"{base}/dashboard"):
+            page.goto(url)
+            assert_graphs_fit(page, top=min(5, page.locator(".graph-key-list li").count()))
+        screenshot(page, "dashboard-phone")
         page.get_by_role("button", name="Sign out").click()
         page.wait_for_url(re.compile(r"/login\?notice=signed-out"))
 
