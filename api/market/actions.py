@@ -29,6 +29,7 @@ from store import (
     BOOK_LEVELS,
     BOOK_SALES,
     AnalysisOrigin,
+    AnalysisRecord,
     BookLevel,
     BuyingCosts,
     Niche,
@@ -185,6 +186,24 @@ async def buying_costs(store: Store, workspace_id: str) -> BuyingCostsOut:
 async def set_buying_costs(store: Store, workspace_id: str, data: BuyingCostsIn) -> BuyingCostsOut:
     chosen = BuyingCosts(shipping=data.shipping, packaging=data.packaging, margin=data.margin)
     return costs_out(await store.prices.set_buying_costs(workspace_id, chosen))
+
+
+async def niche_prices(
+    store: Store,
+    workspace_id: str,
+    analysis: AnalysisRecord | None,
+    result: dict[str, Any],
+    limit: int,
+) -> dict[int, dict[str, Any]]:
+    """What a page's niches table shows of the analysis' first `limit` niches: per rank, the
+    buy-below price and its line (`prices_by_rank`); nothing for no analysis or a gone one."""
+    if analysis is None or not result:
+        return {}
+    origin = await store.runs.analysis_origin(analysis.id, workspace_id, with_result=False)
+    if origin is None:
+        return {}
+    _, books = await niche_books(store, origin, result, limit)
+    return prices_by_rank(books)
 
 
 def prices_by_rank(

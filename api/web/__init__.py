@@ -18,6 +18,7 @@ from api.web import (  # noqa: F401  (they register routes and filters)
     notification_pages,
     oidc_pages,
     run_pages,
+    settings_pages,
 )
 from api.web._blueprint import blueprint
 

@@ -12,6 +12,7 @@ from api.analyses.actions import GRAPH_NAMES, analysis_in_workspace
 from api.analyses.imports import import_from_request
 from api.http.errors import ApiError
 from api.http.limits import allow_body
+from api.market.actions import niche_prices
 from api.naming import analysis_title, analysis_titles, run_and_monitor
 from api.services import services
 from api.web._blueprint import blueprint
@@ -139,6 +140,9 @@ async def analysis_detail(analysis_id: str) -> Response:
         result=result,
         niches=niches,
         niche_links={} if monitor is None else niche_links(monitor.id, niches),
+        prices=await niche_prices(
+            services().store, who.workspace_id, analysis, result, len(niches)
+        ),
         alerts=result.get("alerts", [])[:50],
         graphs=graphs_of(analysis.id, result),
         graph_key=graph_key(result),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from quart import Response
 
+from api.market.actions import niche_prices
 from api.naming import analysis_title, run_and_monitor, run_titles
 from api.services import services
 from api.web._blueprint import blueprint
@@ -40,6 +41,7 @@ async def dashboard() -> Response:
         niches=niches,
         graphs=graphs_of(analysis.id, result) if analysis else [],
         niche_links=niche_links(monitor.id, niches) if monitor else {},
+        prices=await niche_prices(store, who.workspace_id, analysis, result, TOP_NICHES),
         currency=result.get("currency") or "EUR",
         graph_key=graph_key(result),
         sales_basis=sales_basis_shown(result),
