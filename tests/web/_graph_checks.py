@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.web._phone_checks import too_wide
+
 MIN_TEXT_PX = 11.0  # the smallest text a graph may show, once drawn on the page
 ASKED = "asked when listed"  # the price bands' asked band (engine/analysis/graphs.py)
 
@@ -54,22 +56,6 @@ _MEASURE = """async () => {
   return out;
 }"""
 
-# Elements reaching past the viewport's right edge (or wider than it), visible ones only:
-# what makes a phone scroll sideways or crop.
-_TOO_WIDE = """() => {
-  const width = document.documentElement.clientWidth;
-  return [...document.querySelectorAll('body *')].filter(e => {
-    const r = e.getBoundingClientRect();
-    const style = getComputedStyle(e);
-    const hidden = r.width === 0 || style.visibility === 'hidden' || style.position === 'absolute'
-      && (r.right < 0 || r.width <= 1);
-    return !hidden && (r.right > width + 0.5 || r.width > width + 0.5);
-  }).slice(0, 10).map(e => {
-    const right = Math.round(e.getBoundingClientRect().right);
-    return `${e.tagName.toLowerCase()}.${e.className} ${right}px`;
-  });
-}"""
-
 
 def graphs_drawn(page: Any) -> list[dict[str, Any]]:
     """Each graph of the page once its image has loaded, measured as drawn (module doc)."""
@@ -79,12 +65,6 @@ def graphs_drawn(page: Any) -> list[dict[str, Any]]:
     )
     graphs: list[dict[str, Any]] = page.evaluate(_MEASURE)
     return graphs
-
-
-def too_wide(page: Any) -> list[str]:
-    """The visible elements wider than the viewport or reaching past it (none, ideally)."""
-    found: list[str] = page.evaluate(_TOO_WIDE)
-    return found
 
 
 def _overlap(a: list[float], b: list[float]) -> bool:

@@ -1,8 +1,8 @@
 """A newcomer's first minutes, in Chromium, on a fresh `serve --demo` (the simulator, the demo
 account, its sample month and live monitor): what a person would check is what is asserted.
 Named niches, durations in days a reseller would believe, the reasons behind a rank, a niche's
-own listings, an alert, four graphs that fit and read at desktop and phone width, and the
-trial's "Analyse this monitor" with the defaults."""
+own listings, an alert, four graphs that fit and read at desktop and phone width, the
+trial's "Analyse this monitor" with the defaults, and its alerts as cards on a phone."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from tests.web._graph_checks import MIN_TEXT_PX, assert_graphs_fit
+from tests.web._phone_checks import broken_words, too_wide
 from tests.web.conftest import InBrowser, StartWeb, screenshot
 
 SAMPLE = "Sample data · a month of the simulated marketplace"
@@ -124,6 +125,16 @@ async def test_a_newcomer_sees_the_products_point(
             "() => document.querySelector('h1 .state').textContent.trim() === 'Done'",
             timeout=WAIT * 1000,
         )
+
+        # The live monitor's alerts, as cards on a phone: whole words ("New listin g" was
+        # one), nothing wider than the screen.
+        page.set_viewport_size(PHONE)
+        _wait_for_text(page, f"{base}/notifications", 'data-label="What"')
+        assert broken_words(page) == [] and too_wide(page) == [], (
+            broken_words(page),
+            too_wide(page),
+        )
+        screenshot(page, "newcomer-alerts-390")
         assert problems == [], problems
 
     await in_browser(scenario)
