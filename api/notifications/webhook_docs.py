@@ -72,8 +72,36 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "sell_through": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
             "median_days_to_sell": {"type": ["number", "null"]},
             "confidence": {"enum": ["none", "low", "medium", "high", None]},
+            "level": {
+                "enum": ["exact", "brand", "category", None],
+                "description": "Listing alerts: the price book's level the figures rest on "
+                "(null: too few sales to price by)",
+            },
+            "basis": {
+                "enum": ["confirmed", "likely", None],
+                "description": "Listing alerts: which sales the figures count (`likely` only "
+                "where the site confirms none)",
+            },
+            "sales": {"type": ["integer", "null"]},
+            "sold_price_p25": NULLABLE_DECIMAL,
+            "sold_price_p75": NULLABLE_DECIMAL,
+            "newest_sale_at": {"type": ["string", "null"], "format": "date-time"},
+            "oldest_sale_at": {"type": ["string", "null"], "format": "date-time"},
         },
         "WebhookNiche",
+    ),
+    "WebhookBuyBelow": _object(
+        ["price", "line"],
+        {
+            "price": {**NULLABLE_DECIMAL, "description": "The most to pay, or null"},
+            "sold_for": DECIMAL,
+            "margin": DECIMAL,
+            "margin_share": {"type": "number"},
+            "shipping": DECIMAL,
+            "packaging": DECIMAL,
+            "line": {"type": "string", "description": "The computation in one line"},
+        },
+        "WebhookBuyBelow",
     ),
 }
 
@@ -93,6 +121,7 @@ _COMMON: dict[str, Any] = {
 _LISTING_MAYBE_NICHE: dict[str, Any] = {
     "listing": _ref("WebhookListing"),
     "niche": {"anyOf": [_ref("WebhookNiche"), {"type": "null"}]},
+    "buy_below": {"anyOf": [_ref("WebhookBuyBelow"), {"type": "null"}]},
 }
 
 # event type -> (component name, summary, required members, extra properties)
@@ -107,7 +136,7 @@ EVENTS: dict[str, tuple[str, str, list[str], dict[str, Any]]] = {
         "WebhookListingDeal",
         "A listing asks at most the rule's share of what its niche sells for",
         ["monitor", "rule", "listing", "niche"],
-        {"listing": _ref("WebhookListing"), "niche": _ref("WebhookNiche")},
+        {**_LISTING_MAYBE_NICHE, "niche": _ref("WebhookNiche")},
     ),
     "listing.price_drop": (
         "WebhookListingPriceDrop",

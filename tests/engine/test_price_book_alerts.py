@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+import jsonschema
+
+from api.notifications.webhook_docs import SCHEMAS, event_schema
 from engine.monitors._poll import poll_once
 from store import MonitorRecord, Store
 from tests.conftest import new_monitor
@@ -66,5 +69,7 @@ async def test_a_new_monitors_first_poll_finds_a_deal_in_the_sites_book(store: S
     assert "buy below €24.90" in reason
     assert deal.payload["niche"]["level"] == "exact"
     assert deal.payload["buy_below"]["price"] == "24.90"
-    # Nothing of the other workspace's monitor is in it.
+    # Nothing of the other workspace's monitor is in it; it is what the webhook contract says.
     assert veteran.id not in str(deal.payload)
+    schema = {"components": {"schemas": SCHEMAS}, **event_schema("listing.deal")}
+    jsonschema.Draft202012Validator(schema).validate(deal.payload)

@@ -205,5 +205,5 @@ async def test_the_alerts_page_lists_what_was_sent_and_why(
         html = (await client.get("/notifications")).text
     section = html.split('id="alerts"', 1)[1].split("</section>", 1)[0]
     assert "New listing" in section and "Listing 2" in section
-    assert "new in this monitor at 12.50 (its niche has no confirmed sale yet)" in section
+    assert "new at 12.50; the price book holds no sale of this niche" in section
     assert "Shop hook" in section and "Sent" in section
