@@ -1,18 +1,83 @@
-"""What runs and analyses are called where people and agents read them: never a raw id.
+"""What runs and analyses are called where people and agents read them: never a raw id or URL.
 
 The policy: a name the person gave the run wins; else a monitor's run is named after its
-monitor (the monitor's name, else its catalogue URL); else a catalogue run or an import is
-named after the catalogue URL it read. The REST lists, MCP tools and web pages share it.
+monitor's label; else an import after the label of the monitor it was exported from. What
+has no label (a monitor started without a name, a catalogue run) is named after what its
+catalogue URL asks for, in words (`catalogue_name`): a URL is an address, not a name, and in
+a title it reads as noise. The REST lists, MCP tools and web pages share it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlsplit
 
 from api.services import services
 from store import AnalysisRecord, MonitorRecord, RunRecord
 
 DELETED_MONITOR = "A deleted monitor's history"
+IMPORTED = "An imported monitor export"
+# Filters of a catalogue URL that select ids, and what one of them is called.
+_ID_FILTERS = {
+    "catalog": ("category", "categories"),
+    "catalog_ids": ("category", "categories"),
+    "brand_ids": ("brand", "brands"),
+    "size_ids": ("size", "sizes"),
+    "status_ids": ("condition", "conditions"),
+    "color_ids": ("colour", "colours"),
+    "material_ids": ("material", "materials"),
+}
+
+
+def catalogue_name(url: str | None) -> str:
+    """A catalogue URL in words: its site and what it filters, e.g. `Catalogue of vinted.fr:
+    “nike”, 2 categories, priced 10 to 50`; `A catalogue page` for one that cannot be read."""
+    try:
+        parts = urlsplit(url or "")
+        host = (parts.hostname or "").removeprefix("www.")
+        port = parts.port
+    except ValueError:
+        return "A catalogue page"
+    if not host:
+        return "A catalogue page"
+    site = f"{host}:{port}" if port else host
+    words = _filters_in_words(parse_qsl(parts.query), parts.path)
+    return f"Catalogue of {site}" + (": " + ", ".join(words) if words else "")
+
+
+def _filters_in_words(query: list[tuple[str, str]], path: str) -> list[str]:
+    """What a catalogue's query asks for: the search, how many of each id filter, prices."""
+    words: list[str] = []
+    counts: dict[str, int] = {}
+    prices: dict[str, str] = {}
+    # A category in the path (`/catalog/1904-women-shoes`) counts like one in the query.
+    slug = path.rstrip("/").rsplit("/", 1)[-1] if path.rstrip("/") != "/catalog" else ""
+    if slug and slug[0].isdigit():
+        counts["catalog"] = 1
+    for key, value in query:
+        key = key.removesuffix("[]")
+        if key == "search_text" and value.strip():
+            words.append(f"“{value.strip()[:40]}”")
+        elif key in _ID_FILTERS:
+            counts[_ID_FILTERS[key][0]] = counts.get(_ID_FILTERS[key][0], 0) + 1
+        elif key in ("price_from", "price_to"):
+            prices[key] = value
+    categories = counts.pop("catalog", 0) + counts.pop("category", 0)
+    if categories:
+        words.append("1 category" if categories == 1 else f"{categories} categories")
+    for one, many in dict(_ID_FILTERS.values()).items():
+        if one in counts:
+            words.append(f"{counts[one]} {one if counts[one] == 1 else many}")
+    if prices:
+        low, high = prices.get("price_from"), prices.get("price_to")
+        words.append(
+            f"priced {low} to {high}"
+            if low and high
+            else f"priced from {low}"
+            if low
+            else f"priced up to {high}"
+        )
+    return words
 
 
 def run_title(run: RunRecord, monitor: MonitorRecord | None) -> str:
@@ -20,24 +85,30 @@ def run_title(run: RunRecord, monitor: MonitorRecord | None) -> str:
     if run.label:
         return run.label
     if run.source == "monitor":
-        return (monitor.label or monitor.url) if monitor is not None else DELETED_MONITOR
-    return run.url or "A catalogue page"
+        return monitor_title(monitor) if monitor is not None else DELETED_MONITOR
+    return catalogue_name(run.url)
+
+
+def monitor_title(monitor: MonitorRecord) -> str:
+    """A monitor's label, else what its catalogue asks for."""
+    return monitor.label or catalogue_name(monitor.url)
 
 
 def analysis_title(
     analysis: AnalysisRecord, run: RunRecord | None, monitor: MonitorRecord | None
 ) -> str:
-    """The name of `analysis`: its run's, or the catalogue URL it read (an import's export
-    names its monitor's URL); `run` and `monitor` as found (None when gone or never)."""
+    """The name of `analysis`: its run's, or for an import its exported monitor's label
+    (else what that monitor's catalogue asked for); `run` and `monitor` as found (None when
+    gone or never)."""
     if run is not None:
         return run_title(run, monitor)
-    if analysis.source_url:
-        return analysis.source_url
+    if analysis.source == "import":
+        if analysis.source_label:
+            return analysis.source_label
+        return catalogue_name(analysis.source_url) if analysis.source_url else IMPORTED
     if analysis.source == "monitor":
         return DELETED_MONITOR
-    if analysis.source == "import":
-        return "An imported monitor export"
-    return "A catalogue page"
+    return catalogue_name(analysis.source_url)
 
 
 async def monitors_by_id(workspace_id: str) -> dict[str, MonitorRecord]:

@@ -4,7 +4,7 @@ Nothing outside this package touches SQLAlchemy sessions; everything goes throug
 """
 
 from ._alert_decisions import AlertCandidate, AlertDraft, AlertRules, ListingView, PollAlerts
-from ._analysis_views import AnalysisOrigin, DashboardView
+from ._analysis_views import AnalysisOrigin, DashboardView, DepthFloor
 from ._asyncio_loop import asyncio_loop
 from ._billing_records import (
     ApplyOutcome,
@@ -166,6 +166,7 @@ __all__ = [
     "DatabaseUnavailable",
     "DeliveryOutcome",
     "DeliveryRecord",
+    "DepthFloor",
     "Entitlement",
     "EventDraft",
     "Evidence",

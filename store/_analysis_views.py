@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from ._monitor_models import Monitor
 from ._monitor_records import MonitorRecord
 from ._monitors import monitor_record
-from ._run_models import Analysis, Run
+from ._run_models import Analysis, DashboardPin, Run
 from ._run_records import AnalysisRecord, RunRecord
 from ._runs import newest_runs, run_record
 
@@ -34,8 +34,24 @@ class AnalysisOrigin:
 
 @dataclass(frozen=True, slots=True)
 class DashboardView:
+    """What the dashboard may show: the analysis asked for (`origin`), or the candidates its
+    choice is made from (the pinned one, the newest above the floor, the newest), and the
+    recent runs. The choice itself is the caller's (`api/analyses/choice.py`)."""
+
     origin: AnalysisOrigin | None
     recent_runs: list[RunRecord]
+    pinned: AnalysisOrigin | None = None
+    trusted: AnalysisOrigin | None = None  # the newest with enough evidence (`floor`)
+    latest: AnalysisOrigin | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DepthFloor:
+    """The least evidence an analysis needs to be a `trusted` candidate (its stored
+    `window_days` and `sales`); the rule and its figures are the caller's."""
+
+    min_days: float
+    min_sales: int
 
 
 _COLUMNS = (
@@ -45,7 +61,11 @@ _COLUMNS = (
     Analysis.source,
     Analysis.source_url,
     Analysis.created_at,
+    Analysis.source_label,
+    Analysis.window_days,
+    Analysis.sales,
 )
+_RESULT_AT = len(_COLUMNS)  # where the document is, when it is read
 
 
 def _with_origin(*columns: Any) -> Select[Any]:
@@ -64,6 +84,7 @@ def _with_origin(*columns: Any) -> Select[Any]:
 
 def _origin(row: Any, result_json: str) -> AnalysisOrigin:
     analysis_id, workspace_id, run_id, source, source_url, created_at = row[:6]
+    source_label, window_days, sales = row[6:_RESULT_AT]
     run, monitor = row[-2], row[-1]
     analysis = AnalysisRecord(
         id=str(analysis_id),
@@ -73,6 +94,9 @@ def _origin(row: Any, result_json: str) -> AnalysisOrigin:
         source_url=None if source_url is None else str(source_url),
         created_at=created_at,
         result_json=result_json,
+        source_label=source_label,
+        window_days=window_days,
+        sales=sales,
     )
     return AnalysisOrigin(
         analysis,
@@ -93,7 +117,7 @@ def analysis_origin(
     ).first()
     if row is None:
         return None
-    return _origin(row, str(row[6]) if with_result else "")
+    return _origin(row, str(row[_RESULT_AT]) if with_result else "")
 
 
 def analysis_result(db: Session, analysis_id: str, workspace_id: str) -> str | None:
@@ -107,16 +131,46 @@ def analysis_result(db: Session, analysis_id: str, workspace_id: str) -> str | N
 
 
 def dashboard_view(
-    db: Session, workspace_id: str, *, analysis_id: str | None, newest: bool, recent_runs: int
+    db: Session,
+    workspace_id: str,
+    *,
+    analysis_id: str | None,
+    floor: DepthFloor | None,
+    recent_runs: int,
 ) -> DashboardView:
-    """The analysis the dashboard shows (`analysis_id`, or with `newest` the workspace's
-    newest, or none; its document not read) and the `recent_runs` newest runs."""
-    query = _with_origin(*_COLUMNS).where(Analysis.workspace_id == workspace_id)
-    if analysis_id is not None:
-        query = query.where(Analysis.id == analysis_id)
-    else:
-        query = query.order_by(Analysis.created_at.desc(), Analysis.id.desc()).limit(1)
-    row = db.execute(query).first() if analysis_id is not None or newest else None
-    origin = None if row is None else _origin(row, "")
+    """The analysis `analysis_id` (None: none asked), or with a `floor` the candidates the
+    dashboard chooses from, none of their documents read; and the `recent_runs` newest runs."""
+    mine = _with_origin(*_COLUMNS).where(Analysis.workspace_id == workspace_id)
+    newest = mine.order_by(Analysis.created_at.desc(), Analysis.id.desc()).limit(1)
+    origin = _first(db, mine.where(Analysis.id == analysis_id)) if analysis_id else None
+    pinned = trusted = latest = None
+    if floor is not None:
+        pinned = _first(
+            db,
+            mine.join(DashboardPin, DashboardPin.analysis_id == Analysis.id).where(
+                DashboardPin.workspace_id == workspace_id
+            ),
+        )
+        latest = _first(db, newest)
+        deep = (Analysis.window_days >= floor.min_days) & (Analysis.sales >= floor.min_sales)
+        if latest is not None and _clears(latest.analysis, floor):
+            trusted = latest
+        elif latest is not None:
+            trusted = _first(db, newest.where(deep))
     runs = newest_runs(db, workspace_id, recent_runs) if recent_runs else []
-    return DashboardView(origin, runs)
+    return DashboardView(origin, runs, pinned=pinned, trusted=trusted, latest=latest)
+
+
+def _first(db: Session, query: Select[Any]) -> AnalysisOrigin | None:
+    row = db.execute(query).first()
+    return None if row is None else _origin(row, "")
+
+
+def _clears(analysis: AnalysisRecord, floor: DepthFloor) -> bool:
+    days, sales = analysis.window_days, analysis.sales
+    return (
+        days is not None
+        and sales is not None
+        and days >= floor.min_days
+        and (sales >= floor.min_sales)
+    )

@@ -75,3 +75,24 @@ class Analysis(Base):
     source_url: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     result: Mapped[str] = mapped_column(Text)
+    # An import's name: the label of the monitor its export came from (its URL is no name).
+    source_label: Mapped[str | None] = mapped_column(String(200))
+    # What the analysis rests on, kept beside the document so that the dashboard picks the
+    # latest analysis with enough evidence in one query (`engine.analysis.evidence_depth`).
+    window_days: Mapped[float | None] = mapped_column(Float)
+    sales: Mapped[int | None] = mapped_column(Integer)
+
+
+class DashboardPin(Base):
+    """The analysis a workspace pinned to its dashboard (at most one): shown there instead of
+    the one the trust floor picks, until unpinned; deleting the analysis removes the pin."""
+
+    __tablename__ = "dashboard_pins"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    analysis_id: Mapped[str] = mapped_column(
+        ForeignKey("analyses.id", ondelete="CASCADE"), index=True
+    )
+    pinned_at: Mapped[datetime] = mapped_column(UtcDateTime())

@@ -38,6 +38,10 @@ class NewAnalysis:
     source: AnalysisSource
     source_url: str | None
     result_json: str
+    source_label: str | None = None  # an import's: the exported monitor's label
+    # What the analysis rests on (`engine.analysis.evidence_depth`): days of history, sales.
+    window_days: float | None = None
+    sales: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +74,6 @@ class AnalysisRecord:
     source_url: str | None
     created_at: datetime
     result_json: str
+    source_label: str | None = None  # as `NewAnalysis`'s
+    window_days: float | None = None
+    sales: int | None = None

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session
 
 from . import _analysis_views as views
+from . import _dashboard_pins as pins
 from . import _runs as repo
-from ._analysis_views import AnalysisOrigin, DashboardView
+from ._analysis_views import AnalysisOrigin, DashboardView, DepthFloor
 from ._fence import fence
 from ._run_records import (
     AnalysisRecord,
@@ -115,13 +116,16 @@ class RunStore:
         result_json: str,
         items: int,
         lease_token: int | None = None,
+        window_days: float | None = None,
+        sales: int | None = None,
     ) -> AnalysisRecord | None:
         """Store a run's analysis, log it and mark the run succeeded, in one transaction.
 
         In two, a crash between them left an analysis whose run was still unfinished, so the
         restarted node ran it again and stored a second one. None, and nothing stored, when
         the run had already ended (cancelled meanwhile); `LeaseLost` when, with
-        `lease_token`, another node holds the run by now."""
+        `lease_token`, another node holds the run by now. `window_days` and `sales` are what
+        the analysis rests on (`engine.analysis.evidence_depth`), kept for the dashboard."""
         now = self._store.clock()
 
         def work(db: Session) -> AnalysisRecord:
@@ -134,6 +138,8 @@ class RunStore:
                 source=source,
                 source_url=run.url,
                 result_json=result_json,
+                window_days=window_days,
+                sales=sales,
             )
             analysis = repo.add_analysis(db, new, now)
             repo.add_log_line(db, run.id, now, f"done: analysis {analysis.id}")
@@ -173,13 +179,34 @@ class RunStore:
         )
 
     async def dashboard(
-        self, workspace_id: str, *, analysis_id: str | None, newest: bool, recent_runs: int
+        self,
+        workspace_id: str,
+        *,
+        analysis_id: str | None,
+        floor: DepthFloor | None,
+        recent_runs: int,
     ) -> DashboardView:
+        """`analysis_id`'s analysis, or with `floor` the dashboard's candidates (see
+        `_analysis_views.dashboard_view`), in one unit."""
         return await self._store.unit(
             lambda db: views.dashboard_view(
-                db, workspace_id, analysis_id=analysis_id, newest=newest, recent_runs=recent_runs
+                db, workspace_id, analysis_id=analysis_id, floor=floor, recent_runs=recent_runs
             )
         )
+
+    async def pin(self, workspace_id: str, analysis_id: str) -> bool:
+        """Pin the analysis to the workspace's dashboard (replacing any pin); False when it
+        is not the workspace's."""
+        now = self._store.clock()
+        return await self._store.unit(
+            lambda db: pins.pin_analysis(db, workspace_id, analysis_id, now)
+        )
+
+    async def unpin(self, workspace_id: str) -> bool:
+        return await self._store.unit(lambda db: pins.unpin(db, workspace_id))
+
+    async def pinned(self, workspace_id: str) -> str | None:
+        return await self._store.unit(lambda db: pins.pinned_analysis(db, workspace_id))
 
     async def analyses(
         self, workspace_id: str, offset: int, limit: int

@@ -33,6 +33,7 @@ from api.http.limits import refuse_too_large
 from api.http.security import new_id
 from api.services import services
 from engine import InvalidExport, analyse_import
+from engine.analysis import evidence_depth
 from store import AnalysisRecord, NewAnalysis, QuotaFull
 
 SPOOL_IN_MEMORY = 1 << 20
@@ -190,11 +191,12 @@ async def import_export_in(
     if problem is not None:
         raise InvalidExportError(f"The export holds text that cannot be stored: {problem}")
     try:
-        result, source_url = await trio.to_thread.run_sync(
+        result, monitor = await trio.to_thread.run_sync(
             analyse_import, export, include_likely_sales
         )
     except InvalidExport as err:
         raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
+    depth = evidence_depth(result)  # kept beside it: the dashboard picks on it
     try:
         return await svc.store.runs.add_analysis(
             NewAnalysis(
@@ -202,8 +204,11 @@ async def import_export_in(
                 workspace_id=workspace_id,
                 run_id=None,
                 source="import",
-                source_url=source_url,
+                source_url=monitor.url,
                 result_json=json.dumps(result),
+                source_label=monitor.label,  # its name (`naming`)
+                window_days=depth.days,
+                sales=depth.sales,
             ),
             at_most=at_most,
         )

@@ -7,7 +7,12 @@ from typing import Any
 import orjson
 import trio
 from quart import Blueprint, Response, request
-from quart_schema import document_response, validate_querystring, validate_response
+from quart_schema import (
+    document_response,
+    validate_querystring,
+    validate_request,
+    validate_response,
+)
 
 from api.analyses.actions import (
     GRAPH_NAMES,
@@ -19,14 +24,30 @@ from api.analyses.actions import (
     summaries,
     summary,
 )
-from api.analyses.cache import etag, matches
+from api.analyses.cache import AnalysisParts, etag, matches
+from api.analyses.choice import (
+    below_floor,
+    choice_fields,
+    dashboard_choice,
+    depth_of,
+    pin_in,
+    title_of,
+    unpin_in,
+)
 from api.analyses.imports import import_from_request
-from api.analyses.schemas import AnalysisList, AnalysisOut, DashboardQuery, ImportQuery
+from api.analyses.schemas import (
+    AnalysisList,
+    AnalysisOut,
+    DashboardPin,
+    DashboardQuery,
+    ImportQuery,
+    PinRequest,
+)
 from api.http.auth import current_principal
 from api.http.errors import NotFound, found
 from api.http.json_encoding import api_json
 from api.http.limits import allow_body
-from api.http.openapi import operation
+from api.http.openapi import DELETED, operation
 from api.http.openapi_links import ANALYSIS, RUN
 from api.http.schemas import PageQuery
 from api.naming import analysis_title
@@ -167,41 +188,92 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
 @operation("getDashboard")
 @validate_querystring(DashboardQuery)
 async def dashboard(query_args: DashboardQuery) -> Response:
-    """Top niches (of `run_id`'s analysis, or the latest analysis) and recent runs.
+    """Top niches of the dashboard's analysis, and recent runs.
 
-    The `analysis` says which sales its niches rank on: `sales_basis`, `sales_basis_reason`
-    and `sales_basis_note`, a sentence to show with them (as in the analysis' `result`).
+    The analysis is `run_id`'s when given; else the pinned one (`PUT /api/dashboard/pin`);
+    else the most recent whose evidence clears the trust floor (`trust_floor`: at least 7
+    days of history and 30 sales); else the most recent, with a `caveat` saying what it
+    lacks. `chosen_by` says which (`asked`, `pinned`, `trusted`, `latest`) and
+    `evidence_depth` what it rests on; `newer_analysis` is the most recent analysis when it
+    was passed over for being below the floor. The `analysis` also says which sales its
+    niches rank on: `sales_basis`, `sales_basis_reason` and `sales_basis_note`, a sentence to
+    show with them (as in the analysis' `result`).
     """
     svc = services()
     workspace_id = current_principal().workspace_id
+    wanted = query_args.include_top_niches
     analysis_id: str | None = None
     if query_args.run_id is not None:
         run = found(await svc.store.runs.get(query_args.run_id, workspace_id), "run")
-        analysis_id = run.analysis_id
-    view = await svc.store.runs.dashboard(
+        analysis_id = run.analysis_id  # None until it has one: no analysis shown
+    choice, recent = await dashboard_choice(
         workspace_id,
-        analysis_id=analysis_id,
-        newest=query_args.run_id is None and query_args.include_top_niches,
+        analysis_id=analysis_id if wanted else None,
+        by_default=wanted and query_args.run_id is None,
         recent_runs=DASHBOARD_RUNS if query_args.include_recent_runs else 0,
     )
     body: dict[str, Any] = {"analysis": None}
-    if query_args.include_top_niches:
-        niches = orjson.Fragment(b"[]")
-        origin = view.origin
+    if wanted:
+        body["top_niches"] = orjson.Fragment(b"[]")
+        origin = choice.origin
         if origin is not None:
-            parts = svc.analyses.get(origin.analysis.id)
-            if parts is None:
-                stored = await svc.store.runs.analysis_result(origin.analysis.id, workspace_id)
-                parts = await parse_parts(origin.analysis.id, stored or "{}")
-            niches = orjson.Fragment(parts.top_niches)
-            title = analysis_title(origin.analysis, origin.run, origin.monitor)
+            parts = await _parts(origin.analysis.id, workspace_id)
+            body["top_niches"] = orjson.Fragment(parts.top_niches)
             body["analysis"] = {
-                **summary(origin.analysis, title).model_dump(mode="json"),
+                **summary(origin.analysis, title_of(origin)).model_dump(mode="json"),
                 "graphs": graph_links(origin.analysis.id),
                 # Which sales the top niches rank on, and the sentence to show with them.
                 **parts.sales_basis,
+                **choice_fields(choice),
             }
-        body["top_niches"] = niches
+        newer = choice.newer
+        body["newer_analysis"] = (
+            None
+            if newer is None
+            else {
+                **summary(newer.analysis, title_of(newer)).model_dump(mode="json"),
+                "caveat": below_floor(depth_of(newer.analysis)),
+            }
+        )
     if query_args.include_recent_runs:
-        body["recent_runs"] = [run_fields(r) for r in view.recent_runs]
+        body["recent_runs"] = [run_fields(r) for r in recent]
     return Response(api_json(body), content_type="application/json")
+
+
+async def _parts(analysis_id: str, workspace_id: str) -> AnalysisParts:
+    """The analysis' parsed parts, from the cache or read and parsed now."""
+    svc = services()
+    parts = svc.analyses.get(analysis_id)
+    if parts is None:
+        stored = await svc.store.runs.analysis_result(analysis_id, workspace_id)
+        parts = await parse_parts(analysis_id, stored or "{}")
+    return parts
+
+
+@blueprint.get("/api/dashboard/pin")
+@operation("getDashboardPin")
+@validate_response(DashboardPin, 200)
+async def get_dashboard_pin() -> DashboardPin:
+    """The analysis pinned to the dashboard; `analysis_id` null when none is (the dashboard
+    then shows the most recent analysis that clears the trust floor)."""
+    pinned = await services().store.runs.pinned(current_principal().workspace_id)
+    return DashboardPin(analysis_id=pinned)
+
+
+@blueprint.put("/api/dashboard/pin")
+@operation("pinDashboardAnalysis")
+@validate_request(PinRequest)
+@validate_response(DashboardPin, 200)
+async def pin_dashboard_analysis(data: PinRequest) -> DashboardPin:
+    """Show this analysis on the dashboard whatever is analysed later, until unpinned or
+    deleted (it replaces any pin before). 404 for an analysis not in your workspace."""
+    await pin_in(current_principal().workspace_id, data.analysis_id)
+    return DashboardPin(analysis_id=data.analysis_id)
+
+
+@blueprint.delete("/api/dashboard/pin")
+@operation("unpinDashboardAnalysis", success=DELETED)
+async def unpin_dashboard_analysis() -> Response:
+    """Back to the most recent analysis that clears the trust floor. 204, pinned or not."""
+    await unpin_in(current_principal().workspace_id)
+    return Response(b"", status=204)

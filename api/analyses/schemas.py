@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from api.http.schemas import Strict
+
 
 class ImportQuery(BaseModel):
     include_likely_sales: bool | None = Field(
@@ -25,11 +27,25 @@ class DashboardQuery(BaseModel):
     include_recent_runs: bool = True
 
 
+class PinRequest(Strict):
+    analysis_id: str = Field(
+        min_length=1, max_length=64, description="The analysis to show on the dashboard."
+    )
+
+
+class DashboardPin(BaseModel):
+    analysis_id: str | None = Field(
+        description="The analysis pinned to the dashboard; null when none is."
+    )
+
+
 class AnalysisSummary(BaseModel):
     id: str
     title: str = Field(
         description="What the analysis is of, for people: the run's name if it was given "
-        "one, else its monitor's name or URL, else the catalogue URL it read; never an id."
+        "one, else its monitor's label (an import: the exported monitor's label), else what "
+        "its catalogue URL asks for in words (`Catalogue of vinted.fr: 2 categories`); "
+        "never an id or a raw URL."
     )
     run_id: str | None
     source: Literal["scrape", "monitor", "import"]

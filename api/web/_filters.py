@@ -6,6 +6,14 @@ from datetime import datetime
 from typing import Any
 
 from api.web._blueprint import blueprint
+from engine.analysis import SELL_THROUGH_DEFINITION
+
+
+@blueprint.app_template_global("sell_through_definition")
+def sell_through_definition() -> str:
+    """One sentence for every niche table's header tooltips and note (a global: the macros
+    imported without the page's context see it)."""
+    return SELL_THROUGH_DEFINITION
 
 
 @blueprint.app_template_filter("when")
@@ -52,6 +60,28 @@ def niche(key: dict[str, Any] | None) -> str:
     return text or f"Category {key.get('category_id')}"
 
 
+@blueprint.app_template_filter("sold_of")
+def sold_of(n: dict[str, Any]) -> dict[str, Any]:
+    """A niche's "sold / sold + open" cell: `sold`, `base` (sell-through's denominator, the
+    same one: `SELL_THROUGH_DEFINITION`) and `apart`, the deleted and reserved listings left
+    out of both, in words ("" when none). Analyses stored before `sell_through_base` was
+    written derive it from `sold` and `supply`, as the figure always was."""
+    sold, open_now = _count(n.get("sold")), _count(n.get("supply"))
+    base = n.get("sell_through_base")
+    apart = [
+        f"{count} {word}" for word in ("deleted", "reserved") if (count := _count(n.get(word)))
+    ]
+    return {
+        "sold": sold,
+        "base": base if isinstance(base, int) and not isinstance(base, bool) else sold + open_now,
+        "apart": " · ".join(apart) + " left out" if apart else "",
+    }
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -78,9 +108,11 @@ def why(n: dict[str, Any], currency: str | None = "EUR") -> list[str]:
     )
     if st is not None:
         interval = f" (95% interval {pct(low)} to {pct(high)})" if low is not None else ""
+        cell = sold_of(n)
         lines.append(
-            f"Sell-through {pct(st)}{interval}: {n.get('sold', 0)} of {n.get('support', 0)} "
-            "listings seen in the window sold."
+            f"Sell-through {pct(st)}{interval}: {cell['sold']} sold of the {cell['base']} "
+            "listings that sold or are still open"
+            + (f" ({cell['apart']})." if cell["apart"] else ".")
         )
     parent = parts.get("parent") if parts else None
     if parts and isinstance(parent, dict) and parent.get("label"):

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from quart import Response, request
 
 from api.analyses.actions import GRAPH_NAMES, analysis_in_workspace
+from api.analyses.choice import depth_of, pin_in, rests_on
 from api.analyses.imports import import_from_request
 from api.http.errors import ApiError
 from api.http.limits import allow_body
@@ -19,7 +20,7 @@ from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in, signed_in_form
-from engine.analysis import with_sales_basis
+from engine.analysis import TRUST_FLOOR, with_sales_basis
 
 GRAPHS = {
     "niche-map": (
@@ -133,6 +134,7 @@ async def analysis_detail(analysis_id: str) -> Response:
     notice = "Your export was imported and analysed." if request.args.get("notice") else None
     niches = result.get("niches", [])[:25]
     run, monitor = await run_and_monitor(analysis)  # the name, and where its listings live
+    depth = depth_of(analysis)
     return await page(
         "analysis.html",
         page_title=analysis_title(analysis, run, monitor),
@@ -148,7 +150,22 @@ async def analysis_detail(analysis_id: str) -> Response:
         graph_key=graph_key(result),
         sales_basis=sales_basis_shown(result),
         notice=notice,
+        pinned=await services().store.runs.pinned(who.workspace_id) == analysis.id,
+        trust={
+            "cleared": TRUST_FLOOR.cleared_by(depth),
+            "rests_on": rests_on(depth),
+            "floor": TRUST_FLOOR.words,
+        },
     )
+
+
+@blueprint.post("/analyses/<id:analysis_id>/pin")
+async def pin_analysis(analysis_id: str) -> Response:
+    """Show this analysis on the dashboard until unpinned (`choice.pin_in`: a 404 page for
+    an analysis not in the workspace)."""
+    who = await signed_in_form()
+    await pin_in(who.workspace_id, analysis_id)
+    return see_other("/dashboard?notice=pinned")
 
 
 @blueprint.post("/analyses/import")

@@ -1,15 +1,21 @@
-"""The dashboard: top niches and graphs of the latest analysis, recent runs, monitors."""
+"""The dashboard: top niches and graphs of the chosen analysis, recent runs, monitors.
+
+Which analysis is `api/analyses/choice.py`'s: the pinned one, else the most recent above the
+trust floor, else the most recent with its caveat. The pin is set from an analysis' page and
+lifted here.
+"""
 
 from __future__ import annotations
 
 from quart import Response
 
+from api.analyses.choice import dashboard_choice, depth_of, rests_on, title_of, unpin_in
 from api.market.actions import niche_prices
-from api.naming import analysis_title, run_and_monitor, run_titles
+from api.naming import run_titles
 from api.services import services
 from api.web._blueprint import blueprint
-from api.web._render import page
-from api.web.account_pages import signed_in
+from api.web._render import page, see_other
+from api.web.account_pages import signed_in, signed_in_form
 from api.web.analysis_pages import (
     document,
     graph_key,
@@ -17,26 +23,38 @@ from api.web.analysis_pages import (
     niche_links,
     sales_basis_shown,
 )
+from engine.analysis import TRUST_FLOOR
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
+NOTICES = {
+    "pinned": "Pinned: the dashboard shows this analysis until you unpin it.",
+    "unpinned": "Unpinned: the dashboard shows the most recent analysis with enough evidence.",
+}
 
 
 @blueprint.get("/dashboard")
 async def dashboard() -> Response:
     who = await signed_in()
     store = services().store
-    latest, _ = await store.runs.analyses(who.workspace_id, 0, 1)
-    analysis = latest[0] if latest else None
-    result = document(analysis.result_json) if analysis else {}
+    choice, runs = await dashboard_choice(who.workspace_id, recent_runs=RECENT_RUNS)
+    origin, newer = choice.origin, choice.newer
+    analysis = origin.analysis if origin is not None else None
+    stored = await store.runs.analysis_result(analysis.id, who.workspace_id) if analysis else None
+    result = document(stored) if stored else {}
     niches = result.get("niches", [])[:TOP_NICHES]
-    run, monitor = await run_and_monitor(analysis) if analysis else (None, None)
-    runs, _ = await store.runs.in_workspace(who.workspace_id, 0, RECENT_RUNS)
+    monitor = origin.monitor if origin is not None else None
     monitors = await store.monitors.in_workspace(who.workspace_id)
     return await page(
         "dashboard.html",
         analysis=analysis,
-        analysis_title=analysis_title(analysis, run, monitor) if analysis else None,
+        analysis_title=choice.title,
+        choice=choice,
+        floor_words=TRUST_FLOOR.words,
+        newer=newer.analysis if newer is not None else None,
+        newer_title=title_of(newer) if newer is not None else None,
+        newer_rests_on=rests_on(depth_of(newer.analysis)) if newer is not None else None,
+        notices=NOTICES,
         run_names=await run_titles(who.workspace_id, runs),
         niches=niches,
         graphs=graphs_of(analysis.id, result) if analysis else [],
@@ -48,3 +66,10 @@ async def dashboard() -> Response:
         runs=runs,
         monitors=monitors[:6],
     )
+
+
+@blueprint.post("/dashboard/unpin")
+async def unpin() -> Response:
+    who = await signed_in_form()
+    await unpin_in(who.workspace_id)
+    return see_other("/dashboard?notice=unpinned")

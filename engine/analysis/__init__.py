@@ -16,9 +16,18 @@ from ._basis import (
 from ._errors import InvalidExport
 from ._graph_labels import place_labels
 from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
-from ._niche_records import KMCurve, NicheKey, NicheStats, PriceSummary, ScoreParts, Trend
+from ._niche_records import (
+    SELL_THROUGH_DEFINITION,
+    KMCurve,
+    NicheKey,
+    NicheStats,
+    PriceSummary,
+    ScoreParts,
+    Trend,
+)
 from ._result import Alert, AnalysisResult, Coverage, FlowDay, Gap, Window
 from ._stats import kaplan_meier, wilson
+from ._trust_floor import TRUST_FLOOR, EvidenceDepth, TrustFloor, evidence_depth
 from .alerts import AlertRules, MarketRates
 from .export_format import EXPORT_FORMAT, EXPORT_VERSION
 from .graphs import CURVES, GRAPH_NAMES, graph_specs, render_svg
@@ -28,12 +37,15 @@ __all__ = [
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
     "GRAPH_NAMES",
+    "SELL_THROUGH_DEFINITION",
+    "TRUST_FLOOR",
     "Alert",
     "AlertRules",
     "AnalysisInput",
     "AnalysisResult",
     "Coverage",
     "EventColumns",
+    "EvidenceDepth",
     "FlowDay",
     "Gap",
     "InvalidExport",
@@ -50,9 +62,11 @@ __all__ = [
     "SalesEvidence",
     "ScoreParts",
     "Trend",
+    "TrustFloor",
     "Window",
     "analyse",
     "choose_sales_basis",
+    "evidence_depth",
     "graph_specs",
     "kaplan_meier",
     "place_labels",

@@ -204,9 +204,25 @@ class ScoreParts:
         }
 
 
+# Sell-through, one definition everywhere (the niche's figure and its interval, the score, hot
+# niches, the alerts' halves, the pages' "sold / sold + open" column): listings that were
+# deleted are out of both counts, since a deletion says neither that a listing sold nor that
+# it failed to (sellers delete to relist, or sell elsewhere); reserved ones are out too,
+# undecided. Both are counted apart (`deleted`, `reserved`).
+SELL_THROUGH_DEFINITION = (
+    "Sell-through = sold ÷ (sold + still open), over the window: of the listings that sold or "
+    "are still for sale, the share that sold. Deleted and reserved listings are in neither "
+    "count; they are shown apart."
+)
+
+
 @dataclass(frozen=True, slots=True)
 class NicheStats:
-    """Everything measured about one niche over the window (see `analyse` for definitions)."""
+    """Everything measured about one niche over the window (see `analyse` for definitions).
+
+    `sell_through` is `sold / sell_through_base` (`SELL_THROUGH_DEFINITION`); `support`
+    counts every listing of the niche in the window, deleted and reserved ones included.
+    """
 
     rank: int
     key: NicheKey
@@ -247,6 +263,11 @@ class NicheStats:
     def label(self) -> str:
         return self.key.label
 
+    @property
+    def sell_through_base(self) -> int:
+        """Sell-through's denominator: sold + still open (deleted and reserved left out)."""
+        return self.sold + self.supply
+
     def to_json(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
@@ -256,6 +277,7 @@ class NicheStats:
             "sold": self.sold,
             "reserved": self.reserved,
             "deleted": self.deleted,
+            "sell_through_base": self.sell_through_base,
             "supply_previous": self.supply_previous,
             "sell_through": self.sell_through,
             "sell_through_low": self.sell_through_low,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import IO, Any
 
 from ..analysis import AnalysisInput, PollRow, analyse, graph_specs, poll_marks
@@ -36,18 +37,29 @@ def analyse_evidence(evidence: Evidence) -> dict[str, Any]:
     return analysis_document(data, include_likely_sales=evidence.include_likely_sales)
 
 
+@dataclass(frozen=True, slots=True)
+class ExportedMonitor:
+    """The monitor an export came from, as the export names it: the import is named after
+    its label (its URL when it had none)."""
+
+    url: str | None
+    label: str | None
+
+
 def analyse_import(
     export: IO[bytes], include_likely_sales: bool | None = None
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[dict[str, Any], ExportedMonitor]:
     """An imported export's analysis document (`export`, a binary file read streaming) and
-    the URL of the monitor it came from; `InvalidExport` if it is not a usable export.
+    the monitor it came from; `InvalidExport` if it is not a usable export.
 
     Blocking and CPU-bound: called in a worker thread. Makes no marketplace request.
     """
     data = AnalysisInput.from_export(export)
-    url = data.monitor.get("url") if data.monitor else None
+    monitor = data.monitor or {}
+    url, label = monitor.get("url"), monitor.get("label")
     document = analysis_document(data, include_likely_sales=include_likely_sales)
-    return document, url if isinstance(url, str) else None
+    named = label.strip()[:200] if isinstance(label, str) else ""  # the column's length
+    return document, ExportedMonitor(url=url if isinstance(url, str) else None, label=named or None)
 
 
 def analyse_export(document: Any, include_likely_sales: bool | None = None) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from store import (
     to_record,
 )
 
+from ..analysis import evidence_depth
 from ..monitors._market import Marketplace
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,7 @@ async def _execute(
     # CPU-bound: off the Trio thread so the API stays responsive. Cancelling abandons the
     # thread's result (the thread finishes in the background) and the run ends cancelled.
     result = await trio.to_thread.run_sync(analyser, evidence, abandon_on_cancel=True)
+    depth = evidence_depth(result)  # kept beside it: the dashboard picks on it
     analysis = await store.runs.succeed_with_analysis(
         run,
         analysis_id=new_analysis_id(),
@@ -173,6 +175,8 @@ async def _execute(
         result_json=json.dumps(result),
         items=len(evidence.listings),
         lease_token=lease_token,
+        window_days=depth.days,
+        sales=depth.sales,
     )
     if analysis is None:
         log.info("run %s ended while it was being analysed: its analysis was not kept", run.id)

@@ -93,14 +93,16 @@ async def test_a_trial_analyses_with_the_defaults(
         replay = await client.post(f"/api/runs/{runs[0]['id']}/replay")
         assert replay.status_code == 200 and replay.json()["max_items"] is None, replay.text
 
-        # Analyses are named after their run's name, their monitor or their URL; never an id.
+        # Analyses are named after their run's name, their monitor or their URL in words;
+        # never an id.
         analyses = (await client.get("/api/analyses")).json()["analyses"]
         titles = {a["run_id"]: a["title"] for a in analyses}
         assert titles[url_run["id"]] == "Jeans"
         assert titles[runs[0]["id"]] == titles[runs[1]["id"]] == "Levi's on the trial"
         assert all(a["title"] and not a["title"].startswith("an_") for a in analyses)
-        first_url_run = [t for t in titles.values() if t.startswith("https://")]
-        assert first_url_run == [URL]
+        # The unnamed URL run is named after what its URL asks for, never the URL itself.
+        assert not [t for t in titles.values() if "://" in t], titles
+        assert "Catalogue of vinted.fr: 1 category" in titles.values(), titles
         one = (await client.get(f"/api/analyses/{runs[0]['analysis_id']}")).json()
         assert one["title"] == "Levi's on the trial"
         latest = (await client.get("/api/dashboard")).json()["analysis"]
@@ -151,12 +153,16 @@ def test_the_naming_policy() -> None:
         )
 
     monitors_run = analysis("monitor", None)
-    assert analysis_title(monitors_run, run("monitor"), monitor) == URL
+    in_words = "Catalogue of vinted.fr: 1 category"  # URL, never shown raw
+    assert analysis_title(monitors_run, run("monitor"), monitor) == in_words
     named = dataclasses.replace(monitor, label="Jeans")
     assert analysis_title(monitors_run, run("monitor"), named) == "Jeans"
     assert analysis_title(monitors_run, run("monitor", "Mine"), named) == "Mine"
     assert analysis_title(monitors_run, run("monitor"), None) == DELETED_MONITOR
     assert analysis_title(monitors_run, None, None) == DELETED_MONITOR
-    assert analysis_title(analysis("scrape", URL), run("url"), None) == URL
-    assert analysis_title(analysis("import", URL), None, None) == URL
+    assert analysis_title(analysis("scrape", URL), run("url"), None) == in_words
+    assert analysis_title(analysis("import", URL), None, None) == in_words
     assert analysis_title(analysis("import", None), None, None) == "An imported monitor export"
+    # An import is named after the label of the monitor it was exported from.
+    exported = dataclasses.replace(analysis("import", URL), source_label="Coats in Lyon")
+    assert analysis_title(exported, None, None) == "Coats in Lyon"
