@@ -24,6 +24,7 @@ from typing import Any
 
 import vl_convert
 
+from ._graph_legacy import restyled
 from ._graph_map import niche_map
 from ._graph_style import base, mark, money_title
 from ._niche_records import PriceSummary
@@ -175,9 +176,13 @@ def graph_specs(result: AnalysisResult) -> dict[str, dict[str, Any]]:
 
 def render_svg(spec: dict[str, Any]) -> str:
     """SVG text of a Vega-Lite spec, rendered in-process (no browser; external data URLs
-    are refused, so rendering never touches the network). Raises ValueError on a bad spec."""
+    are refused, so rendering never touches the network); a graph stored before the graphs
+    were drawn for a phone is drawn in today's size and text (`restyled`). Raises ValueError
+    on a bad spec."""
     try:
-        svg = vl_convert.vegalite_to_svg(spec, vl_version=_VL_VERSION, allowed_base_urls=[])
+        svg = vl_convert.vegalite_to_svg(
+            restyled(spec), vl_version=_VL_VERSION, allowed_base_urls=[]
+        )
     except Exception as err:  # vl_convert raises plain Exception/RuntimeError on bad specs
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"cannot render Vega-Lite spec: {first_line}") from err

@@ -214,3 +214,36 @@ def test_a_young_monitors_map_draws_every_niche_and_labels_each_top_one() -> Non
     labels = _layer(spec, "rank_labels")["data"]["values"]
     assert sorted(r for label in labels for r in label["ranks"]) == list(range(1, 8))
     assert "subtitle" not in json.dumps(spec["title"])
+
+
+def test_a_graph_stored_before_is_drawn_for_a_phone_too() -> None:
+    # The niche map as analyses stored it before the graphs were drawn for a phone: 520 px
+    # plot, 13 px text, a long axis title and a "0" tick. It is drawn in today's size.
+    x = {
+        "field": "supply", "type": "quantitative",
+        "title": "Listings open now: the competition (log scale)",
+        "scale": {"type": "symlog", "domain": [0, 10.4]}, "axis": {"format": "d", "tickCount": 6},
+    }  # fmt: skip
+    y = {"field": "sell_through", "type": "quantitative", "scale": {"domain": [0, 1]}}
+    old = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": "Niche map: the top niches by rank",
+        "width": 520,
+        "height": 300,
+        "config": {"axis": {"labelFontSize": 13}, "legend": {"labelFontSize": 13}},
+        "data": {"values": [{"supply": 0, "sell_through": 1.0, "sold": 5, "label": "#1 #2"}]},
+        "layer": [
+            {"mark": "circle", "encoding": {"x": x, "y": y, "size": {"field": "sold"}}},
+            {
+                "mark": {"type": "text", "dx": 7, "fontSize": 13, "fontWeight": "bold"},
+                "encoding": {"x": x, "y": y, "text": {"field": "label"}},
+            },
+        ],
+    }
+    svg = render_svg(old)
+    root = ET.fromstring(svg)
+    width = float(root.attrib["width"])
+    smallest = min(float(v) for v in re.findall(r'font-size="([0-9.]+)px"', svg))
+    assert smallest * min(1.0, PHONE_GRAPH_PX / width) >= 11, (width, smallest)
+    assert "0" not in [t.text for t in _texts(root, "role-axis-label")]
+    assert old["width"] == 520  # the stored spec itself is left alone
