@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import ColumnElement, func, literal, select
+from sqlalchemy import ColumnElement, delete, func, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -86,11 +86,13 @@ def record_sale_changes(db: Session, changes: Iterable[SaleChange]) -> None:
         if change.sale is not None:
             upsert_sales(db, [change.sale])
             continue
-        db.query(MarketSale).filter(
-            MarketSale.site == change.site,
-            MarketSale.item_id == change.item_id,
-            MarketSale.evidence == "likely",
-        ).delete(synchronize_session=False)
+        db.execute(
+            delete(MarketSale).where(
+                MarketSale.site == change.site,
+                MarketSale.item_id == change.item_id,
+                MarketSale.evidence == "likely",
+            )
+        )
 
 
 def upsert_sales(db: Session, sales: list[MarketSaleRecord]) -> None:
