@@ -50,7 +50,7 @@ async def test_a_newcomer_sees_the_products_point(
         page.wait_for_url(f"{base}/dashboard")
 
         # The dashboard holds the sample month's niches, named as people know them.
-        _wait_for_text(page, f"{base}/dashboard", "The niches of your latest analysis")
+        _wait_for_text(page, f"{base}/dashboard", "The niches of ")
         assert "Live · the simulated marketplace" in page.content()
         screenshot(page, "newcomer-dashboard")
         page.locator(".lede").get_by_role("link", name=SAMPLE).click()
