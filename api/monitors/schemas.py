@@ -107,6 +107,20 @@ class MonitorOut(BaseModel):
         "(detected and remembered per site, or configured); shown on a single monitor, null "
         "in lists and before the first check.",
     )
+    clock: Literal["market", "service"] | None = Field(
+        default=None,
+        description="Whose clock stamps the listings' times (`state_changed_at`, "
+        "`first_seen_at`, ...): `market`, the time the marketplace states in its answers, or "
+        "`service`, ours, when it states none believable. Checks (`last_poll_at`, "
+        "`next_poll_at`) are always on ours. Given by a single monitor after its first check; "
+        "null in lists.",
+    )
+    last_check_market_at: datetime | None = Field(
+        default=None,
+        description="The marketplace's clock at the last successful check, with `clock` "
+        "`market`: compare it with `last_poll_at` to see how far the two clocks are apart "
+        "(the demo's simulated market runs 60 times faster than ours). Null otherwise.",
+    )
     counts: dict[str, int] | None = Field(
         default=None,
         description="Listings per state (`open`, `reserved`, `sold`, `deleted`, which add up "

@@ -19,10 +19,11 @@ from api.monitors.actions import (
 )
 from api.monitors.actions import owned_monitor as owned
 from api.monitors.schemas import MAX_CATEGORY_ID, StartMonitorRequest
-from api.naming import analysis_titles
+from api.naming import analysis_titles, catalogue_name
 from api.notifications.actions import alert_summary
 from api.services import services
 from api.web._blueprint import blueprint
+from api.web._clocks import apart
 from api.web._render import confirm_delete, page, requested_page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in, signed_in_form, signed_in_record
@@ -166,9 +167,14 @@ async def monitor_detail(monitor_id: str) -> Response:
         else await store.monitors.listings(monitor.id, states, current, PAGE_SIZE),
         "monitor",
     )
+    shown = await one_monitor_out(monitor)
+    market_at, ours = shown.last_check_market_at, shown.last_poll_at
     return await page(
         "monitor.html",
-        monitor=await one_monitor_out(monitor),
+        monitor=shown,
+        catalogue=catalogue_name(monitor.url),  # the URL in words; the link holds the URL
+        now=store.clock(),  # relative check times ("12 s ago"), on the checks' clock
+        market_apart=apart(market_at, ours) if market_at and ours else None,
         listings=listings.listings,
         total=listings.total,
         filter_state=state,

@@ -9,8 +9,13 @@
 //                                             [data-live-swap][id] sections are fetched afresh
 //
 // Inside them: [data-run-state] / [data-monitor-state] hold a state pill, [data-run-status] a
-// sentence, [data-run-field=started_at|finished_at] and [data-monitor-last] dates,
-// [data-count=open|sold|reserved|deleted] numbers, [data-count-likely] the likely sales.
+// sentence, [data-run-field=started_at|finished_at] dates, [data-count=open|sold|reserved|
+// deleted] numbers, [data-count-likely] the likely sales. A monitor's page has its checks
+// relative to now ([data-monitor-last], [data-monitor-next], each with [data-at], counted
+// every second on the server's clock, told by [data-server-now] and each answer's Date) with
+// their time of day beside them ([data-monitor-last-time], [data-monitor-next-time]), and
+// the marketplace's clock at the last check ([data-market-clock]). It asks again just after
+// the next check is due, so "last check" moves when the check happens.
 //
 // Polling backs off while nothing changes (from 1 s, x1.5 each time, up to a cap), is fast
 // again after a change, waits while the tab is hidden, and backs off harder after a failed
@@ -41,6 +46,47 @@
       ", " + pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes()) + " UTC";
   }
 
+  // As the monitor page's `clock_time` filter writes it: "27 Nov 2026, 05:11:04 UTC".
+  function clockTime(iso) {
+    var shown = when(iso);
+    var date = iso ? new Date(iso) : null;
+    return shown === "—" ? shown : shown.replace(" UTC", ":" + pad(date.getUTCSeconds()) + " UTC");
+  }
+
+  // The server's clock minus this device's, in ms: relative times count on the server's,
+  // which stamps the checks, whatever this device's clock says.
+  var skew = 0;
+  each(document, "[data-server-now]", function (el) {
+    var told = Date.parse(el.getAttribute("data-server-now"));
+    if (!isNaN(told)) { skew = told - Date.now(); }
+  });
+  function serverNow() { return Date.now() + skew; }
+
+  function span(seconds) {
+    seconds = Math.abs(seconds);
+    if (seconds < 90) { return Math.round(seconds) + " s"; }
+    if (seconds < 90 * 60) { return Math.round(seconds / 60) + " min"; }
+    if (seconds < 36 * 3600) { return Math.round(seconds / 3600) + " h"; }
+    return Math.round(seconds / 86400) + " days";
+  }
+
+  // As `_clocks.ago` and `_clocks.due_in` say it.
+  function relative(el) {
+    var at = Date.parse(el.getAttribute("data-at") || "");
+    if (isNaN(at)) { return; }
+    var seconds = (serverNow() - at) / 1000;
+    if (el.hasAttribute("data-monitor-last")) {
+      text(el, seconds < 2 ? "just now" : span(seconds) + " ago");
+    } else {
+      text(el, -seconds >= 1 ? "in " + span(seconds) : seconds < 3 ? "due now" :
+        seconds < 120 ? "checking now (due " + span(seconds) + " ago)" : "late: due " + span(seconds) + " ago");
+    }
+  }
+
+  function tickClocks() {
+    each(document, "[data-monitor-last][data-at], [data-monitor-next][data-at]", relative);
+  }
+
   function text(el, value) {
     if (el.textContent !== value) { el.textContent = value; }
   }
@@ -56,15 +102,24 @@
     var accept = type === "text" ? "text/plain" : type === "html" ? "text/html" : "application/json";
     return fetch(url, { credentials: "same-origin", headers: { Accept: accept } }).then(function (r) {
       if (!r.ok) { throw new Error(String(r.status)); }
+      var told = Date.parse(r.headers.get("Date") || "");
+      // The header is to the second: kept only when it disagrees by more than that.
+      if (!isNaN(told) && Math.abs(told - serverNow()) > 1500) { skew = told - Date.now(); }
       return type === "json" ? r.json() : r.text();
     });
   }
 
-  // Calls `step` (a promise of "changed", "same" or "done") until it says "done".
-  function follow(step, most) {
+  // Calls `step` (a promise of "changed", "same" or "done") until it says "done". `dueIn`,
+  // when given, knows when the next change is due (ms from now, or null when it cannot
+  // tell): the wait is then that, within 1 s and `most`, instead of the backoff.
+  function follow(step, most, dueIn) {
     var first = 1000;
     var delay = first;
-    function later() { window.setTimeout(whenVisible, delay); }
+    function later() {
+      var due = dueIn ? dueIn() : null;
+      var wait = due === null ? delay : Math.max(first, Math.min(most, due));
+      window.setTimeout(whenVisible, wait);
+    }
     function whenVisible() {
       if (!document.hidden) { tick(); return; }
       document.addEventListener("visibilitychange", function shown() {
@@ -166,7 +221,36 @@
       text(el, likely ? words : "");
     });
     each(scope, "[data-monitor-polls]", function (el) { text(el, String(monitor.polls)); });
-    each(scope, "[data-monitor-last]", function (el) { text(el, when(monitor.last_poll_at)); });
+    showChecks(scope, monitor);
+  }
+
+  // The checks' times and the marketplace's clock, as monitor.html draws them.
+  function showChecks(scope, monitor) {
+    var active = monitor.status === "active";
+    each(scope, "[data-monitor-last]", function (el) {
+      el.setAttribute("data-at", monitor.last_poll_at || "");
+      if (!monitor.last_poll_at) { text(el, "Not yet"); }
+    });
+    each(scope, "[data-monitor-last-time]", function (el) {
+      text(el, monitor.last_poll_at ? clockTime(monitor.last_poll_at) + ", our clock" : "");
+    });
+    each(scope, "[data-monitor-next]", function (el) {
+      el.setAttribute("data-at", active && monitor.next_poll_at ? monitor.next_poll_at : "");
+      if (!active) { text(el, "Paused"); } else if (!monitor.next_poll_at) { text(el, "Not scheduled"); }
+    });
+    each(scope, "[data-monitor-next-time]", function (el) {
+      text(el, active && monitor.next_poll_at ? clockTime(monitor.next_poll_at) + ", our clock" : "");
+    });
+    each(scope, "[data-market-clock]", function (el) {
+      if (monitor.clock !== "market" || !monitor.last_check_market_at || !monitor.last_poll_at) { return; }
+      var first = el.firstChild;
+      if (first && first.nodeType === 3) { first.nodeValue = clockTime(monitor.last_check_market_at); }
+      var note = el.querySelector(".muted");
+      var apart = (Date.parse(monitor.last_check_market_at) - Date.parse(monitor.last_poll_at)) / 1000;
+      var words = Math.abs(apart) < 60 ? "in step with ours" : span(apart) + (apart > 0 ? " ahead of ours" : " behind ours");
+      if (note) { text(note, "at the last check: " + words); }
+    });
+    tickClocks();
   }
 
   function fingerprint(monitor) {
@@ -208,6 +292,8 @@
     var url = marker.getAttribute("data-live-monitor");
     var settled = marker.getAttribute("data-settled");
     var last = "";
+    var next = document.querySelector("[data-monitor-next][data-at]");
+    var due = next ? Date.parse(next.getAttribute("data-at")) : NaN;
     follow(function () {
       return get(url, "json").then(function (monitor) {
         showMonitor(document, monitor);
@@ -228,11 +314,22 @@
         var key = fingerprint(monitor);
         var outcome = key !== last ? "changed" : "same";
         last = key;
+        due = monitor.status === "active" && monitor.next_poll_at ? Date.parse(monitor.next_poll_at) : NaN;
         return swapped.then(function () { return outcome; });
       });
-    }, 20000);
+    }, 20000, function () {
+      // Just after the next check is due (a check takes a moment); while it is overdue,
+      // every few seconds until it lands.
+      if (isNaN(due)) { return null; }
+      var wait = due - serverNow();
+      return wait > 0 ? wait + 1500 : 3000;
+    });
   }
 
+  if (document.querySelector("[data-monitor-last], [data-monitor-next]")) {
+    tickClocks();
+    window.setInterval(function () { if (!document.hidden) { tickClocks(); } }, 1000);
+  }
   each(document, "[data-live-run]", followRun);
   each(document, "[data-live-monitors]", followMonitors);
   each(document, "[data-live-monitor]", followMonitor);
