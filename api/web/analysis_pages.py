@@ -53,6 +53,8 @@ GRAPHS = {
     ),
 }
 assert tuple(GRAPHS) == GRAPH_NAMES
+# The trust floor as pages write it: "≥" never ends a line apart from its number.
+FLOOR_WORDS = TRUST_FLOOR.words.replace("≥ ", "≥\N{NO-BREAK SPACE}")
 
 
 def graphs_of(analysis_id: str, result: dict[str, Any]) -> list[dict[str, str | None]]:
@@ -154,7 +156,7 @@ async def analysis_detail(analysis_id: str) -> Response:
         trust={
             "cleared": TRUST_FLOOR.cleared_by(depth),
             "rests_on": rests_on(depth),
-            "floor": TRUST_FLOOR.words,
+            "floor": FLOOR_WORDS,
         },
     )
 

@@ -17,13 +17,13 @@ from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web.account_pages import signed_in, signed_in_form
 from api.web.analysis_pages import (
+    FLOOR_WORDS,
     document,
     graph_key,
     graphs_of,
     niche_links,
     sales_basis_shown,
 )
-from engine.analysis import TRUST_FLOOR
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
@@ -50,7 +50,7 @@ async def dashboard() -> Response:
         analysis=analysis,
         analysis_title=choice.title,
         choice=choice,
-        floor_words=TRUST_FLOOR.words,
+        floor_words=FLOOR_WORDS,
         newer=newer.analysis if newer is not None else None,
         newer_title=title_of(newer) if newer is not None else None,
         newer_rests_on=rests_on(depth_of(newer.analysis)) if newer is not None else None,

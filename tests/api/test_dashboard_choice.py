@@ -63,7 +63,7 @@ async def test_the_latest_analysis_with_enough_evidence_is_shown(
     # Names, never a raw URL, wherever analyses are listed.
     assert all("://" not in a["title"] for a in listed), listed
 
-    page = (await client.get("/dashboard")).text
+    page = (await client.get("/dashboard")).text.replace("\N{NO-BREAK SPACE}", " ")
     assert 'data-dashboard-choice="trusted"' in page and "Coats in Lyon" in page
     assert "data-newer-analysis" in page and "0.2 days of history and 3 sales" in page
     assert f"the most recent analysis with enough evidence to trust ({FLOOR})" in page
