@@ -27,8 +27,8 @@ from api.web.analysis_pages import (
 
 TOP_NICHES = 10
 RECENT_RUNS = 8
+# After pinning, the pinned line itself says so (with its Unpin button): no notice above it.
 NOTICES = {
-    "pinned": "Pinned: the dashboard shows this analysis until you unpin it.",
     "unpinned": "Unpinned: the dashboard shows the most recent analysis with enough evidence.",
 }
 

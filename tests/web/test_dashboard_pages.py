@@ -42,7 +42,7 @@ async def test_pin_from_the_analysis_page_and_unpin_on_the_dashboard(start_web: 
         assert pinned.headers["location"] == "/dashboard?notice=pinned"
         board = (await client.get(pinned.headers["location"])).text
         assert 'data-dashboard-choice="pinned"' in board and "data-pinned" in board
-        assert "Pinned: the dashboard shows this analysis" in board
+        assert "Pinned: shown here whatever you analyse later" in board
         assert 'action="/dashboard/unpin"' in board and "data-trust-caveat" in board
         assert f'href="/analyses/{hours}"' in board
         # The analysis page says it is the pinned one, and offers to unpin it there too.
