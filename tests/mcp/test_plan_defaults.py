@@ -8,6 +8,7 @@ import dataclasses
 
 import trio
 
+from api.naming import catalogue_name
 from api.settings import Settings
 from tests.api.helpers import create_token, signed_in, wait_active, wait_finished_run
 from tests.api.test_plan_defaults import HELD, TRIAL, URL
@@ -49,10 +50,11 @@ async def test_a_trial_agent_analyses_with_the_defaults(
         done = await wait_finished_run(browser, run["id"])
         assert (done["state"], done["items"]) == ("succeeded", HELD), done
 
+        # Named after what the (unnamed) monitor's catalogue asks for, never the raw URL.
         analyses = (await _structured(browser, "list_analyses", {}, token))["analyses"]
-        assert [a["title"] for a in analyses] == [monitor["url"], URL]
+        assert [a["title"] for a in analyses] == [catalogue_name(URL)] * 2
         got = await _structured(
             browser, "get_analysis", {"analysis_id": done["analysis_id"]}, token
         )
-        assert got["title"] == monitor["url"]
+        assert got["title"] == catalogue_name(monitor["url"]) and "://" not in got["title"]
     stop.set()
