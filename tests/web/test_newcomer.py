@@ -119,12 +119,23 @@ async def test_a_newcomer_sees_the_products_point(
             "() => !document.body.textContent.includes('Listings appear here once')",
             timeout=WAIT * 1000,
         )
+        _assert_the_clocks_are_named(page)
         page.get_by_role("button", name="Analyse this monitor").click()
         page.wait_for_url(re.compile(r"/runs/run_"))
         page.wait_for_function(
             "() => document.querySelector('h1 .state').textContent.trim() === 'Done'",
             timeout=WAIT * 1000,
         )
+        # The dashboard keeps the sample month: minutes of the live monitor are below the
+        # trust floor, and the dashboard names the newer analysis instead of showing it.
+        page.goto(f"{base}/dashboard")
+        assert page.locator("[data-dashboard-choice]").get_attribute("data-dashboard-choice") == (
+            "trusted"
+        )
+        assert SAMPLE in page.locator(".lede").inner_text()
+        newer = page.locator("[data-newer-analysis]").inner_text()
+        assert "Live · the simulated marketplace" in newer and "below the trust floor" in newer
+        screenshot(page, "newcomer-dashboard-after-analysing")
 
         # The live monitor's alerts, as cards on a phone: whole words ("New listin g" was
         # one), nothing wider than the screen.
@@ -138,3 +149,23 @@ async def test_a_newcomer_sees_the_products_point(
         assert problems == [], problems
 
     await in_browser(scenario)
+
+
+def _assert_the_clocks_are_named(page: Any) -> None:
+    """The monitor page names each clock: checks on ours, relative to now and counted on by
+    live.js every second; the marketplace's at the last check; the listings' column."""
+    checks = page.locator("#checks").text_content()
+    assert "our clock" in checks and "Marketplace's clock" in checks, checks
+    assert re.search(
+        r"(just now|\d+ (s|min) ago)", page.locator("[data-monitor-last]").inner_text()
+    )
+    assert "Since (marketplace's clock)" in page.locator("#listings thead").text_content()
+    # live.js counts on: a check 30 s ago reads so within a second or two.
+    page.evaluate(
+        "() => document.querySelector('[data-monitor-last]')"
+        ".setAttribute('data-at', new Date(Date.now() - 30000).toISOString())"
+    )
+    page.wait_for_function(
+        "() => /^3[0-3] s ago$/.test(document.querySelector('[data-monitor-last]').textContent)",
+        timeout=5000,
+    )
