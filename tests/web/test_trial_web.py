@@ -10,6 +10,7 @@ from typing import Any
 
 import trio
 
+from api.naming import catalogue_name
 from tests.api.helpers import PASSWORD, signed_in, wait_finished_run
 from tests.api.test_plan_defaults import HELD, TRIAL, URL
 from tests.engine.fake_market import FakeMarket
@@ -64,7 +65,9 @@ async def test_trial_forms_default_to_the_plan(start_web: StartWeb, market: Fake
         monitors = (await client.get("/monitors")).text
         assert re.search(rf'data-count="open">{HELD}<', monitors), monitors
         analyses = (await client.get("/analyses")).text
-        assert ">Jeans</a>" in analyses and f">{URL}</a>" in analyses
+        # The unnamed catalogue run is named after what its URL asks for, never the URL.
+        assert ">Jeans</a>" in analyses and f">{catalogue_name(URL)}</a>" in analyses
+        assert f">{URL}</a>" not in analyses
         assert not re.search(r">an_[0-9a-f]+</a>", analyses)
 
 
@@ -180,7 +183,7 @@ async def test_trial_pages_follow_the_work_in_a_browser(
         page.wait_for_url(re.compile(r"notice=resumed"))
         page.goto(f"{base}/analyses")
         assert page.get_by_role("link", name="Trial jeans").is_visible()
-        assert page.get_by_role("link", name=URL).is_visible()
+        assert page.get_by_role("link", name=catalogue_name(URL)).is_visible()
         page.goto(f"{base}/runs")
         page.get_by_label("The history one of my monitors recorded").check()
         assert page.get_by_label("At most this many listings").is_hidden()
