@@ -116,5 +116,6 @@ def address_refusal(address: str) -> str | None:
     try:
         refuse_non_global("", address)
     except UrlRefused as err:
-        return err.reason.replace("resolves to ", "")
+        # The proxy's refusals are the operator's log, where the address helps.
+        return err.reason.replace("resolves to ", "") + f" ({err.address})"
     return None

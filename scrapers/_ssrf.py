@@ -84,11 +84,11 @@ def refuse_non_global(url: str, address: str) -> None:
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError as err:
-        raise UrlRefused(url, f"unparseable resolved address {address!r}") from err
+        raise UrlRefused(url, "resolves to an unparseable address", address=address) from err
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     if ip in _METADATA:
-        raise UrlRefused(url, "resolves to a cloud metadata address")
+        raise UrlRefused(url, "resolves to a cloud metadata address", address=str(ip))
     if (
         ip.is_loopback
         or ip.is_private
@@ -98,7 +98,7 @@ def refuse_non_global(url: str, address: str) -> None:
         or ip.is_unspecified
         or not ip.is_global
     ):
-        raise UrlRefused(url, f"resolves to a non-public address ({ip})")
+        raise UrlRefused(url, "resolves to a non-public address", address=str(ip))
 
 
 @dataclass(frozen=True, slots=True)

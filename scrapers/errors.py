@@ -12,12 +12,17 @@ class MarketplaceError(Exception):
 
 
 class UrlRefused(MarketplaceError):
-    """A URL that must not be fetched (SSRF guard); nothing was sent anywhere."""
+    """A URL that must not be fetched (SSRF guard); nothing was sent anywhere.
 
-    def __init__(self, url: str, reason: str) -> None:
+    `reason` may be shown to whoever gave the URL, so it never holds an address the host
+    resolved to (that would map a private network's names for anyone who asks); the address
+    refused, when there is one, is `address`, for the operator's logs only."""
+
+    def __init__(self, url: str, reason: str, *, address: str | None = None) -> None:
         super().__init__(f"URL refused ({reason}): {url[:200]}")
         self.url = url
         self.reason = reason
+        self.address = address
 
 
 class RobotsDisallowed(MarketplaceError):

@@ -20,6 +20,8 @@ from ._billing_records import (
 from ._billing_store import BillingStore
 from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
 from ._cluster_store import ClusterStore
+from ._confirmation_store import ConfirmationStore
+from ._confirmations import ConfirmationPurpose, Confirmed, IdentityClaim, NewConfirmation
 from ._errors import (
     AlreadyExists,
     DatabaseUnavailable,
@@ -160,6 +162,9 @@ __all__ = [
     "ClusterStore",
     "CommandRecord",
     "Confidence",
+    "ConfirmationPurpose",
+    "ConfirmationStore",
+    "Confirmed",
     "ConfirmedState",
     "Credentials",
     "DashboardView",
@@ -171,6 +176,7 @@ __all__ = [
     "EventDraft",
     "Evidence",
     "FeedOrder",
+    "IdentityClaim",
     "LeaseLost",
     "ListingEventRecord",
     "ListingFilter",
@@ -193,6 +199,7 @@ __all__ = [
     "NewAnalysis",
     "NewChannel",
     "NewCheckoutSession",
+    "NewConfirmation",
     "NewMonitor",
     "NewRule",
     "NewRun",

@@ -37,6 +37,7 @@ from ._billing_records import (
     StripeEventKey,
     TrialOutcome,
 )
+from ._confirmations import mark_email_proven
 from ._rows import new_row, record_fields, to_record
 
 
@@ -251,6 +252,8 @@ def confirm_trial(
         return "unknown_token", None
     if not spent.rowcount:  # type: ignore[attr-defined]
         return ("used_token" if token.used_at is not None else "expired_token"), None
+    # The link reached its address: when that is the account's own, it is proven now.
+    mark_email_proven(db, token.user_id, token.email, now)
     workspace_id = token.workspace_id
     account = _locked_account(db, workspace_id, now)
     if account.source == "stripe" and account.status in {"active", "trialing", "past_due"}:

@@ -70,6 +70,10 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(Text)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # When its owner proved the address (a link mailed to it, or the identity provider): until
+    # then the address names the account for signing in only, never to link an identity or
+    # to make an operator (`store/_confirmations.py`).
+    email_verified_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
 
 class Session(Base):
@@ -112,6 +116,7 @@ class AccessToken(Base):
 
 from . import _billing_models as _billing_models  # noqa: E402  (registers the tables on Base)
 from . import _cluster_models as _cluster_models  # noqa: E402  (registers the tables on Base)
+from . import _confirmation_models as _confirmation_models  # noqa: E402  (registers the tables)
 from . import _market_models as _market_models  # noqa: E402  (registers the tables on Base)
 from . import _monitor_models as _monitor_models  # noqa: E402  (registers the tables on Base)
 from . import _notify_models as _notify_models  # noqa: E402  (registers the tables on Base)

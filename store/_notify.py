@@ -99,7 +99,11 @@ def add_channel(
         hold_workspace(db, new.workspace_id)
         count = select(func.count()).where(NotificationChannel.workspace_id == new.workspace_id)
         refuse_past("channels", at_most, int(db.scalar(count) or 0))
-    row = NotificationChannel(id=new_id("chn"), enabled=True, created_at=now, **record_fields(new))
+    columns = record_fields(new)
+    confirmed_at = None if columns.pop("awaiting_confirmation") else now
+    row = NotificationChannel(
+        id=new_id("chn"), enabled=True, created_at=now, confirmed_at=confirmed_at, **columns
+    )
     db.add(row)
     db.flush()
     return channel_record(row)

@@ -63,6 +63,7 @@ def claim_due(
         select(_C)
         .where(
             _C.enabled.is_(True),
+            _C.confirmed_at.is_not(None),  # a recipient who never agreed gets nothing
             _free(now),
             or_(_C.next_send_at.is_(None), _C.next_send_at <= now),
             oldest.is_not(None),
@@ -228,7 +229,7 @@ def next_due_at(db: Session) -> datetime | None:
             func.max(_C.claim_until, type_=UtcDateTime()),
         )
         .join(_C, _C.id == _N.channel_id)
-        .where(_N.status == "pending", _C.enabled.is_(True))
+        .where(_N.status == "pending", _C.enabled.is_(True), _C.confirmed_at.is_not(None))
         .group_by(_N.channel_id)
     )
     moments = [max(m for m in (when, paced, claim) if m is not None) for when, paced, claim in rows]

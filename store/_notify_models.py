@@ -46,6 +46,9 @@ class NotificationChannel(Base):
     # from sending the same channel's notifications at once.
     claimed_by: Mapped[str | None] = mapped_column(String(200))
     claim_until: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    # When the destination's owner agreed to receive alerts (an e-mail channel's recipient
+    # opens a mailed link; other kinds at creation): nothing is queued or sent before.
+    confirmed_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
 
 class NotificationRule(Base):

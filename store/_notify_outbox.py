@@ -114,6 +114,9 @@ def _targets(db: Session, monitor: Monitor) -> tuple[list[NotificationRule], lis
             .where(
                 NotificationChannel.workspace_id == monitor.workspace_id,
                 NotificationChannel.enabled.is_(True),
+                # Not even queued for a recipient who never agreed: confirming later must not
+                # release a backlog onto them.
+                NotificationChannel.confirmed_at.is_not(None),
             )
             .order_by(NotificationChannel.created_at, NotificationChannel.id)
         )

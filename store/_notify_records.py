@@ -32,7 +32,7 @@ RuleMode = Literal["instant", "digest"]
 MinConfidence = Literal["any", "low", "medium", "high"]
 # A niche's confidence from its sales in the monitor ("none": no sale yet).
 Confidence = Literal["none", "low", "medium", "high"]
-ChannelHealth = Literal["healthy", "failing", "disabled", "new"]
+ChannelHealth = Literal["healthy", "failing", "disabled", "new", "unconfirmed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,9 @@ class NewChannel:
     name: str
     hint: str  # the masked destination shown to users
     secret_box: str  # ciphertext from the engine's SecretBox; never plaintext
+    # True for a destination its recipient must agree to first (an e-mail address that is
+    # not the caller's proven own): nothing is queued or sent until then.
+    awaiting_confirmation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +124,16 @@ class ChannelRecord:
     last_failure_at: datetime | None
     last_error: str | None
     next_send_at: datetime | None  # rate limit: the earliest the next message may go
+    confirmed_at: datetime | None = None  # None: its recipient has not agreed yet
+
+    @property
+    def confirmed(self) -> bool:
+        return self.confirmed_at is not None
 
     @property
     def health(self) -> ChannelHealth:
+        if self.confirmed_at is None:
+            return "unconfirmed"
         if not self.enabled:
             return "disabled"
         if self.failing_since is not None:

@@ -18,6 +18,9 @@ class NewUser:
     password_hash: str | None
     user_id: str = field(default_factory=lambda: new_id("usr"))
     workspace_id: str = field(default_factory=lambda: new_id("ws"))
+    # Set only where the address is proven as the account is made (the demo's own address,
+    # an identity provider's verified e-mail); a registration proves nothing.
+    email_verified_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,12 @@ class UserRecord:
     name: str | None
     workspace_id: str
     created_at: datetime
+    # None until the owner proved the address (see `User.email_verified_at`).
+    email_verified_at: datetime | None = None
+
+    @property
+    def email_verified(self) -> bool:
+        return self.email_verified_at is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from . import _accounts as accounts
 from ._billing_store import BillingStore
 from ._cluster_store import ClusterStore
+from ._confirmation_store import ConfirmationStore
+from ._confirmations import mark_email_proven
 from ._errors import DatabaseUnavailable
 from ._market_store import MarketStore
 from ._migrate import upgrade
@@ -99,6 +101,7 @@ class Store:
         self.market = MarketStore(self)
         self.notify = NotifyStore(self)
         self.prices = PriceBookStore(self)  # the market's price book, per site
+        self.confirmations = ConfirmationStore(self)
 
     @property
     def url(self) -> URL:
@@ -213,6 +216,8 @@ class Store:
             if user_id is None:
                 return None
             accounts.set_password(db, user_id, password_hash)
+            # The link was mailed to the account's address: using it proves that address.
+            mark_email_proven(db, user_id, None, now)
             revoked = accounts.revoke_user_tokens(db, user_id, now) if revoke_tokens else []
             return accounts.delete_user_sessions(db, user_id) + revoked
 

@@ -13,12 +13,13 @@ from datetime import timedelta
 
 from quart import Response, request
 
+from api.accounts.confirmation import mail_account_confirmation
 from api.accounts.schemas import (
     MeResponse,
 )
 from api.billing.actions import summary as billing_summary
 from api.http.after_response import after_response
-from api.http.auth import SESSION_COOKIE, Principal, client_ip
+from api.http.auth import SESSION_COOKIE, Principal, client_ip, is_operator
 from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
 from api.http.security import hash_password, new_access_token, new_id, new_secret, verify_password
 from api.mail import normalise_email
@@ -60,8 +61,11 @@ class MintedToken:
 
 
 async def register_account(email: str, password: str, name: str | None) -> None:
-    """Create an account and its workspace. A taken e-mail is not an error (no enumeration):
-    its owner is told by e-mail instead, at most once per window (`owner_notice_limiter`).
+    """Create an account and its workspace, and mail the link that proves its address (the
+    address counts for nothing else until then: `confirmation.py`). A taken e-mail is not an
+    error (no enumeration): its owner is told by e-mail instead, at most once per window
+    (`owner_notice_limiter`); never a confirmation link, which would let whoever registered
+    an address first have it confirmed by its owner's click.
 
     Raises `TooManyRequests` past `NICHESCOPE_LOGIN_ATTEMPTS_PER_IP` registrations per IP or
     five per e-mail per window, checked before the password is hashed: each attempt costs an
@@ -76,12 +80,18 @@ async def register_account(email: str, password: str, name: str | None) -> None:
         raise TooManyRequests(wait, "Too many registrations; wait before trying again")
     password_hash = await hash_password(password)
     try:
-        await svc.store.create_user(NewUser(email=email, name=name, password_hash=password_hash))
+        user = await svc.store.create_user(
+            NewUser(email=email, name=name, password_hash=password_hash)
+        )
     except AlreadyExists:
         if svc.owner_notice_limiter.hit(email) > 0.0:
             return  # the owner was told within the window: once is enough
         # After the answer, not before it: the mail's cost would tell who has an account.
         after_response(_tell_owner_of_registration, email)
+        return
+    # The address counts only once its owner opens this link (`confirmation.py`); also after
+    # the answer, so that a new address costs what a taken one does.
+    after_response(mail_account_confirmation, user.id, email)
 
 
 async def _tell_owner_of_registration(email: str) -> None:
@@ -331,6 +341,8 @@ async def describe_me(user: UserRecord, principal: Principal) -> MeResponse:
                 "email": user.email,
                 "name": user.name,
                 "created_at": user.created_at,
+                "email_verified": user.email_verified,
+                "email_verified_at": user.email_verified_at,
             },
             "workspace": {"id": principal.workspace_id},
             "auth": {
@@ -338,7 +350,7 @@ async def describe_me(user: UserRecord, principal: Principal) -> MeResponse:
                 "scopes": sorted(principal.scopes),
                 "token_id": principal.token_id,
             },
-            "operator": user.email in services().settings.operators,
+            "operator": is_operator(user),
             "billing": await billing_summary(principal.workspace_id),
         }
     )

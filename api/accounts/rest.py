@@ -7,7 +7,9 @@ from quart_schema import document_response, validate_request, validate_response
 
 from api.accounts import actions as identity
 from api.accounts.actions import describe_me
+from api.accounts.confirmation import confirm_account, resend_account_confirmation
 from api.accounts.schemas import (
+    ConfirmEmailRequest,
     ForgotPasswordRequest,
     LoginRequest,
     MeResponse,
@@ -24,9 +26,11 @@ from api.services import services
 blueprint = Blueprint("accounts", __name__, url_prefix="/api/auth")
 
 REGISTERED = (
-    "If this e-mail can be registered, the account is ready: sign in with it. "
+    "If this e-mail can be registered, the account is ready: sign in with it, and confirm "
+    "the address through the link mailed to it. "
     "If it was already registered, its owner has been told by e-mail."
 )
+CONFIRMED = "Your e-mail address is confirmed"
 RESET_SENT = "If an account exists for this e-mail, a reset link is on its way."
 
 
@@ -127,3 +131,28 @@ async def reset_password(data: ResetPasswordRequest) -> MessageResponse:
     `revoke_tokens` is false."""
     await identity.reset_password(data.token, data.password, revoke_tokens=data.revoke_tokens)
     return MessageResponse(message="Password changed; sign in with the new password")
+
+
+@blueprint.post("/confirm-email")
+@operation("confirmEmail", access="public", errors=(410,))
+@validate_request(ConfirmEmailRequest)
+@validate_response(MessageResponse, 200)
+async def confirm_email(data: ConfirmEmailRequest) -> MessageResponse:
+    """Prove the account's address with the link mailed to it (at registration, or by
+    `resend`): single-use, valid 48 hours. 400 `invalid_token` for a token never issued;
+    410 `token_used` or `token_expired`."""
+    await confirm_account(data.token)
+    return MessageResponse(message=CONFIRMED)
+
+
+@blueprint.post("/confirm-email/resend")
+@operation("resendEmailConfirmation")
+@validate_response(MessageResponse, 200)
+async def resend_confirmation() -> MessageResponse:
+    """Mail a new confirmation link to the caller's address (earlier links stop working);
+    nothing is sent when it is confirmed already. 429 past five mails to the address, or from
+    the client's address, per window."""
+    sent = await resend_account_confirmation(current_principal())
+    if not sent:
+        return MessageResponse(message="Your e-mail address is confirmed already")
+    return MessageResponse(message="A new confirmation link is on its way")

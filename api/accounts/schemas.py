@@ -39,6 +39,17 @@ class ResetPasswordRequest(Strict):
     )
 
 
+# `security.new_secret()`: 32 random bytes, URL-safe base64 without padding.
+LINK_TOKEN_PATTERN = "^[A-Za-z0-9_-]{43}$"
+
+
+class ConfirmEmailRequest(Strict):
+    token: str = Field(
+        pattern=LINK_TOKEN_PATTERN,
+        description="The `token` parameter of the confirmation link mailed to the address.",
+    )
+
+
 class UpdateMeRequest(Strict):
     name: str | None = Field(default=None, max_length=200)
 
@@ -52,6 +63,12 @@ class UserOut(BaseModel):
     email: str
     name: str | None
     created_at: datetime
+    email_verified: bool = Field(
+        description="Whether the owner proved the address (a link mailed to it, or the "
+        "identity provider). Until then it links no identity provider's sign-in and makes "
+        "no operator; `POST /api/auth/confirm-email/resend` mails a new link."
+    )
+    email_verified_at: datetime | None = None
 
 
 class WorkspaceOut(BaseModel):

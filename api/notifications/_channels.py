@@ -9,11 +9,14 @@ secret, once, in the answer that made it.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from api.http.errors import ApiError, Conflict, deleted, found
+from api.mail import MailUnavailable, normalise_email
+from api.notifications._confirm import check_mail_allowance, mail_channel_confirmation
 from api.notifications.schemas import ChannelOut, CreateChannelRequest, UpdateChannelRequest
 from api.services import services
 from engine.notifications import (
@@ -24,6 +27,8 @@ from engine.notifications import (
     rotate_signing_secret,
 )
 from store import ChannelRecord, NewChannel, QuotaFull
+
+log = logging.getLogger(__name__)
 
 MAX_CHANNELS = 20
 CHANNEL = "notification channel"  # what a 404 says is missing
@@ -113,12 +118,17 @@ async def _add_within_limit(new: NewChannel) -> ChannelRecord:
         raise channels_full() from full
 
 
-async def create_channel(workspace_id: str, data: CreateChannelRequest) -> CreatedChannel:
-    """Check the destination, seal its secrets and store the channel.
+async def create_channel(
+    workspace_id: str, data: CreateChannelRequest, *, proven_email: str | None = None
+) -> CreatedChannel:
+    """Check the destination, seal its secrets and store the channel. An e-mail channel to
+    any address but `proven_email` (the caller's own, once they proved it) waits for its
+    recipient, who is mailed a link (`_confirm`).
 
     Raises `LimitReached` (409) past `MAX_CHANNELS`, `DestinationNotAccepted` (422) for a
-    destination the service will not send to. The DNS look-up of a webhook host is the only
-    thing that leaves the machine; cancellation propagates.
+    destination the service will not send to, `TooManyRequests` past the confirmation mails
+    an address or a workspace may get. The DNS look-up of a webhook host is the only thing
+    that leaves the machine, bar that mail; cancellation propagates.
     """
     svc = services()
     if len(await svc.store.notify.channels(workspace_id)) >= MAX_CHANNELS:
@@ -129,6 +139,10 @@ async def create_channel(workspace_id: str, data: CreateChannelRequest) -> Creat
         )
     except DestinationRefused as err:
         raise refused(err) from err
+    to = str(destination.secrets["to"]) if data.kind == "email" else None
+    awaiting = to is not None and normalise_email(to) != proven_email
+    if to is not None and awaiting:
+        check_mail_allowance(workspace_id, to)
     record = await _add_within_limit(
         NewChannel(
             workspace_id=workspace_id,
@@ -136,10 +150,39 @@ async def create_channel(workspace_id: str, data: CreateChannelRequest) -> Creat
             name=data.name,
             hint=destination.hint,
             secret_box=secret_box().seal(destination.secrets),
+            awaiting_confirmation=awaiting,
         )
     )
+    if to is not None and awaiting:
+        await _mail_confirmation(record, to)
     secret = destination.secrets.get("signing_secret") if data.kind == "webhook" else None
     return CreatedChannel(record=record, signing_secret=secret)
+
+
+async def _mail_confirmation(channel: ChannelRecord, to: str) -> None:
+    try:
+        await mail_channel_confirmation(channel, to)
+    except MailUnavailable as err:  # the channel stays, waiting; its owner asks again
+        log.warning("confirmation of channel %s not mailed: %s", channel.id, err.reason)
+
+
+async def send_confirmation(workspace_id: str, channel_id: str) -> None:
+    """Mail the recipient of an e-mail channel a new link (earlier ones stop working).
+
+    Raises `NotFound`, `Conflict` (`not_an_email`, `already_confirmed`), `TooManyRequests`
+    as `create_channel` does, `MailUnavailable` when the mail server refuses."""
+    channel = await owned_channel(workspace_id, channel_id)
+    if channel.kind != "email":
+        raise Conflict(
+            "Only e-mail channels wait for their recipient",
+            code="not_an_email",
+            suggest=["Send a test instead: POST /api/notifications/channels/{id}/test"],
+        )
+    if channel.confirmed_at is not None:
+        raise Conflict("Its recipient confirmed this channel already", code="already_confirmed")
+    to = str(open_secrets(channel)["to"])
+    check_mail_allowance(workspace_id, to)
+    await mail_channel_confirmation(channel, to)
 
 
 async def update_channel(

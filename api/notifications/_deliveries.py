@@ -15,6 +15,7 @@ import trio
 from api.http.errors import TooManyRequests
 from api.http.schemas import page_count
 from api.notifications._channels import open_secrets, owned_channel
+from api.notifications._confirm import ChannelUnconfirmed
 from api.notifications._rules import owned_monitor_id
 from api.services import services
 from engine.notifications import deliver, open_outbound, ping_notification
@@ -43,9 +44,12 @@ async def send_test(workspace_id: str, channel_id: str) -> TestOutcome:
     """Deliver a `test.ping` to the channel now and log it (test=True). A failed delivery is
     an outcome, not an error; like any delivery it tells the channel's health (a test never
     disables a channel). Bounded by `TEST_TIMEOUT_SECONDS` (then it failed, in words) and by
-    `TESTS_PER_MINUTE` per workspace (`TooManyRequests`); cancellation propagates unlogged."""
+    `TESTS_PER_MINUTE` per workspace (`TooManyRequests`); `ChannelUnconfirmed` (409) for an
+    e-mail channel its recipient has not confirmed; cancellation propagates unlogged."""
     svc = services()
     channel = await owned_channel(workspace_id, channel_id)
+    if channel.confirmed_at is None:
+        raise ChannelUnconfirmed()  # a test is mail too, to someone who never agreed
     wait = svc.test_limiter.hit(workspace_id)
     if wait:
         raise TooManyRequests(wait, "Too many test messages; try again in a minute")

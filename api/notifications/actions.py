@@ -19,8 +19,10 @@ from api.notifications._channels import (
     list_channels,
     owned_channel,
     rotate_secret,
+    send_confirmation,
     update_channel,
 )
+from api.notifications._confirm import ChannelUnconfirmed, confirm_channel
 from api.notifications._deliveries import (
     PAGE_SIZE,
     Page,
@@ -49,6 +51,7 @@ __all__ = [
     "MAX_RULES",
     "PAGE_SIZE",
     "AlertSummary",
+    "ChannelUnconfirmed",
     "CreatedChannel",
     "DestinationNotAccepted",
     "LimitReached",
@@ -57,6 +60,7 @@ __all__ = [
     "TestOutcome",
     "alert_summary",
     "channel_out",
+    "confirm_channel",
     "create_channel",
     "create_rule",
     "delete_channel",
@@ -72,6 +76,7 @@ __all__ = [
     "replace_rule",
     "rotate_secret",
     "rule_out",
+    "send_confirmation",
     "send_test",
     "set_monitor_rules",
     "update_channel",

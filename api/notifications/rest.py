@@ -11,6 +11,8 @@ from __future__ import annotations
 from quart import Blueprint, Response
 from quart_schema import validate_querystring, validate_request, validate_response
 
+from api.accounts.schemas import ConfirmEmailRequest, MessageResponse
+from api.email_links import proven_address
 from api.http.auth import current_principal
 from api.http.openapi import DELETED, operation
 from api.notifications import actions
@@ -61,9 +63,13 @@ async def create_channel(data: CreateChannelRequest) -> tuple[CreatedChannel, in
 
     422 `destination_refused` for a destination the service will not send to (a private or
     local address, a Discord URL that is not Discord's, a malformed bot token); 409
-    `limit_reached` past 20 channels.
+    `limit_reached` past 20 channels. An e-mail channel to any address but the caller's own
+    confirmed one is `confirmed: false` until its recipient opens the link mailed to them
+    (429 past five such mails to the address, or from the workspace, per window).
     """
-    created = await actions.create_channel(_workspace(), data)
+    principal = current_principal()
+    proven = await proven_address(principal.user_id) if data.kind == "email" else None
+    created = await actions.create_channel(principal.workspace_id, data, proven_email=proven)
     body = CreatedChannel(
         **actions.channel_out(created.record).model_dump(),
         signing_secret=created.signing_secret,
@@ -105,6 +111,29 @@ async def test_channel(channel_id: str) -> TestResult:
     `ok` false and the reason in words); it is logged as a test delivery."""
     outcome = await actions.send_test(_workspace(), channel_id)
     return TestResult.model_validate(outcome, from_attributes=True)
+
+
+@blueprint.post("/channels/<id:channel_id>/send-confirmation")
+@operation("sendNotificationChannelConfirmation", errors=(409,))
+@validate_response(MessageResponse, 200)
+async def send_confirmation(channel_id: str) -> MessageResponse:
+    """Mail the recipient of an unconfirmed e-mail channel a new link (earlier ones stop
+    working). 409 `not_an_email` or `already_confirmed`; 429 past five such mails to the
+    address, or from the workspace, per window."""
+    await actions.send_confirmation(_workspace(), channel_id)
+    return MessageResponse(message="A new confirmation link is on its way to the recipient")
+
+
+@blueprint.post("/confirm-email")
+@operation("confirmNotificationChannel", access="public", errors=(410,))
+@validate_request(ConfirmEmailRequest)
+@validate_response(MessageResponse, 200)
+async def confirm_channel(data: ConfirmEmailRequest) -> MessageResponse:
+    """The recipient of an e-mail channel agrees to its alerts, with the link mailed to them
+    (single-use, valid 48 hours): from now on alerts and tests may go to the address. 400
+    `invalid_token` for a token never issued; 410 `token_used` or `token_expired`."""
+    await actions.confirm_channel(data.token)
+    return MessageResponse(message="Alerts may be sent to this address from now on")
 
 
 @blueprint.post("/channels/<id:channel_id>/rotate-secret")

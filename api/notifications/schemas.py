@@ -21,7 +21,7 @@ ChannelKindName = Literal["email", "webhook", "telegram", "discord"]
 NotifyKindName = Literal[
     "new_listing", "deal", "price_drop", "sell_through_jump", "new_hot_niche", "monitor_error"
 ]
-Health = Literal["healthy", "failing", "disabled", "new"]
+Health = Literal["healthy", "failing", "disabled", "new", "unconfirmed"]
 
 MAX_NAME = 100
 VISIBLE = r"\S"  # a name of spaces only is no name
@@ -115,9 +115,14 @@ class ChannelOut(BaseModel):
         description="The destination, masked: enough to recognise it, never its secret."
     )
     enabled: bool
+    confirmed: bool = Field(
+        description="False while an e-mail channel's recipient has not opened the link mailed "
+        "to the address: nothing is queued or sent to it until then."
+    )
     health: Health = Field(
-        description="`new` until the first delivery, `healthy` after a success, `failing` "
-        "since a failure, `disabled` when turned off (by a person, or after failing a day)."
+        description="`unconfirmed` until its recipient confirms (e-mail), `new` until the first "
+        "delivery, `healthy` after a success, `failing` since a failure, `disabled` when "
+        "turned off (by a person, or after failing a day)."
     )
     disabled_reason: str | None
     last_error: str | None

@@ -13,6 +13,7 @@ from api.web import (  # noqa: F401  (they register routes and filters)
     analysis_pages,
     auth_pages,
     billing_pages,
+    confirm_pages,
     dashboard_pages,
     monitor_pages,
     notification_pages,

@@ -9,6 +9,7 @@ from urllib.parse import quote, urlsplit
 from pydantic import ValidationError
 from quart import Response, g, redirect, render_template, request
 
+from api.email_links import proven_address
 from api.http.auth import Principal, session_principal
 from api.http.security import MIN_PASSWORD_LENGTH
 from api.services import services
@@ -17,7 +18,11 @@ from api.web import csrf
 # Messages named by a short code in the query string after a redirect (never free text, so a
 # link cannot make the page say something we did not write).
 NOTICES = {
-    "registered": "If that e-mail was free, your account is ready. Sign in to continue.",
+    "registered": "If that e-mail was free, your account is ready. Sign in to continue, "
+    "and confirm your address with the link we mailed to it.",
+    "confirm-sent": "A new confirmation link is on its way to your e-mail address.",
+    "confirm-wait": "Several links were mailed already. Wait a few minutes, then ask again.",
+    "confirm-failed": "The e-mail could not be sent just now. Try again in a minute.",
     "signed-out": "You are signed out.",
     "password-changed": "Your password was changed. Sign in with the new one.",
     "revoked": "The key was revoked. Programs that used it can no longer sign in with it.",
@@ -52,6 +57,8 @@ async def page(
     body = await render_template(
         template,
         person=who,
+        # Read each time from the store: the banner goes as soon as the address is proven.
+        unconfirmed_email=who is not None and await proven_address(who.user_id) is None,
         notice=context.pop("notice", notice),
         oidc_enabled=oidc_enabled(),
         csrf_field=csrf.FIELD,

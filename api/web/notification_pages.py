@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 from quart import Response, request
 
+from api.email_links import proven_address
 from api.http.auth import Principal
 from api.http.errors import ApiError
 from api.notifications import actions
@@ -34,12 +35,15 @@ HEALTH_WORDS = {
     "failing": "Failing",
     "disabled": "Turned off",
     "new": "Not used yet",
+    "unconfirmed": "Waiting for its recipient",
 }
 NOTICES = {
     "added": "The channel was added. Send a test to check that messages arrive.",
     "enabled": "The channel is on again.",
     "disabled": "The channel is turned off: nothing is sent to it until you turn it on.",
     "deleted": "The channel was deleted. Rules no longer send to it.",
+    "confirm-sent": "A link is on its way to that address: alerts go there once its "
+    "recipient opens it.",
 }
 FIELD_WORDS = {
     "name": "Give the channel a name of 1 to 100 characters.",
@@ -137,12 +141,15 @@ async def add_channel() -> Response:
             who, status=422, form=values, errors=_form_errors(err), open_kind=values["kind"]
         )
     try:
-        created = await actions.create_channel(who.workspace_id, data)
+        proven = await proven_address(who.user_id) if data.kind == "email" else None
+        created = await actions.create_channel(who.workspace_id, data, proven_email=proven)
     except ApiError as err:
         errors = {str(err.extra.get("field") or "form"): explain(err)}
         return await _notifications_page(
             who, status=err.status, form=values, errors=errors, open_kind=values["kind"]
         )
+    if not created.record.confirmed:
+        return see_other("/notifications?notice=confirm-sent")
     if created.signing_secret is None:
         return see_other("/notifications?notice=added")
     return await _notifications_page(
@@ -171,6 +178,16 @@ async def test_channel(channel_id: str) -> Response:
     return await _notifications_page(
         who, test_result={"ok": outcome.ok, "message": outcome.message, "name": channel.name}
     )
+
+
+@blueprint.post("/notifications/channels/<id:channel_id>/send-confirmation")
+async def send_channel_confirmation(channel_id: str) -> Response:
+    who = await signed_in_form()
+    try:
+        await actions.send_confirmation(who.workspace_id, channel_id)
+    except ApiError as err:
+        return await _refused(who, err)
+    return see_other("/notifications?notice=confirm-sent")
 
 
 async def _switch(channel_id: str, enabled: bool) -> Response:

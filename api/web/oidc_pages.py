@@ -1,8 +1,13 @@
 """`/auth/oidc/start` and `/auth/oidc/callback`: sign in with the configured identity provider.
 
-Accounts are linked by e-mail only when the provider says it verified it (`email_verified`
-true); with no account for that e-mail, one is created (without a password: its owner can set
-one through "forgot password"). Both routes answer 404 when OIDC is not configured.
+An identity is linked by e-mail only when the provider says it verified it (`email_verified`
+true), and only to an account whose owner proved that address too. With no account for that
+e-mail, one is created, proven (without a password: its owner can set one through "forgot
+password"). An account whose address nobody proved (anyone may register any address) is taken
+over by the identity instead: its password, sessions, access tokens and pending links end and
+its alert channels are turned off (`store/_confirmations.claim_for_identity`), so whoever
+registered the address first keeps no way in. Both routes answer 404 when OIDC is not
+configured.
 """
 
 from __future__ import annotations
@@ -52,18 +57,17 @@ async def _failed(err: OidcError) -> Response:
 
 
 async def _account_for(email: str, name: str | None) -> UserRecord:
-    store = services().store
-    email = identity.normalise_email(email)
-    credentials = await store.get_credentials(email)
-    if credentials is not None:
-        return credentials.user
+    """The account the verified `email` opens (see the module's docstring)."""
+    svc = services()
+    new = NewUser(email=identity.normalise_email(email), name=name, password_hash=None)
     try:
-        return await store.create_user(NewUser(email=email, name=name, password_hash=None))
-    except AlreadyExists:  # created by a concurrent request between our read and write
-        credentials = await store.get_credentials(email)
-        if credentials is None:
-            raise
-        return credentials.user
+        claim = await svc.store.confirmations.claim_for_identity(new)
+    except AlreadyExists:  # created by a concurrent sign-in between our read and write
+        claim = await svc.store.confirmations.claim_for_identity(new)
+    if claim.taken_over:
+        svc.sessions.drop(*claim.ended)
+        log.warning("OIDC sign-in took over unconfirmed account %s", claim.user.id)
+    return claim.user
 
 
 @blueprint.get("/auth/oidc/start")

@@ -17,6 +17,7 @@ URLs may name although the SSRF guard would refuse them; plain http only for tho
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -223,12 +224,35 @@ def _tail(secret: str, keep: int = 4) -> str:
     return "…" + secret[-keep:] if len(secret) >= 3 * keep else "…"
 
 
+# Second-level labels under which registries sell names (`example.co.uk`, `shop.com.au`):
+# under a two-letter country label after one of them, the registered name is three labels.
+_SECOND_LEVELS = frozenset({"ac", "co", "com", "edu", "go", "gov", "ne", "net", "or", "org"})
+
+
+def mask_host(host: str) -> str:
+    """`*.example.com` for `hooks.example.com`: the registered name, which its owner
+    recognises, and never the labels before it, where services put a per-user secret
+    (`<endpoint id>.m.pipedream.net`, `<tunnel>.ngrok.app`). An address is shown as it is:
+    only an origin the operator allowlisted may be one, and it names no service."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return host
+    except ValueError:
+        pass
+    labels = host.split(".")
+    under_registry = len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVELS
+    keep = 3 if under_registry else 2
+    return host if len(labels) <= keep else "*." + ".".join(labels[-keep:])
+
+
 def mask_webhook_url(url: str) -> str:
-    """`https://hooks.example.com/…3f2a`: the origin, and only the end of the path and query
-    (where tokens usually are)."""
+    """`https://*.example.com/…3f2a`: the scheme, the host's registered name (`mask_host`),
+    the port, and only the end of the path and query (where tokens usually are)."""
     parts = urlsplit(url)
     rest = parts.path.lstrip("/") + (f"?{parts.query}" if parts.query else "")
-    origin = f"{parts.scheme}://{parts.netloc}"
+    host = parts.hostname or ""
+    shown = f"[{host}]" if ":" in host else mask_host(host)
+    origin = f"{parts.scheme}://{shown}" + (f":{parts.port}" if parts.port else "")
     return f"{origin}/{_tail(rest)}" if rest else origin + "/"
 
 
@@ -243,9 +267,9 @@ def mask_telegram(token: str, chat_id: str | int) -> str:
 
 
 def mask_email(address: str) -> str:
-    """`a***@example.com`."""
+    """`a***@example.com`, `a***@*.example.com` (the domain masked as `mask_host` does)."""
     local, _, domain = address.rpartition("@")
-    return f"{local[:1]}***@{domain}" if local else "***"
+    return f"{local[:1]}***@{mask_host(domain)}" if local else "***"
 
 
 def hint_for(kind: str, secrets: Mapping[str, Any]) -> str:

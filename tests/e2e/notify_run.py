@@ -44,6 +44,7 @@ ARRIVALS_PER_DAY = 216.0  # 1.5 new listings a real second
 BOT_TOKEN = "123456789:" + "A" * 35
 CHAT_ID = "424242"
 ALERTS_TO = "alerts@example.com"
+CONFIRM_ALERTS = "Confirm Nichescope alerts to this address"
 ENOUGH = 60.0  # seconds: the deadline of every wait on a condition
 QUIET_MARGIN = timedelta(seconds=2)  # nothing due this soon, or the outbox is not quiet
 
@@ -67,6 +68,20 @@ async def start_trial(client: httpx.AsyncClient, inbox: SmtpInbox, email: str) -
     match = re.search(r"/billing/trial/confirm\?token=([A-Za-z0-9_\-]+)", text)
     assert match, mails[-1]
     confirmed = await client.get("/api/billing/trial/confirm", params={"token": match.group(1)})
+    assert confirmed.status_code == 200, confirmed.text
+
+
+async def confirm_recipient(client: httpx.AsyncClient, inbox: SmtpInbox, address: str) -> None:
+    """The recipient of an e-mail channel agrees to its alerts, through the link mailed to
+    them (nothing is sent to an address before: docs/notifications.md)."""
+    with trio.fail_after(ENOUGH):
+        while not (mails := [m for m in inbox.to(address) if m["Subject"] == CONFIRM_ALERTS]):
+            await trio.sleep(0.05)
+    text = str(mails[-1].get_content())  # type: ignore[attr-defined]
+    match = re.search(r"/notifications/confirm\?token=([A-Za-z0-9_\-]+)", text)
+    assert match, text
+    body = {"token": match.group(1)}
+    confirmed = await client.post("/api/notifications/confirm-email", json=body)
     assert confirmed.status_code == 200, confirmed.text
 
 
@@ -182,7 +197,10 @@ class Run:
             "webhook": [alert for _, alert in self.hook.alerts()],
             "telegram": [a for m in list(self.telegram.messages) for a in telegram_alerts(m)],
             "discord": [a for m in list(self.discord.messages) for a in discord_alerts(m)],
-            "email": [a for m in self.inbox.to(ALERTS_TO) for a in email_alerts(m)],
+            "email": [
+                a for m in self.inbox.to(ALERTS_TO) if m["Subject"] != CONFIRM_ALERTS
+                for a in email_alerts(m)
+            ],
         }
 
 

@@ -72,6 +72,7 @@ from tests.e2e.notify_run import (
     Run,
     arrived,
     channel,
+    confirm_recipient,
     deliveries,
     failing,
     first_seen_after,
@@ -244,6 +245,8 @@ async def _configure(run: Run, store: Store, wants: dict[str, Want]) -> None:
             body = {"kind": kind, "name": f"{kind} alerts", **fields}
             created = await post(client, "/api/notifications/channels", body)
             run.channels[kind] = str(created["id"])
+            if kind == "email":  # another address than the account's: its recipient agrees
+                await confirm_recipient(client, run.inbox, ALERTS_TO)
             if kind == "webhook":
                 assert str(created["signing_secret"]).startswith("whsec_"), created
                 run.hook.secret = str(created["signing_secret"])

@@ -97,7 +97,7 @@ checks.positive_data_acceptance.expected-statuses = [
 # A token of the right shape that the service never issued, or that was used: 400
 # `invalid_token` (a secret's validity is no schema rule).
 [[operations]]
-include-operation-id-regex = "^(resetPassword|confirmTrial)$"
+include-operation-id-regex = "^(resetPassword|confirm(Trial|Email|NotificationChannel))$"
 checks.positive_data_acceptance.expected-statuses = [
     "2xx", "3xx", "400", "401", "403", "404", "409", "410", "429",
 ]

@@ -81,6 +81,8 @@ async def test_forgot_password_and_registration_cost_the_same_either_way(
             body = {"email": email, "password": "correct horse battery"}
             headers = {"X-Forwarded-For": f"198.51.100.{i}"}
             assert (await client.post("/api/auth/register", json=body, headers=headers)).is_success
+        # Each new account's confirmation link leaves after its answer: all gone before timing.
+        await service.mails("Confirm your e-mail address", count=n)
 
         async def timed(kind: str, path: str, body: dict[str, str], address: str) -> None:
             started = time.perf_counter()
@@ -101,6 +103,7 @@ async def test_forgot_password_and_registration_cost_the_same_either_way(
             await timed("register free", "/api/auth/register",
                         {"email": f"fresh{i}@example.com", "password": password},
                         f"192.0.3.{i}")  # fmt: skip
+            await service.mails("Confirm your e-mail address", f"fresh{i}@example.com")
     stop.set()
     median = {kind: statistics.median(values) for kind, values in samples.items()}
     reset = median["reset unknown"] / median["reset known"]

@@ -143,7 +143,7 @@ async def test_destinations_are_sealed_material_and_masked_hints() -> None:
         resolver=resolving_to("93.184.215.14"),
     )  # fmt: skip
     assert webhook.secrets["signing_secret"].startswith("whsec_")
-    assert webhook.hint == "https://hooks.example.com/…1c7d"
+    assert webhook.hint == "https://*.example.com/…1c7d"  # the host's registered name only
     telegram = await check_destination("telegram", {"bot_token": TOKEN, "chat_id": "12345"})
     assert telegram.secrets == {"bot_token": TOKEN, "chat_id": 12345}
     assert telegram.hint == "bot …saw1 · chat 12345"
@@ -160,6 +160,6 @@ async def test_destinations_are_sealed_material_and_masked_hints() -> None:
 
 
 def test_masks_never_show_a_short_secret_whole() -> None:
-    assert mask_webhook_url("https://hooks.example.com/abc") == "https://hooks.example.com/…"
+    assert mask_webhook_url("https://hooks.example.com/abc") == "https://*.example.com/…"
     assert mask_telegram("1:abcd", 5) == "bot … · chat 5"
     assert mask_email("bob@example.com") == "b***@example.com"

@@ -152,6 +152,7 @@ async def test_forms_refuse_bad_tokens_and_other_workspaces(start_web: StartWeb)
         posts = [
             ("/notifications/channels", {"kind": "email", "name": "x", "email": "a@b.co"}),
             (f"/notifications/channels/{channel_id}/test", {}),
+            (f"/notifications/channels/{channel_id}/send-confirmation", {}),
             (f"/notifications/channels/{channel_id}/disable", {}),
             (f"/notifications/channels/{channel_id}/delete", {}),
             (f"/monitors/{monitor_id}/alerts", {"kinds": "deal"}),
