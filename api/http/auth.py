@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from quart import Quart, current_app, g, request
+from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
 
 from api.http.cross_site import refuse_cross_site_writes
 from api.http.errors import Forbidden, InsufficientScope, Unauthorized
@@ -21,6 +22,8 @@ from api.services import services
 from store import SessionOwner, TokenOwner, UserRecord
 
 SESSION_COOKIE = "session_token"
+# Public operations that act on the session cookie they are sent with.
+COOKIE_ACTIONS = frozenset({"logoutUser", "loginUser"})
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 OwnerT = TypeVar("OwnerT", SessionOwner, TokenOwner)
 
@@ -138,8 +141,11 @@ async def enforce_access() -> None:
     if access == "public":
         # A public write may still act on the cookie it carries (logout ends its session,
         # sign-in ends the one it replaces), so the cross-site rule follows the cookie, not
-        # the access level: a sibling origin's text/plain POST must not sign anyone out.
-        if request.method not in READ_METHODS and SESSION_COOKIE in request.cookies:
+        # the access level: a sibling origin's text/plain POST must not sign anyone out. The
+        # other public writes ignore the cookie (a Stripe webhook is judged by its signature).
+        acts_on_cookie = getattr(view, QUART_SCHEMA_OPERATION_ID_ATTRIBUTE, "") in COOKIE_ACTIONS
+        writes = request.method not in READ_METHODS
+        if writes and acts_on_cookie and SESSION_COOKIE in request.cookies:
             refuse_cross_site_writes()
         return
     principal = await authenticate()
