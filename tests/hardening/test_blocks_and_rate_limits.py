@@ -20,7 +20,6 @@ import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -32,6 +31,7 @@ from store import Store
 from tests.api.helpers import signed_in
 from tests.conftest import start_service
 from tests.e2e.accuracy import DAY
+from tests.hardening.retry_windows import sent_inside_a_window
 from tests.hardening.test_kill_and_faults import (
     SETTLE_POLLS,
     Watch,
@@ -46,28 +46,6 @@ pytestmark = pytest.mark.postgres
 SPEED = 3600.0  # a simulated day in 24 real seconds
 CATEGORIES = (1904, 1206, 257)
 WEATHER = Faults(rate_429=0.2, retry_after=1, rate_403=0.1)
-
-
-IN_FLIGHT = 1  # the client sends at most two requests to an origin at once (concurrency 2)
-IN_FLIGHT_GRACE = 0.25  # seconds: how late a request sent before a 429 may still arrive
-
-
-def sent_inside_a_window(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Requests that arrived inside a Retry-After window and cannot have been in flight when
-    the 429 went out: besides the request that got the 429, at most `IN_FLIGHT` other can
-    be, and it arrives within `IN_FLIGHT_GRACE`. (The simulator's own `early` flag allows
-    10 ms, which a service sharing this process's event loop can exceed.)"""
-    late: list[dict[str, Any]] = []
-    for i, answer in enumerate(log):
-        if answer["status"] != 429:
-            continue
-        start, end = answer["t"], answer["t"] + float(answer["retry_after"])
-        inside = [
-            e for e in log[i + 1 :] if e["client"] == answer["client"] and start < e["t"] < end
-        ]
-        in_flight = [e for e in inside if e["t"] - start <= IN_FLIGHT_GRACE][:IN_FLIGHT]
-        late += [e for e in inside if not any(e is f for f in in_flight)]
-    return late
 
 
 @pytest.fixture
