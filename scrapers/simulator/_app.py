@@ -18,6 +18,10 @@ origin but `/__sim__/` then needs a valid `cf_clearance`; the API origin never d
 entry says which User-Agent asked (`"ua"`), whether it was answered with a challenge
 (`"challenged"`) and whether it carried a valid clearance (`"cleared"`).
 
+Listing photos (`/photos/<id>.jpg`, `_photos`) are served on the site origin, outside the fault
+gate and the request budget, and the items' photo URLs name the site origin whichever origin
+answered the catalogue.
+
 Here: the ASGI plumbing, the request log, the freeze, the challenge, the fault gate in front of
 every marketplace path (client budget, 429, 403 block page, 503, slow answers, truncation) and
 the session tokens (JWTs, `_session`). What the marketplace paths answer is `_market`'s.
@@ -43,6 +47,7 @@ from ._budget import RequestBudget
 from ._challenge import ChallengeGate
 from ._config import PROFILES, Faults
 from ._market import market_answer
+from ._photos import is_photo_path, photo_answer
 from ._session import mint_token
 from ._side_door import side_door
 from ._world import World
@@ -73,6 +78,10 @@ class SimulatorApp:
         self._clock_zero: float | None = None
         self.served = 0  # marketplace requests answered (the page handlers read it)
         self.request_origin = "http://127.0.0.1"  # the current request's, for absolute URLs
+        # The site origin as the current request names its host: photos live there, also
+        # when the catalogue is answered on the API origin.
+        self.site_origin = self.request_origin
+        self.site_port: int | None = None
         # A frozen marketplace accepts requests and answers none until thawed (every path,
         # `/` and robots.txt included, but `/__sim__/`): the fault a timeout exists for.
         self._thawed = trio.Event()
@@ -118,9 +127,11 @@ class SimulatorApp:
             raise ValueError(f"profile must be one of {list(PROFILES)}")
         self.profile = profile
 
-    def set_api_port(self, port: int | None) -> None:
-        """Requests to this local port are the API origin (set by `serve_app` once bound)."""
+    def set_api_port(self, port: int | None, site_port: int | None = None) -> None:
+        """Requests to this local port are the API origin, the site's is `site_port` (set by
+        `serve_app` once bound)."""
         self.api_port = port
+        self.site_port = site_port
 
     def _on_api_origin(self, scope: Scope) -> bool:
         server = scope.get("server")
@@ -203,6 +214,8 @@ class SimulatorApp:
             return self._home(session=cleared or not (request.api and self.challenge.enabled))
         if path == "/robots.txt":
             return Answer(200, self.world.config.robots_txt.encode(), "text/plain")
+        if is_photo_path(path) and not request.api:
+            return photo_answer(self.world, path, self.sim_now())
         if not _MARKET_PATHS.match(path):
             if request.api:
                 return not_found_104()
@@ -211,7 +224,11 @@ class SimulatorApp:
         if fault is not None:
             return fault
         # No await from here to the answer, so this per-request value cannot interleave.
-        self.request_origin = "http://" + request.headers.get("host", "127.0.0.1")
+        host = request.headers.get("host", "127.0.0.1")
+        self.request_origin = "http://" + host
+        self.site_origin = self.request_origin
+        if request.api and self.site_port is not None:
+            self.site_origin = f"http://{host.rsplit(':', 1)[0]}:{self.site_port}"
         self.served += 1
         answer = market_answer(self, path, query, request.headers, request.cookies, request.api)
         if answer.status == 200 and self.take("truncated", self.faults.rate_truncated):

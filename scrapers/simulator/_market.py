@@ -105,7 +105,7 @@ def _catalogue_api(app: SimulatorApp, query: str) -> Answer:
     feed_filter = _catalogue_filter(app, asked)
     live = [] if feed_filter is None else app.world.live(now, feed_filter)
     items, total, pages = app.world.page_of(live, page, per_page, params.get("order"))
-    origin = app.request_origin
+    origin = app.site_origin  # where its photos are: the site, whichever origin answers
     if today:
         share = app.world.config.promoted_share
         key = f"{app.world.config.seed}|{query}|{int(now // render_2026.PROMOTION_PERIOD)}"

@@ -102,7 +102,7 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         server = partial(serve, app, _hyper_config(host, *ports))  # type: ignore[arg-type]
         binds: list[str] = await nursery.start(server)
-        app.set_api_port(None if api_port is None else _port(binds[1]))
+        app.set_api_port(None if api_port is None else _port(binds[1]), _port(binds[0]))
         app.start_clock()
         task_status.started(binds[0] if api_port is None else SimOrigins(binds[0], binds[1]))
 
