@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from api.naming import catalogue_name
 from api.web._blueprint import blueprint
 from engine.analysis import SELL_THROUGH_DEFINITION
 
@@ -14,6 +15,13 @@ def sell_through_definition() -> str:
     """One sentence for every niche table's header tooltips and note (a global: the macros
     imported without the page's context see it)."""
     return SELL_THROUGH_DEFINITION
+
+
+@blueprint.app_template_filter("catalogue")
+def catalogue(url: str | None) -> str:
+    """A catalogue URL in words (`naming.catalogue_name`): how a monitor without a label is
+    called on a page, never by its raw URL."""
+    return catalogue_name(url)
 
 
 @blueprint.app_template_filter("when")

@@ -122,6 +122,13 @@ async def test_the_monitor_page_names_each_clock(start_web: StartWeb) -> None:
         listings = page[page.index('id="listings"') :]
         assert "Since (marketplace's clock)" in listings
         assert market_time.strftime("%d %b %Y, %H:%M UTC") in listings
+        # A monitor without a label is called by what its catalogue asks for, not its URL.
+        async with trio_asyncio.open_loop(), open_store(service.settings.database_url) as store:
+            unnamed = await new_monitor(store, workspace_id)
+        listed = (await client.get("/monitors")).text
+        assert f'href="/monitors/{unnamed.id}">Catalogue of vinted.fr</a>' in listed
+        own = (await client.get(f"/monitors/{unnamed.id}")).text
+        assert "<title>Catalogue of vinted.fr" in own and ">https://" not in own
         # The API says the same, for the live updates (live.js) and for clients.
         one = (await client.get(f"/api/monitoring/{monitor.id}")).json()
         assert one["clock"] == "market"
