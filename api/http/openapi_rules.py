@@ -66,6 +66,8 @@ def state_runtime_rules(document: dict[str, Any], settings: Settings) -> None:
         schemas["JsonRpcMessage"] = JSON_RPC_MESSAGE
     paths = document["paths"]
     _required_query(paths, "/api/billing/trial/confirm", "get", "token", SECRET_PATTERN)
+    # quart-schema documents every query parameter as optional: say which ones are not.
+    _requires(paths, "/api/market/price-book", "get", ("site", "category_id"))
     _header(paths, "/api/billing/webhook", "post", "Stripe-Signature", STRIPE_SIGNATURE_PATTERN)
     _header(paths, "/mcp", "delete", SESSION_HEADER, MCP_SESSION_PATTERN)
     _header(paths, "/mcp", "post", SESSION_HEADER, MCP_SESSION_PATTERN, required=False)
@@ -83,6 +85,12 @@ def _required_query(paths: dict[str, Any], path: str, method: str, name: str, pa
         if parameter["in"] == "query" and parameter["name"] == name:
             parameter["required"] = True
             parameter["schema"] = {"type": "string", "pattern": pattern}
+
+
+def _requires(paths: dict[str, Any], path: str, method: str, names: tuple[str, ...]) -> None:
+    for parameter in paths.get(path, {}).get(method, {}).get("parameters", []):
+        if parameter["in"] == "query" and parameter["name"] in names:
+            parameter["required"] = True
 
 
 def _header(

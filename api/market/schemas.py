@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Literal
+from decimal import ROUND_DOWN, Decimal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from api.http.schemas import Strict
 from api.http.storable import document_storable_text, storable_field
@@ -109,12 +109,30 @@ class AnalysisPriceBookOut(BaseModel):
     note: str | None = None
 
 
+# Numbers on the wire (the schema says so, and Schemathesis holds the handler to it); amounts
+# are rounded to cents and the margin to tenths of a percent, rather than refused.
+Amount = Annotated[
+    Decimal, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 10_000})
+]
+Share = Annotated[
+    Decimal, WithJsonSchema({"type": "number", "minimum": 0, "exclusiveMaximum": 1})
+]
+
+
 class BuyingCostsIn(Strict):
-    shipping: Decimal = Field(ge=0, le=10_000, decimal_places=2, description="Per item")
-    packaging: Decimal = Field(ge=0, le=10_000, decimal_places=2, description="Per item")
-    margin: Decimal = Field(
-        ge=0, lt=1, decimal_places=3, description="The share of the resale price kept, 0.3: 30%"
-    )
+    shipping: Amount = Field(ge=0, le=10_000, description="Per item")
+    packaging: Amount = Field(ge=0, le=10_000, description="Per item")
+    margin: Share = Field(ge=0, lt=1, description="The share of the resale price kept, 0.3: 30%")
+
+    @field_validator("shipping", "packaging")
+    @classmethod
+    def _cents(cls, value: Decimal) -> Decimal:
+        return value.quantize(Decimal("0.01"))
+
+    @field_validator("margin")
+    @classmethod
+    def _tenths_of_a_percent(cls, value: Decimal) -> Decimal:
+        return value.quantize(Decimal("0.001"), rounding=ROUND_DOWN)  # never up to 100%
 
 
 class BuyingCostsOut(BaseModel):
