@@ -1,6 +1,7 @@
 # Two commands do all the set-up: `make run` and `make test`. Both create .venv when needed.
 PYTHON ?= python3
 PORT ?= 8000
+SIMULATOR_PORT ?=
 # pytest workers for `make test` (pytest-xdist); JOBS=0 runs the suite in one process.
 JOBS ?= 2
 VENV := .venv
@@ -37,8 +38,10 @@ lock:
 	$(LOCK_COMPILE) --extra dev pyproject.toml -o $(DEV_LOCK)
 	$(LOCK_COMPILE) --constraint $(DEV_LOCK) pyproject.toml -o $(LOCK)
 
+# The demo's simulator listens 100 above PORT (its API on the port after), or on SIMULATOR_PORT.
 run: $(STAMP)
-	NICHESCOPE_COOKIE_SECURE=$${NICHESCOPE_COOKIE_SECURE:-0} $(BIN)/nichescope serve --demo --port $(PORT)
+	NICHESCOPE_COOKIE_SECURE=$${NICHESCOPE_COOKIE_SECURE:-0} $(BIN)/nichescope serve --demo \
+		--port $(PORT) $(if $(SIMULATOR_PORT),--simulator-port $(SIMULATOR_PORT))
 
 lint: $(STAMP)
 	$(BIN)/ruff check api engine scrapers store tests bench

@@ -77,6 +77,7 @@ from bench._cluster_bench import (
     server_url,
 )
 from bench._common import load_note, spawn, start_simulator, stop, verdict
+from scrapers.simulator import NICHE_PAIRS
 from store import NewUser, Store, open_store, utc_now
 from store._monitor_models import Monitor
 
@@ -85,8 +86,6 @@ MONITORS = 600
 INTERVAL = 1  # seconds: every monitor always due, the nodes saturated
 FAILOVER_LEASE = 5.0
 FAILOVER_INTERVAL = 2
-CATEGORIES = (1904, 1206, 257, 1231, 4881, 1812)
-BRANDS = (53, 14, 12, 88, 304, 73, 1565, 2319, 162, 255)
 SPREAD_TIMEOUT = 90.0
 
 
@@ -102,7 +101,7 @@ async def _seed(store: Store, origin: str) -> None:
     now = store.clock()
     rows = [dict(
         id=f"mon_{i:05d}", workspace_id=user.workspace_id,
-        url=f"{origin}/catalog?catalog[]={CATEGORIES[i % 6]}&brand_ids[]={BRANDS[i // 6 % 10]}",
+        url="{}/catalog?catalog[]={}&brand_ids[]={}".format(origin, *NICHE_PAIRS[i % 60]),
         status="active", interval_seconds=INTERVAL, page_cap=1, created_at=now,
         bootstrapped_at=now, next_poll_at=now, consecutive_errors=0, total_errors=0, polls=0)
         for i in range(MONITORS)]  # fmt: skip

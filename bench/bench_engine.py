@@ -44,12 +44,11 @@ from bench._common import (
 )
 from engine import Engine, MarketplaceSettings, open_marketplace
 from engine.monitors._market import Feed
+from scrapers.simulator import NICHE_PAIRS
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
 from store._monitor_models import Monitor, Poll
 
 SECTIONS = ("monitors", "idle", "listings-sqlite", "listings-postgres")
-CATEGORIES = (1904, 1206, 257, 1231, 4881, 1812)
-BRANDS = (53, 14, 12, 88, 304, 73, 1565, 2319, 162, 255)
 
 
 async def _workspace(store: Store) -> str:
@@ -84,7 +83,7 @@ async def _run_monitors(
     now = store.clock()
     first: dict[str, datetime] = {}
     for i in range(n):
-        category, brand = CATEGORIES[i % len(CATEGORIES)], BRANDS[(i // 6) % len(BRANDS)]
+        category, brand = NICHE_PAIRS[i % len(NICHE_PAIRS)]  # the market's 60 niches
         monitor = await store.monitors.create(NewMonitor(
             monitor_id=f"mon_{i:05d}", workspace_id=workspace,
             url=f"{origin}/catalog?catalog[]={category}&brand_ids[]={brand}",

@@ -71,6 +71,7 @@ from bench._common import (
 from bench._notify_report import INTERVAL, Meter, Run, micros, report
 from engine import MarketplaceSettings, SecretBox, check_destination, open_marketplace
 from engine.notifications import new_signing_secret
+from scrapers.simulator import NICHE_PAIRS
 from store import (
     NewChannel,
     NewMonitor,
@@ -86,8 +87,6 @@ from store._monitor_models import Monitor, Poll
 from store._notify_models import Notification, NotificationDelivery
 
 N, LEAD = 1000, 8.0  # first polls spread over one interval, from LEAD s ahead
-CATEGORIES = (1904, 1206, 257, 1231, 4881, 1812)
-BRANDS = (53, 14, 12, 88, 304, 73, 1565, 2319, 162, 255)
 DRAIN_SECONDS = 20.0  # after the run, how long alerts written before the cut-off may take
 PG_ADMIN = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c"]
 T = TypeVar("T")
@@ -127,7 +126,7 @@ async def _seed(
     ))  # fmt: skip
     workspace = user.workspace_id
     for i in range(N):
-        category, brand = CATEGORIES[i % len(CATEGORIES)], BRANDS[(i // 6) % len(BRANDS)]
+        category, brand = NICHE_PAIRS[i % len(NICHE_PAIRS)]  # the market's 60 niches
         await store.monitors.create(NewMonitor(
             monitor_id=f"mon_{i:05d}", workspace_id=workspace,
             url=f"{origin}/catalog?catalog[]={category}&brand_ids[]={brand}",

@@ -36,7 +36,10 @@ def _parser() -> argparse.ArgumentParser:
         help="also run the marketplace simulator, allowlisted, with a demo account",
     )
     serve_cmd.add_argument(
-        "--simulator-port", type=int, default=8100, help="the demo simulator's port"
+        "--simulator-port",
+        type=int,
+        default=None,
+        help="the demo simulator's port, its API on the next one (default: --port + 100)",
     )
 
     worker_cmd = commands.add_parser(
@@ -100,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 host=args.host,
                 port=args.port,
                 demo=args.demo,
-                demo_simulator_port=args.simulator_port,
+                demo_simulator_port=simulator_port(args.port, args.simulator_port),
             ),
         )
     except BaseException as err:  # re-raised unless it is the one refusal we explain
@@ -110,6 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
     return 0
+
+
+def simulator_port(port: int, asked: int | None) -> int:
+    """The demo simulator's port: as asked, else 100 above the service's (8000 -> 8100), so
+    that two demos on two ports do not fight over one simulator; 0 (any) with a service on
+    any port."""
+    if asked is not None:
+        return asked
+    return port + 100 if port else 0
 
 
 def _freeze_imported_objects() -> None:

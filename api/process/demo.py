@@ -8,6 +8,7 @@ import logging
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlencode
@@ -16,10 +17,11 @@ import trio
 
 from api.billing.grants import grant_trial
 from api.http.security import hash_password, new_id
+from api.process.demo_market import keep_state, load_state, market_file, plan_market
 from api.process.demo_sample import LIVE_LABEL, record_sample
 from api.settings import Settings
 from engine import Engine, SecretBox, check_destination
-from scrapers.simulator import CATEGORIES, Faults, SimOrigins, SimulatorConfig, serve_simulator
+from scrapers.simulator import CATEGORIES, SimOrigins, World, create_simulator_app, serve_app
 from store import AlreadyExists, NewChannel, NewRule, NewUser, RuleFilters, Store
 
 log = logging.getLogger("nichescope.demo")
@@ -29,22 +31,34 @@ DEMO_MIN_POLL_SECONDS = 5
 DEMO_LIVE_POLL_SECONDS = 10
 
 
-# Today's marketplace, as public clients meet it: the API on its own origin, a tenth of the
-# feed promoted, and the item detail API refusing nine requests in ten.
-DEMO_MARKET = SimulatorConfig(
-    profile="2026-09", promoted_share=0.1, faults=Faults(detail_refusal=0.9)
-)
+@dataclass(frozen=True, slots=True)
+class DemoMarket:
+    """The simulator the demo serves: its `origins`, where its state is kept and what became
+    of it on this start (`story`: new, continued or renewed)."""
+
+    origins: SimOrigins
+    state_file: Path
+    story: str
 
 
-async def start_simulator(nursery: trio.Nursery, port: int) -> SimOrigins:
-    """Serve the simulator on 127.0.0.1:`port` and its API on the next port (0 picks both);
-    returns both origins once they listen."""
+def demo_var(settings: Settings) -> Path:
+    """The demo's own files (credentials, the market's state): `var/` beside the outbox."""
+    return settings.outbox_dir.parent
+
+
+async def start_market(nursery: trio.Nursery, port: int, var: Path) -> DemoMarket:
+    """Serve the demo's market on 127.0.0.1:`port` and its API on the next port (0 picks
+    both), continued from its state in `var` when there is one (`demo_market`), and keep that
+    state in `nursery` while it runs; returns once both origins listen. Bind errors reach the
+    caller. The market's dates agree with the wall clock on first start (its history reaches
+    weeks back); its clock then runs 60 times faster, which every answer states."""
+    path = market_file(var)
+    plan = plan_market(load_state(path), time.time())
+    app = create_simulator_app(World(plan.config))
     api_port = port + 1 if port else 0
-    # The market's dates agree with the wall clock (its history reaches weeks back); its
-    # clock then runs 60 times faster, which the service reads off every answer.
-    market = dataclasses.replace(DEMO_MARKET, start=time.time())
-    origins: SimOrigins = await nursery.start(serve_simulator, market, "127.0.0.1", port, api_port)
-    return origins
+    origins: SimOrigins = await nursery.start(serve_app, app, "127.0.0.1", port, api_port)
+    nursery.start_soon(keep_state, app, path, plan.state)
+    return DemoMarket(origins, path, plan.story)
 
 
 def live_catalogue_url(origin: str) -> str:
@@ -70,7 +84,7 @@ def demo_settings(settings: Settings, origins: SimOrigins) -> Settings:
 
 
 def _credentials_file(settings: Settings) -> Path:
-    return settings.outbox_dir.parent / "demo_credentials.txt"
+    return demo_var(settings) / "demo_credentials.txt"
 
 
 async def ensure_demo_account(store: Store, settings: Settings) -> tuple[str, str | None]:
@@ -103,7 +117,8 @@ async def ensure_demo_account(store: Store, settings: Settings) -> tuple[str, st
     return DEMO_EMAIL, password
 
 
-def announce(url: str, origin: str, email: str, password: str | None) -> None:
+def announce(url: str, market: DemoMarket, email: str, password: str | None) -> None:
+    site, api = market.origins.site, market.origins.api
     lines = [
         "",
         "  Nichescope demo",
@@ -112,30 +127,32 @@ def announce(url: str, origin: str, email: str, password: str | None) -> None:
         f"  password    {password}"
         if password
         else "  password    (set earlier; reset it via /forgot-password)",
-        f"  simulator   {origin} (try a monitor on {origin}/catalog)",
+        f"  simulator   {site} (its API on {api}; try a monitor on {site}/catalog)",
+        f"  market      {market.story} (kept in {market.state_file})",
         "",
     ]
     print("\n".join(lines), flush=True)
 
 
 async def fill_demo_account(
-    store: Store, engine: Engine, settings: Settings, origin: str, *, catalogue_url: str
+    store: Store, engine: Engine, settings: Settings, market: DemoMarket
 ) -> None:
-    """On the demo account's first start: a live monitor of the simulator (`catalogue_url`)
-    and the sample month beside it (`demo_sample`). An account that already has monitors is
-    left as it is. A failure is logged and the demo goes on without the sample: it is a
-    helper task of the serving process, never a reason to stop serving."""
+    """On the demo account's first start: a live monitor of the simulator (its whole
+    catalogue) and the sample month beside it (`demo_sample`). An account that already has
+    monitors is left as it is. A failure is logged and the demo goes on without the sample:
+    it is a helper task of the serving process, never a reason to stop serving."""
     try:
         user = await store.get_credentials(DEMO_EMAIL)
         if user is None or await store.monitors.in_workspace(user.user.workspace_id):
             return
         workspace_id = user.user.workspace_id
+        origin = market.origins.site
 
         async def start_live_monitor() -> None:
             await engine.start_monitor(
                 monitor_id=new_id("mon"),
                 workspace_id=workspace_id,
-                url=catalogue_url,
+                url=live_catalogue_url(origin),
                 label=LIVE_LABEL,
                 interval_seconds=DEMO_LIVE_POLL_SECONDS,
                 page_cap=settings.page_cap,

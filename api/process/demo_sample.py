@@ -1,7 +1,7 @@
 """The demo's sample month: a monitor's history recorded from a seeded simulated market, so that
 a newcomer sees ranked niches, alerts and the four graphs within a minute of `make run`.
 
-What is recorded is what a monitor of two categories, polling every `POLL_HOURS` hours over
+What is recorded is what a monitor of every category, polling every `POLL_HOURS` hours over
 the last `DAYS` days, would have seen of the simulated market: each listing at the first poll
 that shows it (listings born and sold between two polls are never seen, as in life), each
 change of state at the next poll with the item page as its evidence. It is written through the
@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,8 +26,9 @@ from typing import cast
 from urllib.parse import urlencode
 
 from api.http.security import new_id
+from api.process.demo_market import DEMO_MARKET
 from engine import Engine, decide_poll
-from scrapers.simulator import SimListing, SimulatorConfig, World
+from scrapers.simulator import SimListing, World
 from store import (
     ConfirmedState,
     ListingState,
@@ -45,12 +45,18 @@ DAYS = 30
 POLL_HOURS = 6
 SAMPLE_LABEL = "Sample data · a month of the simulated marketplace"
 LIVE_LABEL = "Live · the simulated marketplace"
-# A market dense enough that exact niches (category, brand, size, condition) reach the
-# analysis' five listings in a month: 600 new listings a day over 60 (category, brand) pairs.
-SAMPLE_MARKET = SimulatorConfig(
-    seed=7, n_listings=1500, arrivals_per_day=600.0, horizon_days=DAYS + 1, n_hot=6
-)
-CATEGORIES = 2  # the sample follows the two categories with the most hot niches
+# The live market's pace (`demo_market.DEMO_MARKET`: believable sell-through) at several times
+# its density, so that exact niches (category, brand, size, condition) reach the analysis'
+# five listings in a month: 450 new listings a day over 60 (category, brand) pairs, a hot
+# niche in every category at its own price level. Measured: the top 25 niches span five
+# categories and none sells 100% (tests/api/test_demo_market.py holds at least four and at
+# most three; seed 8 gives six and one). Its ids lie below the live market's: its listings are
+# not the live simulator's, whose item pages answer them "gone" rather than show another
+# listing under the same id.
+SAMPLE_MARKET = dataclasses.replace(
+    DEMO_MARKET, seed=7, n_listings=1200, arrivals_per_day=450.0, horizon_days=DAYS + 1, n_hot=6,
+    first_id=4_000_000_000,
+)  # fmt: skip
 _FEED_STATES = ("open",)  # what a catalogue feed shows (reserved listings leave it)
 
 
@@ -62,13 +68,9 @@ class Sample:
     listings: int
 
 
-def sample_world(now: datetime) -> tuple[World, tuple[int, ...]]:
-    """The seeded market of the last `DAYS` days and the categories the sample follows."""
-    start = now.timestamp() - DAYS * 86_400
-    world = World(dataclasses.replace(SAMPLE_MARKET, start=start))
-    hot = Counter(c for (c, _), niche in world.niches.items() if niche.kind == "hot")
-    ranked = sorted(world.categories, key=lambda c: (-hot[c], c))
-    return world, tuple(sorted(ranked[:CATEGORIES]))
+def sample_world(now: datetime) -> World:
+    """The seeded market of the `DAYS` days before `now`."""
+    return World(dataclasses.replace(SAMPLE_MARKET, start=now.timestamp() - DAYS * 86_400))
 
 
 def _observed(world: World, item: SimListing, origin: str, at: float) -> ObservedListing:
@@ -76,7 +78,7 @@ def _observed(world: World, item: SimListing, origin: str, at: float) -> Observe
         item_id=item.id,
         title=item.title,
         brand=world.brands[item.brand_id],
-        size=world.sizes[item.size_id],
+        size=None if item.size_id is None else world.sizes[item.size_id],
         condition=world.conditions[item.status_id],
         condition_raw=world.conditions[item.status_id],
         category_id=item.category_id,
@@ -104,13 +106,14 @@ async def record_sample(
     `origin` is the simulator's (the monitor's URL and its listings' links point there). The
     monitor is paused right after its first poll (later polls leave it paused), so it holds
     no active-monitor slot of the plan for longer than that poll; `then` is awaited at that
-    point (the demo starts its live monitor there). Raises what the store raises; a failure
-    leaves a paused, partial sample monitor behind, which the caller's log names (the demo
-    goes on without it, and a restart does not resume it)."""
+    point (the demo starts its live monitor there). Every category is followed, so that the
+    ranking spans the market rather than one corner of it. Raises what the store raises; a
+    failure leaves a paused, partial sample monitor behind, which the caller's log names (the
+    demo goes on without it, and a restart does not resume it)."""
     now = now or datetime.now(UTC)
-    world, categories = sample_world(now)
-    monitor = await _sample_monitor(store, workspace_id, origin, categories)
-    followed = [item for item in world.listings if item.category_id in categories]
+    world = sample_world(now)
+    monitor = await _sample_monitor(store, workspace_id, origin, sorted(world.categories))
+    followed = world.listings
     known: dict[int, str] = {}  # item id -> the state recorded last
     start = now - timedelta(days=DAYS)
     polls = int(DAYS * 24 / POLL_HOURS)

@@ -13,7 +13,6 @@ import logging
 import signal
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from functools import partial
 
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -87,11 +86,12 @@ async def serve(
     async with asyncio_loop(), AsyncExitStack() as stack:
         helpers = await stack.enter_async_context(trio.open_nursery())
         stack.callback(helpers.cancel_scope.cancel)  # runs first on exit: helpers end with us
-        simulator_origin = None
+        demo_market = None
         if options.demo:
-            simulator = await demo.start_simulator(helpers, options.demo_simulator_port)
-            settings = demo.demo_settings(settings, simulator)
-            simulator_origin = simulator.site
+            demo_market = await demo.start_market(
+                helpers, options.demo_simulator_port, demo.demo_var(settings)
+            )
+            settings = demo.demo_settings(settings, demo_market.origins)
         store, engine = await stack.enter_async_context(
             open_node(settings, role="serve", market=market)
         )
@@ -109,13 +109,8 @@ async def serve(
                 )
             )
             log.info("serving on %s", ", ".join(binds))
-            if simulator_origin is not None:
+            if demo_market is not None:
                 email, password = await demo.ensure_demo_account(store, settings)
-                demo.announce(settings.public_url, simulator_origin, email, password)
-                helpers.start_soon(
-                    partial(
-                        demo.fill_demo_account, store, engine, settings, simulator_origin,
-                        catalogue_url=demo.live_catalogue_url(simulator_origin),
-                    )
-                )  # fmt: skip
+                demo.announce(settings.public_url, demo_market, email, password)
+                helpers.start_soon(demo.fill_demo_account, store, engine, settings, demo_market)
             task_status.started(binds)

@@ -97,6 +97,11 @@ class SimulatorConfig:
     arrivals_per_day: float = 120.0
     horizon_days: float = 30.0  # listings are generated for this much simulated time
     start: float = 1_735_689_600.0  # 2025-01-01T00:00:00Z
+    # The simulated time the clock shows when the app starts (None: `start`). The world is
+    # drawn from `start` either way, so a market served again with its `start` and a later
+    # `clock_at` is the same market, continued (the demo's restarts).
+    clock_at: float | None = None
+    first_id: int = 5_000_000_000  # the first listing id allotted (ids ascend from it)
     token_ttl: float = 600.0  # server seconds (trio clock) a warm-up token lives
     max_pages: int = 20  # the feed's total_pages cap
     html_layout: str = "alternate"  # "A", "B" or "alternate" (per request)
@@ -104,6 +109,14 @@ class SimulatorConfig:
     robots_txt: str = DEFAULT_ROBOTS
     n_hot: int = 3
     n_saturated: int = 3
+    # The market's pace: an ordinary listing priced at its niche's median sells after
+    # `sale_days` on average (sooner when cheaper), a hot niche's `hot_speed` times sooner.
+    # The defaults are the pace the accuracy tests were measured on; the demo sells slower.
+    sale_days: float = 12.0
+    hot_speed: float = 6.0
+    # The share of new listings that are stale stock: asking too much, they hardly sell, and
+    # every niche, a hot one too, keeps some of them on sale (as real catalogues do).
+    stale_share: float = 0.0
     faults: Faults = field(default_factory=Faults)
     profile: str = LEGACY
     locale: str = "en"
@@ -126,3 +139,9 @@ class SimulatorConfig:
             raise ValueError("draft_share must be in [0, 1]")
         if not self.clearance_ttl > 0:
             raise ValueError("clearance_ttl must be positive")
+        if self.first_id <= 0:
+            raise ValueError("first_id must be positive")
+        if not 0.0 <= self.stale_share < 1.0:
+            raise ValueError("stale_share must be in [0, 1)")
+        if not (self.sale_days > 0 and self.hot_speed > 0):
+            raise ValueError("sale_days and hot_speed must be positive")

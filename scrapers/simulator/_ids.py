@@ -20,10 +20,16 @@ _DAY = 86_400.0
 
 
 def allot_ids(
-    published: Sequence[tuple[int, float]], seed: int, draft_share: float, start: float
+    published: Sequence[tuple[int, float]],
+    seed: int,
+    draft_share: float,
+    start: float,
+    *,
+    first_id: int = FIRST_ID,
 ) -> dict[int, tuple[int, float | None]]:
     """Ids for listings given as (draw index, publication time), in publication order:
     draw index -> (id, when its draft was made, or None when the id came at publication).
+    The first id allotted is `first_id`.
 
     Deterministic with `seed`. The draws come from their own generator, and none is made at
     `draft_share == 0`, so a world without drafts keeps exactly the ids it always had.
@@ -36,5 +42,5 @@ def allot_ids(
                 drafted[index] = born - rng.uniform(*DRAFT_DAYS) * _DAY
     order = sorted(published, key=lambda p: (drafted.get(p[0], p[1]), p[0]))
     return {
-        index: (FIRST_ID + n * ID_STEP, drafted.get(index)) for n, (index, _) in enumerate(order)
+        index: (first_id + n * ID_STEP, drafted.get(index)) for n, (index, _) in enumerate(order)
     }

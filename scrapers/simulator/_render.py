@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import random
+import unicodedata
 from decimal import Decimal
 from typing import Any
 
@@ -15,7 +16,15 @@ _LOCALE_FORMATS = ("{:.2f} €", "€{:.2f}", "£{:.2f}", "{} zł")
 
 
 def slug(item: SimListing) -> str:
-    return "-".join(item.title.lower().replace("'", "").split())
+    """The title as the item URL's slug, in ASCII ("Fjällräven" -> "fjallraven"): a path the
+    client does not have to percent-encode, and a `Location` header that stays latin-1."""
+    folded = unicodedata.normalize("NFKD", item.title).encode("ascii", "ignore").decode()
+    return "-".join(folded.lower().replace("'", "").split())
+
+
+def size_title(world: World, item: SimListing) -> str:
+    """The size as the site writes it; empty in a category without sizes (bags, games)."""
+    return "" if item.size_id is None else world.sizes[item.size_id]
 
 
 def _ids(value: str | None) -> frozenset[int]:
@@ -75,7 +84,7 @@ def catalogue_item(world: World, item: SimListing, t: float, origin: str) -> dic
         "view_count": item.views_at(t),
         "service_fee": money(fee(item.price), currency),
         "total_item_price": money(item.price + fee(item.price), currency),
-        "size_title": world.sizes[item.size_id],
+        "size_title": size_title(world, item),
         "status": world.conditions[item.status_id],
         "catalog_id": item.category_id,
         "item_box": {
@@ -140,11 +149,12 @@ def catalogue_html(
         price = price_text(item.price, style)
         total = price_text(item.price + fee(item.price), style)
         brand = html.escape(world.brands[item.brand_id])
-        size = html.escape(world.sizes[item.size_id])
-        cond = html.escape(world.conditions[item.status_id])
+        size = size_title(world, item)
+        cond = world.conditions[item.status_id]
+        sized = f"size: {size}, " if size else ""
+        subtitle = html.escape(f"{size} · {cond}" if size else cond)
         label = html.escape(
-            f"{item.title}, brand: {world.brands[item.brand_id]}, condition: "
-            f"{world.conditions[item.status_id]}, size: {world.sizes[item.size_id]}, "
+            f"{item.title}, brand: {world.brands[item.brand_id]}, condition: {cond}, {sized}"
             f"{price}, {total} includes Buyer Protection"
         )
         prefix = f"product-item-id-{item.id}" if layout == "B" else "feed-item"
@@ -157,7 +167,7 @@ def catalogue_html(
             f'src="/photos/{item.id}.jpg" alt="{html.escape(item.title)}"></div>'
             f'<a data-testid="{link_id}" href="{href}" title="{label}"></a>'
             f'<p data-testid="{prefix}--description-title">{brand}</p>'
-            f'<p data-testid="{prefix}--description-subtitle">{size} · {cond}</p>'
+            f'<p data-testid="{prefix}--description-subtitle">{subtitle}</p>'
             f'<p data-testid="{prefix}--price-text">{price}</p>'
             f'<button><span data-testid="favourite-count-text">{item.favourites_at(t)}</span>'
             f"</button></div></div>"

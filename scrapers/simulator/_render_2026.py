@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from ._render import fee, slug
+from ._render import fee, size_title, slug
 from ._world import FeedFilter, SimListing, World
 
 # Condition labels by locale, keyed by the world's condition ids
@@ -117,7 +117,7 @@ def catalogue_item(
     `catalog_id`."""
     currency = world.config.currency
     brand = world.brands[item.brand_id]
-    size = world.sizes[item.size_id]
+    size = size_title(world, item)
     condition = condition_label(item, locale)
     total = item.price + fee(item.price)
     condition_word, size_word = _LABEL_WORDS[locale]
@@ -148,11 +148,12 @@ def catalogue_item(
         "user": {"id": item.seller_id, "login": item.seller_login, "business": item.business},
         "item_box": {
             "first_line": brand,
-            "second_line": f"{size} · {condition}",
+            "second_line": f"{size} · {condition}" if size else condition,
             "item_id": item.id,
             "accessibility_label": (
                 f"{item.title}, Brand: {brand}, {condition_word}: {condition}, "
-                f"{size_word}: {size}, {_price_words(item.price, currency)}, "
+                + (f"{size_word}: {size}, " if size else "")
+                + f"{_price_words(item.price, currency)}, "
                 f"{_price_words(total, currency)}"
             ),
             "exposures": [],

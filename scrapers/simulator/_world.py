@@ -1,7 +1,9 @@
 """The simulator's world: pure and deterministic (a seed in, every listing's life out).
 
-Every listing's whole life is drawn when the world is built, so the state at any simulated time
-is a lookup: the same seed gives the same answers whatever order requests arrive in.
+What is sold (categories, their sizes and brands, prices) is `_catalogue`'s; which niches are
+hot or saturated, each listing and its life are drawn here, all when the world is built, so
+the state at any simulated time is a lookup: the same seed gives the same answers whatever
+order requests arrive in.
 
 Listings are kept in publication order (`born`), and every newest-first feed is that order
 reversed, never id order: a listing's id may have been allotted days before its publication,
@@ -18,37 +20,51 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ._catalogue import (
+    BRANDS,
+    CATALOGUE,
+    CATEGORIES,
+    CATEGORY_PATHS,
+    CONDITION_WEIGHTS,
+    CONDITIONS,
+    SIZES,
+)
 from ._config import SimulatorConfig
 from ._ids import allot_ids
 
 DAY = 86_400.0
-CATEGORIES: tuple[tuple[int, str], ...] = (
-    (1904, "Jeans"), (1206, "Coats"), (257, "Sneakers"), (1231, "Dresses"), (4881, "Games"),
-    (1812, "Bags"),
-)  # fmt: skip
-# What the item pages call each category: its path in the site's menus, as people know it (the
-# real pages give a localised path, e.g. "Donna Reggiseni sportivi"). Titles use the short names.
-CATEGORY_PATHS: dict[int, str] = {
-    1904: "Women › Clothing › Jeans", 1206: "Women › Clothing › Coats",
-    257: "Men › Shoes › Sneakers", 1231: "Women › Clothing › Dresses",
-    4881: "Kids › Toys & games › Games", 1812: "Women › Bags",
-}  # fmt: skip
-BRANDS: tuple[tuple[int, str], ...] = (
-    (53, "Levi's"), (14, "Nike"), (12, "Zara"), (88, "H&M"), (304, "Adidas"), (73, "Mango"),
-    (1565, "Carhartt"), (2319, "Patagonia"), (162, "Ralph Lauren"), (255, "Uniqlo"),
-)  # fmt: skip
-SIZES: tuple[tuple[int, str], ...] = (
-    (205, "S"), (206, "M"), (207, "L"), (208, "XL"), (1199, "42"), (1200, "43"),
-)  # fmt: skip
-CONDITIONS: tuple[tuple[int, str], ...] = (
-    (6, "New with tags"), (1, "New without tags"), (2, "Very good"), (3, "Good"),
-    (4, "Satisfactory"),
-)  # fmt: skip
 HOT, SATURATED, NORMAL = "hot", "saturated", "normal"
-_MULTIPLIER = {HOT: 6.0, SATURATED: 0.3, NORMAL: 1.0}
+_SATURATED_SPEED = 0.3  # of an ordinary niche's (hot ones: `SimulatorConfig.hot_speed`)
 _SHARE = {HOT: 1.0, SATURATED: 4.0, NORMAL: 1.0}  # saturated niches are crowded
-BASE_SALE_PER_DAY = 1 / 12
+_STALE_ASK = (1.2, 1.6)  # stale stock asks this much more than it would otherwise
+_STALE_SPEED = 0.1  # and sells ten times slower (its seller deletes it first, mostly)
 DELETE_PER_DAY = 1 / 45
+_CONDITION_IDS = tuple(c for c, _ in CONDITIONS)
+_SIZE_SYSTEMS = {c.id: ([s for s, _ in c.sizes], [w for _, w in c.sizes]) for c in CATALOGUE}
+
+
+def _plant(rng: random.Random, n_hot: int, n_saturated: int) -> dict[tuple[int, int], str]:
+    """Which (category, brand) niches are hot and which saturated: dealt round the categories
+    (in a drawn order, each category's brands shuffled), so that every category gets a hot
+    niche before any gets a second and the saturated ones go on from there. A market whose hot
+    niches all sit in one category reads as a bug, not as a market."""
+    hands = {c.id: [(c.id, b) for b in c.brands] for c in CATALOGUE}
+    for hand in hands.values():
+        rng.shuffle(hand)
+    order = list(hands)
+    rng.shuffle(order)
+    dealt: list[tuple[int, int]] = []
+    while len(dealt) < n_hot + n_saturated and any(hands.values()):
+        dealt += [hands[c].pop() for c in order if hands[c]]
+    kinds = [HOT] * n_hot + [SATURATED] * n_saturated
+    return dict(zip(dealt, kinds, strict=False))
+
+
+def _draw_size(rng: random.Random, category_id: int) -> int | None:
+    """A size of the category's own system (weighted as people list them), None without one.
+    No draw is made for a category without sizes."""
+    sizes, weights = _SIZE_SYSTEMS[category_id]
+    return rng.choices(sizes, weights)[0] if sizes else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +84,7 @@ class _Draft:
     events: tuple[tuple[float, str], ...]
     parent: int
     index: int
-    size: int
+    size: int | None
     status: int
     fav: float
     views: float
@@ -84,7 +100,7 @@ class SimListing:
     title: str
     category_id: int
     brand_id: int
-    size_id: int
+    size_id: int | None  # None in categories without sizes (bags, games)
     status_id: int
     price: Decimal
     seller_id: int
@@ -99,8 +115,12 @@ class SimListing:
 
     def state_at(self, t: float) -> str | None:
         """None before it was born."""
-        index = bisect.bisect_right([e[0] for e in self.events], t) - 1
-        return self.events[index][1] if index >= 0 else None
+        # A life has two to five events and every feed asks each live listing: a scan from
+        # the end beats building a list to bisect.
+        for when, state in reversed(self.events):
+            if when <= t:
+                return state
+        return None
 
     def history_until(self, t: float) -> list[tuple[float, str]]:
         return [e for e in self.events if e[0] <= t]
@@ -141,18 +161,18 @@ class World:
         self.config = config
         rng = random.Random(config.seed)
         self.categories = dict(CATEGORIES)
-        self.category_paths = {c: CATEGORY_PATHS.get(c, name) for c, name in CATEGORIES}
+        self.category_paths = dict(CATEGORY_PATHS)
         self.brands = dict(BRANDS)
         self.sizes = dict(SIZES)
         self.conditions = dict(CONDITIONS)
-        pairs = [(c, b) for c, _ in CATEGORIES for b, _ in BRANDS]
-        rng.shuffle(pairs)
-        kinds = [HOT] * config.n_hot + [SATURATED] * config.n_saturated
+        kinds = _plant(rng, config.n_hot, config.n_saturated)
         self.niches: dict[tuple[int, int], Niche] = {}
-        for i, (c, b) in enumerate(pairs):
-            kind = kinds[i] if i < len(kinds) else NORMAL
-            median = Decimal(rng.randrange(10, 70))
-            self.niches[(c, b)] = Niche(c, b, kind, median)
+        for category in CATALOGUE:
+            low, high = category.prices
+            for brand in category.brands:
+                key = (category.id, brand)
+                median = Decimal(rng.randrange(low, high))
+                self.niches[key] = Niche(category.id, brand, kinds.get(key, NORMAL), median)
         self.listings = self._generate(rng)
         self.by_id = {item.id: item for item in self.listings}
         self._born = [item.born for item in self.listings]
@@ -164,7 +184,8 @@ class World:
         drafts = self._drafts(rng, self._births(rng, end), end)
         drafts.sort(key=lambda d: (d.born, d.index))  # publication order: the feeds' order
         c = self.config
-        ids = allot_ids([(d.index, d.born) for d in drafts], c.seed, c.draft_share, c.start)
+        ids = allot_ids([(d.index, d.born) for d in drafts], c.seed, c.draft_share, c.start,
+                        first_id=c.first_id)  # fmt: skip
         return [self._listing(d, ids) for d in drafts]
 
     def _births(self, rng: random.Random, end: float) -> list[float]:
@@ -194,19 +215,23 @@ class World:
             if key is None:
                 key = rng.choices(niche_keys, weights)[0]
             niche = self.niches[key]
+            stale = False  # a relist is priced to sell
             if price is None:
                 factor = math.exp(rng.gauss(0, 0.35))
+                # No draw at the default share of 0: worlds without stale stock stay as drawn.
+                if self.config.stale_share > 0 and rng.random() < self.config.stale_share:
+                    stale, factor = True, factor * rng.uniform(*_STALE_ASK)
                 price = niche.median_price * Decimal(str(round(factor, 2)))
                 price = price.quantize(Decimal("0.5"))
                 price = max(price, Decimal("1.0"))
             if seller is None:
                 seller = rng.randrange(1_000_000, 9_999_999)
-            events, deleted_at = self._life(rng, born, end, niche, price)
+            events, deleted_at = self._life(rng, born, end, niche, price, stale)
             drafts.append(
                 _Draft(
                     key=key, price=price, seller=seller, born=born, events=tuple(events),
-                    parent=parent, index=len(drafts), size=rng.choice(SIZES)[0],
-                    status=rng.choice(CONDITIONS)[0],
+                    parent=parent, index=len(drafts), size=_draw_size(rng, key[0]),
+                    status=rng.choices(_CONDITION_IDS, CONDITION_WEIGHTS)[0],
                     fav=rng.uniform(0.5, 3.0) * (2.5 if niche.kind == HOT else 1.0),
                     views=rng.uniform(5, 30),
                 )
@@ -242,11 +267,16 @@ class World:
         )
 
     def _life(
-        self, rng: random.Random, born: float, end: float, niche: Niche, price: Decimal
-    ) -> tuple[list[tuple[float, str]], float | None]:
-        """Draw one listing's events. Cheaper than the niche median sells faster."""
+        self, rng: random.Random, born: float, end: float, niche: Niche, price: Decimal,
+        stale: bool = False,
+    ) -> tuple[list[tuple[float, str]], float | None]:  # fmt: skip
+        """Draw one listing's events. Cheaper than the niche median sells faster; stale
+        stock (`SimulatorConfig.stale_share`) hardly sells at all."""
         ratio = float(niche.median_price / price)
-        hazard = BASE_SALE_PER_DAY * _MULTIPLIER[niche.kind] * min(4.0, max(0.25, ratio**2))
+        c = self.config
+        speed = {HOT: c.hot_speed, SATURATED: _SATURATED_SPEED}.get(niche.kind, 1.0)
+        speed *= _STALE_SPEED if stale else 1.0
+        hazard = speed / c.sale_days * min(4.0, max(0.25, ratio**2))
         sale = born + rng.expovariate(hazard) * DAY
         delete = born + rng.expovariate(DELETE_PER_DAY) * DAY
         events: list[tuple[float, str]] = [(born, "open")]
@@ -272,7 +302,10 @@ class World:
     # -- queries -------------------------------------------------------------------------------
 
     def sim_time(self, clock: float, clock_zero: float) -> float:
-        return self.config.start + (clock - clock_zero) * self.config.speed
+        """The simulated time at `clock` (the server's), the app's clock having started at
+        `clock_zero`: from `config.clock_at` (else `config.start`), `speed` times faster."""
+        c = self.config
+        return (c.start if c.clock_at is None else c.clock_at) + (clock - clock_zero) * c.speed
 
     def live(self, t: float, feed_filter: FeedFilter) -> list[SimListing]:
         """Open listings at `t` matching the filter, newest published first (not by id)."""
