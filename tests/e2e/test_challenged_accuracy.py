@@ -13,71 +13,36 @@ SQLite only: what is judged is what the service learns; tests/store covers both 
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from contextlib import AbstractAsyncContextManager
 
 import httpx
 import pytest
 import trio
 
-from engine import MarketplaceSettings, ScrapersMarketplace, open_marketplace
 from engine.analysis import AnalysisInput, analyse
 from engine.monitors._poll import ConfirmPolicy, poll_once
-from scrapers.simulator import (
-    SimOrigins,
-    SimulatorApp,
-    SimulatorConfig,
-    World,
-    create_simulator_app,
-    serve_app,
-)
+from scrapers.simulator import SimulatorConfig
 from store import MonitorRecord, Store
 from tests.conftest import new_monitor
 from tests.e2e.test_browser_challenge import require_chromium, token_from_unchallenged_site
+from tests.e2e.test_market_profiles import Market, market_of
 from tests.web.conftest import CHROMIUM
 
 DAY = 86_400.0
 URL = "/catalog?catalog[]=1904&catalog[]=257&order=newest_first"
 
 
-@pytest.fixture
-def database_url(tmp_path: Path, sqlite_template: Path) -> str:
-    path = tmp_path / "challenged.db"
-    shutil.copy(sqlite_template, path)
-    return f"sqlite+aiosqlite:///{path}"
-
-
-@dataclass
-class Market:
-    app: SimulatorApp
-    origins: SimOrigins
-    market: ScrapersMarketplace
-
-
-@asynccontextmanager
-async def challenged(browser: str) -> AsyncIterator[Market]:
+def challenged(store: Store, browser: str) -> AbstractAsyncContextManager[Market]:
     config = SimulatorConfig(
         seed=5, speed=DAY, n_listings=400, arrivals_per_day=120, profile="2026-09",
         promoted_share=0.1, challenge_www=True,
     )  # fmt: skip
-    app = create_simulator_app(World(config))
-    async with trio.open_nursery() as nursery:
-        origins: SimOrigins = await nursery.start(serve_app, app, "127.0.0.1", 0, 0)
-        settings = MarketplaceSettings(
-            extra_origins=(origins.site, origins.api), rate=0, concurrency=8,
-            api_origins=((origins.site, origins.api),), browser=browser,
-        )  # fmt: skip
-        async with open_marketplace(settings) as market:
-            yield Market(app, origins, market)
-        nursery.cancel_scope.cancel()
+    return market_of(store, config, browser=browser)
 
 
 async def ten_days(store: Store, market: Market, monitor: MonitorRecord) -> list[float]:
     """Poll for ten simulated days; the simulated time each poll started."""
-    starts = []
+    starts: list[float] = []
     with trio.fail_after(240):
         while not starts or market.app.sim_now() - starts[0] < 10 * DAY:
             starts.append(market.app.sim_now())
@@ -92,7 +57,7 @@ async def ten_days(store: Store, market: Market, monitor: MonitorRecord) -> list
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_browser_session_confirms_sales_from_item_pages(store: Store) -> None:
     require_chromium()
-    async with challenged(CHROMIUM) as market:
+    async with challenged(store, CHROMIUM) as market:
         monitor = await new_monitor(store, url=market.origins.site + URL, page_cap=20)
         starts = await ten_days(store, market, monitor)
         events = [e async for e in store.monitors.iter_events(monitor.id)]
@@ -102,8 +67,8 @@ async def test_a_browser_session_confirms_sales_from_item_pages(store: Store) ->
     seen = {e.item_id for e in events if e.kind == "new"}
     confirmed = {e.item_id for e in events if e.to_state == "sold" and e.evidence == "item_page"}
     truly_sold = {i for i in seen if world.by_id[i].state_at(starts[-1] - DAY / 24) == "sold"}
-    precision = len({i for i in confirmed if world.by_id[i].state_at(now) == "sold"})
-    precision /= max(1, len(confirmed))
+    true_sales = {i for i in confirmed if world.by_id[i].state_at(now) == "sold"}
+    precision = len(true_sales) / max(1, len(confirmed))
     recall = len(truly_sold & confirmed) / max(1, len(truly_sold))
     print(f"browser session: precision {precision:.3f}, recall {recall:.3f}, {len(confirmed)}")
     assert len(confirmed) >= 10, confirmed
@@ -117,7 +82,7 @@ async def test_a_browser_session_confirms_sales_from_item_pages(store: Store) ->
 async def test_with_every_source_refused_absence_finds_what_left_the_market(
     store: Store,
 ) -> None:
-    async with challenged("off") as market:
+    async with challenged(store, "off") as market:
         async with httpx.AsyncClient(base_url=market.origins.site) as sim:
             token = await token_from_unchallenged_site(sim)
         await market.market.set_operator_session(

@@ -57,15 +57,17 @@ class Market:
 
 
 @asynccontextmanager
-async def market_of(store: Store, config: SimulatorConfig) -> AsyncIterator[Market]:
+async def market_of(
+    store: Store, config: SimulatorConfig, *, browser: str = "off"
+) -> AsyncIterator[Market]:
     """The simulator on two origins (site and API) and the service's marketplace client on
-    `auto`, remembering its profile in `store`."""
+    `auto`, remembering its profile in `store`; `browser` as `NICHESCOPE_MARKET_BROWSER`."""
     app = create_simulator_app(World(config))
     async with trio.open_nursery() as nursery:
         origins: SimOrigins = await nursery.start(serve_app, app, "127.0.0.1", 0, 0)
         settings = MarketplaceSettings(
             extra_origins=(origins.site, origins.api), rate=0, concurrency=8,
-            api_origins=((origins.site, origins.api),),
+            api_origins=((origins.site, origins.api),), browser=browser,
         )  # fmt: skip
         async with open_marketplace(settings, memory=StoreProfileMemory(store)) as market:
             yield Market(app, origins, market)
