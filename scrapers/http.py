@@ -206,10 +206,12 @@ class MarketClient:
     ) -> MarketResponse:
         """GET `url` politely; a 2xx `MarketResponse` or a `MarketplaceError`.
 
-        `site` names the marketplace site whose budget, breaker and session the request uses
-        (default: the URL's own origin; an API origin passes its site). `api=True` warms the
-        site's session up first (`GET /` on the site) and sends the bearer token and anon id;
-        one 401 `invalid_authentication_token` triggers one re-warm and retry. `headers` are
+        `site` names the marketplace site whose session the request carries (default: the
+        URL's own origin; an API origin passes its site); the breaker and windows are the URL's
+        host's, the budget the egress's. `api=True` gets the site a session first (the vault,
+        the plain warm-up, or a browser: `NoSession` when none can be had) and sends the bearer
+        token and anon id; a 401 `invalid_authentication_token` or a challenge seeks another
+        session once, then retries. `headers` are
         sent as given (a wire profile's). A 403 for which `refusal` says True raises
         `EndpointRefused` and leaves the site's breaker and windows alone. With `enough`, the
         body is read only until it says so (the content then holds what was read).
