@@ -17,7 +17,6 @@ import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,7 +29,7 @@ from scrapers.simulator import SimOrigins, SimulatorConfig, serve_simulator
 from tests.api.helpers import signed_in, start_monitor
 from tests.conftest import RunningService, start_service
 from tests.waiting import eventually
-from tests.web.conftest import CHROMIUM, REQUIRE_BROWSER
+from tests.web.conftest import CHROMIUM, require_chromium
 
 OPERATOR = "ops@example.com"
 
@@ -83,13 +82,6 @@ def requests(sim: SimOrigins, log: list[dict[str, Any]], *, api: bool) -> list[d
 
 async def sim_log(sim: httpx.AsyncClient) -> list[dict[str, Any]]:
     return (await sim.get("/__sim__/requests")).json()["requests"]  # type: ignore[no-any-return]
-
-
-def require_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        if REQUIRE_BROWSER:
-            pytest.fail(f"chromium not found at {CHROMIUM} (apt-get install chromium)")
-        pytest.skip(f"chromium not found at {CHROMIUM}")
 
 
 # SQLite only: what is judged is the session; the store's two backends are covered below

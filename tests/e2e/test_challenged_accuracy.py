@@ -24,9 +24,9 @@ from engine.monitors._poll import ConfirmPolicy, poll_once
 from scrapers.simulator import SimulatorConfig
 from store import MonitorRecord, Store
 from tests.conftest import new_monitor
-from tests.e2e.test_browser_challenge import require_chromium, token_from_unchallenged_site
+from tests.e2e.test_browser_challenge import token_from_unchallenged_site
 from tests.e2e.test_market_profiles import Market, market_of
-from tests.web.conftest import CHROMIUM
+from tests.web.conftest import CHROMIUM, require_chromium
 
 DAY = 86_400.0
 URL = "/catalog?catalog[]=1904&catalog[]=257&order=newest_first"

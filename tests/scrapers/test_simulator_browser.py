@@ -10,34 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import trio
 
 from scrapers.simulator import SimulatorConfig
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER
+from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 from ._challenged import OTHER_UA, browser_like, is_challenge, two_origins
 
 SESSION = ("access_token_web", "anon_id", "cf_clearance")
 PASS_SECONDS = 20.0  # a second or two for a real browser; room for a busy machine
-
-
-def _require_chromium() -> None:
-    reason = f"chromium not found at {CHROMIUM}"
-    if not Path(CHROMIUM).exists():
-        if REQUIRE_BROWSER:
-            pytest.fail(reason + "; required because CI or NICHESCOPE_REQUIRE_BROWSER=1 is set")
-        pytest.skip(reason)
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        if REQUIRE_BROWSER:
-            pytest.fail("playwright is not installed (pip install -e '.[dev]')")
-        pytest.skip("playwright is not installed (pip install -e '.[dev]')")
 
 
 def _open_home(site: str) -> dict[str, str]:
@@ -72,7 +56,7 @@ def _open_home(site: str) -> dict[str, str]:
 
 
 async def test_a_real_browser_passes_the_challenge_and_its_session_works_with_its_ua() -> None:
-    _require_chromium()
+    require_chromium()
     config = SimulatorConfig(seed=61, n_listings=120, horizon_days=1.0, speed=1.0,
                              profile="2026-09", challenge_www=True)  # fmt: skip
     async with two_origins(config) as sim:

@@ -101,7 +101,9 @@ def oidc_provider() -> Iterator[LocalOidcProvider]:
         yield provider
 
 
-def _require_chromium() -> None:
+def require_chromium() -> None:
+    """Skip without Debian's chromium and playwright; fail instead under CI or
+    NICHESCOPE_REQUIRE_BROWSER=1."""
     reason = f"chromium not found at {CHROMIUM} (apt-get install chromium)"
     if not Path(CHROMIUM).exists():
         if REQUIRE_BROWSER:
@@ -147,7 +149,7 @@ InBrowser = Callable[[Callable[[Any], T]], Awaitable[T]]
 @pytest.fixture
 def in_browser() -> InBrowser[Any]:
     """`await in_browser(scenario)`: run `scenario(page)` in headless chromium, in a thread."""
-    _require_chromium()
+    require_chromium()
 
     async def run(scenario: Callable[[Any], T]) -> T:
         # Not cancellable from trio (a thread cannot be interrupted): Playwright's own
