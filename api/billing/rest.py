@@ -23,7 +23,7 @@ from api.billing.schemas import (
     WebhookResponse,
 )
 from api.http.auth import current_principal
-from api.http.errors import validation_response
+from api.http.errors import validation_errors, validation_problem
 from api.http.openapi import operation
 from api.services import services
 from store import record_fields
@@ -99,12 +99,7 @@ async def sync_checkout() -> Response | dict[str, object]:
     try:
         data = SyncCheckoutRequest.model_validate(body or {})
     except ValidationError as err:
-        return validation_response(
-            [
-                {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
-                for e in err.errors(include_url=False, include_context=False)
-            ]
-        )
+        return validation_problem(validation_errors(err, "body"))
     principal = current_principal()
     outcome = await service.sync_checkout(principal, data.session_id)
     summary = await service.summary(principal.workspace_id)

@@ -2,8 +2,9 @@
 
 Body: ``{"type", "title", "status", "error": {"code", "message", "docs_url", "suggest"}}``
 served as ``application/problem+json`` (RFC 9457 members at the top level for generic
-clients; ``error`` for ours). Validation failures are the exception: 422 with FastAPI-style
-``{"detail": [{"loc", "msg", "type"}]}`` (HTTPValidationError), as the interface declares.
+clients; ``error`` for ours). Validation failures too: 422 with code ``invalid_request``, a
+message naming the offending fields and each of them in ``errors`` (``{"loc", "field", "msg",
+"type"}``), so a client parses one shape whatever went wrong.
 """
 
 from __future__ import annotations
@@ -184,22 +185,70 @@ def api_error_response(err: ApiError) -> Response:
     )
 
 
-def _validation_details(err: Exception, location: str) -> list[dict[str, Any]]:
-    if isinstance(err, ValidationError):
-        return [
+# A body with thousands of unknown fields is thousands of problems: the answer lists this
+# many (and counts them all), and its message names the first few.
+MAX_LISTED_ERRORS = 20
+NAMED_IN_MESSAGE = 3
+# Keys in `loc` are the client's own (an unknown field's name): quoted this long at most, as
+# other refusals quote input, so a 1 MB key is not echoed back.
+QUOTE_LIMIT = 80
+MESSAGE_LIMIT = 200
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str | None:
+    """`("filters", "sizes", 2)` as `filters.sizes[2]`; None for the whole body or query."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f"{'.' if path else ''}{part}"
+    return path or None
+
+
+def validation_errors(err: Exception, location: str) -> list[dict[str, Any]]:
+    """Each problem of `err` as `{"loc", "field", "msg", "type"}`, `loc` starting with
+    `location` ("body" or "query")."""
+    if not isinstance(err, ValidationError):
+        # Not a pydantic error: the body was not a JSON object the model could even read.
+        message = _clip(str(err), MESSAGE_LIMIT) or "Invalid input"
+        return [{"loc": [location], "field": None, "msg": message, "type": "value_error"}]
+    found = []
+    for error in err.errors(include_url=False, include_context=False, include_input=False):
+        loc = tuple(p if isinstance(p, int) else _clip(str(p), QUOTE_LIMIT) for p in error["loc"])
+        found.append(
             {
-                "loc": [location, *error["loc"]],
-                "msg": error["msg"],
+                "loc": [location, *loc],
+                "field": _field_path(loc),
+                "msg": _clip(error["msg"], MESSAGE_LIMIT),
                 "type": error["type"],
             }
-            for error in err.errors(include_url=False, include_context=False)
-        ]
-    # Not a pydantic error: the body was not JSON or not an object at all.
-    return [{"loc": [location], "msg": str(err) or "Invalid input", "type": "value_error"}]
+        )
+    return found
 
 
-def validation_response(details: list[dict[str, Any]]) -> Response:
-    return Response(json.dumps({"detail": details}), status=422, content_type="application/json")
+def _where(error: dict[str, Any]) -> str:
+    query = error["loc"][0] == "query"
+    if error["field"] is None:
+        return "the query string" if query else "the request body"
+    return f"{'query parameter' if query else 'body field'} `{error['field']}`"
+
+
+def validation_problem(errors: list[dict[str, Any]]) -> Response:
+    """The 422 `invalid_request` envelope for `errors` (from `validation_errors`)."""
+    named = "; ".join(f"{_where(e)}: {e['msg'].rstrip('.')}" for e in errors[:NAMED_IN_MESSAGE])
+    more = len(errors) - NAMED_IN_MESSAGE
+    return problem(
+        422,
+        "invalid_request",
+        f"Invalid request: {named}" + (f" (and {more} more)" if more > 0 else ""),
+        suggest=[
+            "Correct the fields listed in `errors` and send the request again",
+            "Each operation's parameters and body schema are in /openapi.json",
+        ],
+        extra={"errors": errors[:MAX_LISTED_ERRORS], "error_count": len(errors)},
+    )
 
 
 _HTTP_CODES = {
@@ -219,7 +268,7 @@ def register_error_handlers(app: Quart) -> None:
     @app.errorhandler(RequestSchemaValidationError)
     async def _validation_error(err: RequestSchemaValidationError) -> Response:
         location = "query" if isinstance(err, QuerystringValidationError) else "body"
-        return validation_response(_validation_details(err.validation_error, location))
+        return validation_problem(validation_errors(err.validation_error, location))
 
     @app.errorhandler(DatabaseUnavailable)
     async def _db_down(err: DatabaseUnavailable) -> Response:

@@ -13,7 +13,14 @@ from quart_schema import OpenAPIProvider
 from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
 from werkzeug.routing import AnyConverter, Rule
 
+from api.http.openapi_errors import (
+    FIELD_ERROR_SCHEMA,
+    VALIDATION_SCHEMA,
+    problem_response,
+    validation_failed,
+)
 from api.http.openapi_links import Link, link_map
+from api.http.openapi_tags import tag_operations
 from api.http.security import RESOURCE_ID_PATTERN, ResourceIdConverter
 from api.monitors.export import export_schema_components
 
@@ -86,29 +93,6 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
         },
     },
     "additionalProperties": True,
-}
-
-VALIDATION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "title": "HTTPValidationError",
-    "properties": {
-        "detail": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "title": "ValidationError",
-                "required": ["loc", "msg", "type"],
-                "properties": {
-                    "loc": {
-                        "type": "array",
-                        "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                    },
-                    "msg": {"type": "string"},
-                    "type": {"type": "string"},
-                },
-            },
-        }
-    },
 }
 
 SECURITY_SCHEMES: dict[str, Any] = {
@@ -229,6 +213,7 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         schemas["JsonRpcError"] = JSON_RPC_ERROR_SCHEMA
         # The import's body (`MonitorExport`) and its parts.
         schemas.update(export_schema_components())
+        schemas["FieldError"] = FIELD_ERROR_SCHEMA
         schemas["HTTPValidationError"] = VALIDATION_SCHEMA
         from api.http.openapi_rules import (
             state_runtime_rules,  # it reads modules that import this one
@@ -238,25 +223,16 @@ class NichescopeOpenAPIProvider(OpenAPIProvider):
         from api.notifications.webhook_docs import document_webhooks
 
         document_webhooks(document)  # the events webhook channels receive
+        tag_operations(document)
         document["components"]["securitySchemes"] = SECURITY_SCHEMES
         # Health documents 422 and 503 with the envelope, as the interface declares.
         health = document["paths"].get("/health", {}).get("get")
         if health is not None:
-            health["responses"]["422"] = _problem_response("Validation failed", "ApiErrorEnvelope")
-            health["responses"]["503"] = _problem_response(
+            health["responses"]["422"] = problem_response("Validation failed", "ApiErrorEnvelope")
+            health["responses"]["503"] = problem_response(
                 "Database unavailable", "ApiErrorEnvelope"
             )
         return document
-
-
-def _problem_response(description: str, schema: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {
-            "application/problem+json": {"schema": _ref(schema)},
-            "application/json": {"schema": _ref(schema)},
-        },
-    }
 
 
 def _documented_operation(view: Any, op: dict[str, Any]) -> dict[str, Any]:
@@ -314,20 +290,9 @@ def _document_errors(op: dict[str, Any], view: Any) -> None:
             "content": {"application/json": {"schema": _ref("JsonRpcError")}},
         }
     for status, description in declared.items():
-        op["responses"].setdefault(status, _problem_response(description, "ApiErrorEnvelope"))
+        op["responses"].setdefault(status, problem_response(description, "ApiErrorEnvelope"))
     if takes_input:
-        # Field validation answers `HTTPValidationError` (application/json); a body that
-        # parses but means nothing valid (an import) the envelope.
-        op["responses"].setdefault(
-            "422",
-            {
-                "description": "Validation failed",
-                "content": {
-                    "application/json": {"schema": _ref("HTTPValidationError")},
-                    "application/problem+json": {"schema": _ref("ApiErrorEnvelope")},
-                },
-            },
-        )
+        op["responses"].setdefault("422", validation_failed())
 
 
 def _document_success(op: dict[str, Any], view: Any) -> None:

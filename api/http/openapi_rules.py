@@ -15,6 +15,7 @@ from typing import Any
 
 from api.billing.plans import configured_plans
 from api.catalogue_urls import url_schema
+from api.http.openapi_errors import validation_failed
 from api.mcp._protocol import SESSION_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER
 from api.settings import Settings
 
@@ -121,17 +122,4 @@ def _header(
 
 def _documents_validation(operation: dict[str, Any]) -> None:
     """An operation with declared input documents 422, as every other one does."""
-    operation["responses"].setdefault(
-        "422",
-        {
-            "description": "Validation failed",
-            "content": {
-                "application/json": {
-                    "schema": {"$ref": "#/components/schemas/HTTPValidationError"}
-                },
-                "application/problem+json": {
-                    "schema": {"$ref": "#/components/schemas/ApiErrorEnvelope"}
-                },
-            },
-        },
-    )
+    operation["responses"].setdefault("422", validation_failed())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 import trio
@@ -70,6 +71,18 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
     assert isinstance(error["suggest"], list)
     assert "Traceback" not in response.text
     return body  # type: ignore[no-any-return]
+
+
+def assert_invalid(response: httpx.Response, *locs: list[str | int]) -> list[dict[str, Any]]:
+    """A 422 `invalid_request` envelope whose `errors` list each of `locs`; those errors."""
+    body: dict[str, Any] = assert_envelope(response, 422, "invalid_request")
+    errors: list[dict[str, Any]] = body["errors"]
+    assert body["error"]["errors"] == errors and 1 <= len(errors) <= body["error_count"]
+    assert all(set(item) == {"loc", "field", "msg", "type"} for item in errors), errors
+    assert all(item["loc"][0] in {"body", "query"} for item in errors), errors
+    listed = [item["loc"] for item in errors]
+    assert all(loc in listed for loc in locs), (locs, listed)
+    return errors
 
 
 async def wait_active(client: httpx.AsyncClient, monitor_id: str) -> dict[str, object]:

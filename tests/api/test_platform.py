@@ -128,7 +128,12 @@ async def test_openapi_document(service: RunningService) -> None:
                     "$ref": "#/components/schemas/ApiErrorEnvelope"
                 }
             if operation.get("requestBody") or operation.get("parameters"):
-                assert "422" in operation["responses"], (method, path)
+                # Validation failures are sent as every other error is: problem+json.
+                refused = operation["responses"]["422"]["content"]["application/problem+json"]
+                assert refused["schema"]["$ref"].rsplit("/", 1)[-1] in {
+                    "HTTPValidationError",
+                    "ApiErrorEnvelope",
+                }, (method, path)
             assert any(code.startswith("2") for code in operation["responses"])
     assert len(operation_ids) == len(set(operation_ids))
     assert {"registerUser", "loginUser", "getHealth", "createAccessToken"} <= set(operation_ids)
