@@ -3,6 +3,11 @@
 A tool is declared once, as a `Tool` with pydantic input and output models: the models give
 the `inputSchema`/`outputSchema` that clients see *and* validate the arguments and the result
 at run time, so the schema a client reads is the one the server enforces.
+
+An answer fits an agent's context window: no tool answers more than `MAX_ANSWER_BYTES` of
+JSON. Tools keep their default answers well below it (default limits); a call that would still
+pass it is answered `answer_too_large`, naming the arguments that ask for less (`Tool.smaller`),
+rather than with the whole document.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ log = logging.getLogger(__name__)
 Scope = Literal["read", "write"]
 Handler = Callable[[Principal, Any], Awaitable[Mapping[str, Any] | BaseModel]]
 PAGE_SIZE = 50
+# The most one tool call answers: its JSON document (the text block; `structuredContent` is
+# the same document), in UTF-8 bytes.
+MAX_ANSWER_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +77,16 @@ class Tool:
     output_model: type[BaseModel]
     annotations: Annotations
     handler: Handler
+    # How to ask this tool for less, for the agent whose call would answer more than
+    # `MAX_ANSWER_BYTES`; None: a smaller `limit` when the tool takes one (`how_to_shrink`).
+    smaller: str | None = None
+
+    def how_to_shrink(self) -> str:
+        if self.smaller is not None:
+            return self.smaller
+        if "limit" in self.input_model.model_fields:
+            return "Pass a smaller `limit` and page on with `cursor` (the answer's `nextCursor`)."
+        return "Read the same data with the REST API (the same token; see /docs)."
 
     def descriptor(self) -> dict[str, Any]:
         """The `tools/list` entry."""
@@ -164,9 +182,21 @@ def parse_arguments(tool: Tool, arguments: Any) -> BaseModel:
         ) from err
 
 
-def _text_result(document: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
+def answer_text(document: dict[str, Any]) -> str:
+    """The text block of a result: compact JSON, non-ASCII as it is (what an agent reads)."""
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def answer_bytes(text: str) -> int:
+    # Lone surrogates (never stored, but never fatal here either) count as their 3 bytes.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _text_result(
+    document: dict[str, Any], *, is_error: bool, text: str | None = None
+) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "content": [{"type": "text", "text": json.dumps(document)}],
+        "content": [{"type": "text", "text": answer_text(document) if text is None else text}],
         "isError": is_error,
     }
     if not is_error:
@@ -206,4 +236,22 @@ async def run_tool(tool: Tool, principal: Principal, arguments: BaseModel) -> di
         # Our bug, not the caller's: never hand out a result that breaks the declared schema.
         log.exception("tool %s returned a result outside its output schema", tool.name)
         return _failure("internal_error", "Something went wrong on our side")
-    return _text_result(output.model_dump(mode="json"), is_error=False)
+    document = output.model_dump(mode="json")
+    text = answer_text(document)
+    size = answer_bytes(text)
+    if size > MAX_ANSWER_BYTES:
+        return _too_large(tool, size)
+    return _text_result(document, is_error=False, text=text)
+
+
+def _too_large(tool: Tool, size: int) -> dict[str, Any]:
+    """The failure that stands for an answer over `MAX_ANSWER_BYTES` (never sent whole)."""
+    log.info("tool %s answer of %d bytes withheld (over %d)", tool.name, size, MAX_ANSWER_BYTES)
+    done = "" if tool.annotations.read_only else " The call itself was carried out."
+    hint = tool.how_to_shrink()
+    return _failure(
+        "answer_too_large",
+        f"The answer of {tool.name} would be {size // 1024} KB, over the "
+        f"{MAX_ANSWER_BYTES // 1024} KB a tool answers at most.{done} {hint}",
+        [hint],
+    )

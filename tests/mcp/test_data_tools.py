@@ -11,6 +11,8 @@ import jsonschema
 import trio
 from mcp import ClientSession
 
+from api.analyses.schemas import AnalysisOut
+from api.mcp.tools._analysis_page import DEFAULT_FIELDS, NICHE_FIELDS
 from tests.api.helpers import assert_envelope, bearer, create_token, signed_in
 from tests.conftest import RunningService
 from tests.engine.fake_market import FakeMarket
@@ -61,6 +63,13 @@ async def _tool_error(
     return json.loads(result["content"][0]["text"])["error"]  # type: ignore[no-any-return]
 
 
+def _as_rest(page: dict[str, Any]) -> dict[str, Any]:
+    """A get_analysis answer with every field, niche and alert (the analysis of 20 listings
+    has fewer niches and alerts than a page) as REST answers it: without the page's fields."""
+    assert page["truncated"] is False and page["niches_total"] == len(page["result"]["niches"])
+    return {key: value for key, value in page.items() if key in AnalysisOut.model_fields}
+
+
 async def test_sdk_every_data_tool_matches_rest(
     service: RunningService, market: FakeMarket
 ) -> None:
@@ -98,7 +107,9 @@ async def test_sdk_every_data_tool_matches_rest(
             assert finished["state"] == "succeeded", finished
             for name in ("list_monitorings", "list_runs", "list_analyses"):
                 out[name] = await call(name, {})
-            out["analysis"] = await call("get_analysis", {"analysis_id": finished["analysis_id"]})
+            asked = {"analysis_id": finished["analysis_id"], "fields": list(NICHE_FIELDS)}
+            out["analysis"] = await call("get_analysis", asked)
+            out["default"] = await call("get_analysis", {"analysis_id": finished["analysis_id"]})
             return out
 
         out = await with_session(service, bearer(writer), work)
@@ -120,13 +131,17 @@ async def test_sdk_every_data_tool_matches_rest(
         rest_analyses = (await browser.get("/api/analyses")).json()
         assert out["list_analyses"]["analyses"] == rest_analyses["analyses"]
         analysis_id = rest_analyses["analyses"][0]["id"]
-        assert out["analysis"] == (await browser.get(f"/api/analyses/{analysis_id}")).json()
+        rest_analysis = (await browser.get(f"/api/analyses/{analysis_id}")).json()
+        assert _as_rest(out["analysis"]) == rest_analysis
         assert out["analysis"]["result"]["niches"]
+        # By default, each niche without the survival curve and the score's workings.
+        assert out["default"]["result"]["niches"] == [
+            {f: n[f] for f in DEFAULT_FIELDS} for n in rest_analysis["result"]["niches"]
+        ]
 
         # A read-only token reads the same; another workspace sees nothing and gets not_found.
-        assert (
-            await _structured(browser, "get_analysis", {"analysis_id": analysis_id}, reader)
-        ) == out["analysis"]
+        asked = {"analysis_id": analysis_id, "fields": list(NICHE_FIELDS)}
+        assert (await _structured(browser, "get_analysis", asked, reader)) == out["analysis"]
         error = await _tool_error(
             stranger, "get_analysis", {"analysis_id": analysis_id}, stranger_token
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,9 +11,9 @@ from pydantic import BaseModel
 
 from api.http.auth import Principal
 from api.http.errors import NotFound
-from api.mcp import READ_ONLY, Tool, ToolError
+from api.mcp import READ_ONLY, Annotations, Tool, ToolError
 from api.mcp._protocol import RpcError
-from api.mcp._registry import ToolRegistry, run_tool
+from api.mcp._registry import MAX_ANSWER_BYTES, ToolRegistry, run_tool
 from api.mcp.tools import REGISTRY
 from api.mcp.tools._inputs import NoArguments
 
@@ -77,3 +79,50 @@ async def test_results_and_failures() -> None:
     # A result outside the declared output schema is never handed out.
     wrong = await run_tool(_tool("wrong", {"count": "many"}), PRINCIPAL, NoArguments())
     assert wrong["isError"] is True
+
+
+class Text(BaseModel):
+    text: str
+
+
+async def test_an_answer_over_64_kb_is_withheld_with_how_to_ask_for_less() -> None:
+    async def handler(principal: Principal, arguments: NoArguments) -> Text:
+        return Text(text="x" * MAX_ANSWER_BYTES)
+
+    class Paged(NoArguments):
+        limit: int = 20
+
+    base = Tool("big", "Big", "A big answer", "read", NoArguments, Text, READ_ONLY, handler)
+    answers = {
+        "plain": base,
+        "paged": replace(base, input_model=Paged),
+        "told": replace(base, smaller="Pass fewer `fields`."),
+        "writes": replace(base, annotations=Annotations(False, False, False, True)),
+    }
+    errors = {}
+    for name, tool in answers.items():
+        result = await run_tool(tool, PRINCIPAL, NoArguments())
+        assert result["isError"] is True and "structuredContent" not in result, name
+        errors[name] = json.loads(result["content"][0]["text"])["error"]
+        assert errors[name]["code"] == "answer_too_large" and "64 KB" in errors[name]["message"]
+        assert errors[name]["suggest"] == [tool.how_to_shrink()]
+    assert "`limit`" in errors["paged"]["message"] and "`cursor`" in errors["paged"]["message"]
+    assert "REST" in errors["plain"]["message"]
+    assert "fewer `fields`" in errors["told"]["message"]
+    assert "carried out" in errors["writes"]["message"]
+    assert "carried out" not in errors["plain"]["message"]
+    # Just under the limit is answered, as compact UTF-8 JSON.
+    fits = "é" * ((MAX_ANSWER_BYTES - len('{"text":""}')) // 2)
+    result = await run_tool(_tool("fits", {"count": 1}), PRINCIPAL, NoArguments())
+    assert result["content"][0]["text"] == '{"count":1}'
+    exact = replace(base, handler=_returning(Text(text=fits)))
+    answered = await run_tool(exact, PRINCIPAL, NoArguments())
+    assert answered["isError"] is False
+    assert len(answered["content"][0]["text"].encode()) <= MAX_ANSWER_BYTES
+
+
+def _returning(answer: BaseModel) -> Any:
+    async def handler(principal: Principal, arguments: NoArguments) -> BaseModel:
+        return answer
+
+    return handler
