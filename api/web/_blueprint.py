@@ -9,7 +9,7 @@ from werkzeug.exceptions import HTTPException
 
 from api.http.csp import content_security_policy
 from api.http.errors import ApiError
-from api.web import csrf
+from api.web import csrf, flash
 from api.web._render import page
 from api.web._words import explain
 
@@ -38,6 +38,7 @@ async def _page_headers(response: Response) -> Response:
         # Pages show personal data and, once, a token's plaintext: keep them out of caches.
         response.headers["Cache-Control"] = "no-store"
     csrf.set_pre_cookie(response)
+    flash.forget_taken(response)
     return response
 
 

@@ -13,7 +13,7 @@ from api.email_links import proven_address
 from api.http.auth import Principal, session_principal
 from api.http.security import MIN_PASSWORD_LENGTH
 from api.services import services
-from api.web import csrf
+from api.web import csrf, flash
 
 # Messages named by a short code in the query string after a redirect (never free text, so a
 # link cannot make the page say something we did not write).
@@ -51,9 +51,14 @@ async def page(
     **context: Any,
 ) -> Response:
     """Render `template` with what every page needs: the person, CSRF tokens, a notice (the
-    `notice` given, else the one of `notices` that `?notice=` names)."""
+    `notice` given, else the one of `notices`, or of the shared `NOTICES`, that `?notice=`
+    names), and what the form that redirected here carried for it (`flash.take`; what the
+    view gives wins)."""
     who = await person()
-    notice = notices.get(request.args.get("notice", ""))
+    for key, value in flash.take().items():
+        context.setdefault(key, value)
+    code = request.args.get("notice", "")
+    notice = notices.get(code) or NOTICES.get(code)  # the page's own words, else the shared
     body = await render_template(
         template,
         person=who,

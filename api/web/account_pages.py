@@ -17,7 +17,7 @@ from api.accounts.actions import mint_access_token
 from api.accounts.schemas import CreateKeyRequest
 from api.http.auth import Principal
 from api.services import services
-from api.web import csrf
+from api.web import csrf, flash
 from api.web._blueprint import blueprint
 from api.web._render import field_errors, page, person, see_other
 
@@ -61,13 +61,11 @@ async def signed_in_record(owned: Callable[[str, str], Awaitable[T]], record_id:
     return await owned(record_id, who.workspace_id)
 
 
-async def _keys_page(
-    who: Principal, *, status: int = 200, created: object = None, **context: Any
-) -> Response:
+async def _keys_page(who: Principal, *, status: int = 200, **context: Any) -> Response:
     keys = await services().store.list_access_tokens(who.user_id)
     context.setdefault("form", {"label": "", "scopes": ["read"]})
     context.setdefault("errors", {})
-    return await page("keys.html", status=status, keys=keys, created=created, **context)
+    return await page("keys.html", status=status, keys=keys, **context)
 
 
 @blueprint.get("/account/keys")
@@ -90,9 +88,11 @@ async def create_key() -> Response:
         label=data.label,
         scopes=tuple(sorted(set(data.scopes))),
     )
-    # Rendered in this answer (not after a redirect) so the plaintext is never in a URL,
-    # a cache or the next page view: reloading shows the list without it.
-    return await _keys_page(who, status=201, created=minted)
+    # The plaintext goes to the page the redirect leads to in a sealed one-shot cookie
+    # (`flash`), never in a URL: that page shows it once, and reloading it shows the list
+    # without it.
+    created = {"label": minted.record.label, "plaintext": minted.plaintext}
+    return flash.carry(see_other("/account/keys"), "/account/keys", created=created)
 
 
 @blueprint.post("/account/keys/<id:key_id>/revoke")

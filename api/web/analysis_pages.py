@@ -6,7 +6,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
-from quart import Response, request
+from quart import Response
 
 from api.analyses.actions import GRAPH_NAMES, analysis_in_workspace
 from api.analyses.choice import depth_of, pin_in, rests_on
@@ -53,6 +53,7 @@ GRAPHS = {
     ),
 }
 assert tuple(GRAPHS) == GRAPH_NAMES
+NOTICES = {"imported": "Your export was imported and analysed."}
 # The trust floor as pages write it: "≥" never ends a line apart from its number.
 FLOOR_WORDS = TRUST_FLOOR.words.replace("≥ ", "≥\N{NO-BREAK SPACE}")
 
@@ -133,7 +134,6 @@ async def analysis_detail(analysis_id: str) -> Response:
     who = await signed_in()
     analysis = await analysis_in_workspace(analysis_id, who.workspace_id)
     result = document(analysis.result_json)
-    notice = "Your export was imported and analysed." if request.args.get("notice") else None
     niches = result.get("niches", [])[:25]
     run, monitor = await run_and_monitor(analysis)  # the name, and where its listings live
     depth = depth_of(analysis)
@@ -151,7 +151,7 @@ async def analysis_detail(analysis_id: str) -> Response:
         graphs=graphs_of(analysis.id, result),
         graph_key=graph_key(result),
         sales_basis=sales_basis_shown(result),
-        notice=notice,
+        notices=NOTICES,
         pinned=await services().store.runs.pinned(who.workspace_id) == analysis.id,
         trust={
             "cleared": TRUST_FLOOR.cleared_by(depth),

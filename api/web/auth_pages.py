@@ -20,7 +20,7 @@ from api.accounts.schemas import (
 )
 from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
 from api.services import services
-from api.web import csrf
+from api.web import csrf, flash
 from api.web._blueprint import blueprint
 from api.web._render import field_errors, page, person, safe_next, see_other
 
@@ -121,7 +121,14 @@ async def logout() -> Response:
 
 @blueprint.get("/forgot-password")
 async def forgot_form() -> Response:
-    return await page("forgot.html", form={}, errors={}, sent=False)
+    """The form; after it was sent (`?notice=reset-sent`), what happens next instead."""
+    if request.args.get("notice") != "reset-sent":
+        return await page("forgot.html", form={}, errors={}, sent=False)
+    # Without SMTP (a local or demo set-up) the page says where the message went; it never
+    # shows the link itself, which would hand anyone the reset of any account they name.
+    mail = services()
+    outbox = None if mail.mailer.uses_smtp else str(mail.settings.outbox_dir)
+    return await page("forgot.html", form={}, errors={}, sent=True, outbox=outbox)
 
 
 @blueprint.post("/forgot-password")
@@ -140,11 +147,9 @@ async def forgot() -> Response:
         return _waiting(
             await page("forgot.html", status=429, form=values, errors={}, error=words), err
         )
-    # Without SMTP (a local or demo set-up) the page says where the message went; it never
-    # shows the link itself, which would hand anyone the reset of any account they name.
-    mail = services()
-    outbox = None if mail.mailer.uses_smtp else str(mail.settings.outbox_dir)
-    return await page("forgot.html", form=values, errors={}, sent=True, outbox=outbox)
+    # The address typed goes to the next page in the sealed one-shot cookie, not the URL.
+    sent = see_other("/forgot-password?notice=reset-sent")
+    return flash.carry(sent, "/forgot-password", sent_to=str(data.email))
 
 
 DEAD_RESET_LINK = "This reset link is invalid, already used or expired. Ask for a new one."

@@ -9,12 +9,13 @@ from quart import Response, request
 from api.billing import actions as service
 from api.http.errors import ApiError
 from api.services import services
-from api.web import csrf
+from api.web import csrf, flash
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in, signed_in_form
 
+TRIAL_CONFIRM = "/billing/trial/confirm"
 NOTICES = {
     "trial-sent": "Check your inbox: the link in the e-mail starts your free trial.",
     "cancelled": "The checkout was cancelled. Nothing was charged.",
@@ -93,15 +94,16 @@ async def success() -> Response:
     return await page("billing_success.html", outcome=outcome, summary=summary)
 
 
-@blueprint.get("/billing/trial/confirm")
+@blueprint.get(TRIAL_CONFIRM)
 async def trial_confirm_form() -> Response:
     """The e-mailed trial link lands here. The trial starts on the button's POST, not on
     this GET, so a mail scanner that opens links cannot use the single-use token up."""
     token = request.args.get("token", "").strip()[:200]
-    return await page("trial_confirm.html", token=token, started=False, error=None)
+    started = request.args.get("notice") == "started"  # after the POST's redirect
+    return await page("trial_confirm.html", token=token, started=started, error=None)
 
 
-@blueprint.post("/billing/trial/confirm")
+@blueprint.post(TRIAL_CONFIRM)
 async def trial_confirm() -> Response:
     await csrf.check("pre")
     token = (await request.form).get("token", "")
@@ -111,4 +113,5 @@ async def trial_confirm() -> Response:
         return await page(
             "trial_confirm.html", status=err.status, token="", started=False, error=explain(err)
         )
-    return await page("trial_confirm.html", token="", started=True, trial_end=trial_end, error=None)
+    started = see_other(f"{TRIAL_CONFIRM}?notice=started")
+    return flash.carry(started, TRIAL_CONFIRM, trial_end=trial_end.strftime("%d %B %Y"))

@@ -4,7 +4,8 @@ alerts), and the banner's "Send the link again".
 
 A link lands on a page with a button; the link is spent by the button's POST, not by the
 GET, so a mail scanner that opens links cannot use it up, and a person who never asked can
-simply close the page. Both call the same actions as the JSON API.
+simply close the page. Both call the same actions as the JSON API, and a button that worked
+answers 303 to its page saying so (`?notice=confirmed`), so a reload sends nothing again.
 """
 
 from __future__ import annotations
@@ -27,9 +28,14 @@ def _token() -> str:
     return request.args.get("token", "").strip()[:200]
 
 
+def _done() -> bool:
+    """Whether this is the page the button's POST redirected to once the link worked."""
+    return request.args.get("notice") == "confirmed"
+
+
 @blueprint.get("/confirm-email")
 async def account_confirm_form() -> Response:
-    return await page(TEMPLATE, purpose="account", token=_token(), done=False, error=None)
+    return await page(TEMPLATE, purpose="account", token=_token(), done=_done(), error=None)
 
 
 @blueprint.post("/confirm-email")
@@ -39,7 +45,7 @@ async def account_confirm() -> Response:
         await confirm_account((await request.form).get("token", ""))
     except ApiError as err:
         return await page(TEMPLATE, status=err.status, purpose="account", error=explain(err))
-    return await page(TEMPLATE, purpose="account", done=True, error=None)
+    return see_other("/confirm-email?notice=confirmed")
 
 
 @blueprint.post("/account/confirm-email/resend")
@@ -57,7 +63,7 @@ async def account_confirm_resend() -> Response:
 
 @blueprint.get("/notifications/confirm")
 async def channel_confirm_form() -> Response:
-    return await page(TEMPLATE, purpose="channel", token=_token(), done=False, error=None)
+    return await page(TEMPLATE, purpose="channel", token=_token(), done=_done(), error=None)
 
 
 @blueprint.post("/notifications/confirm")
@@ -67,4 +73,4 @@ async def channel_confirm() -> Response:
         await confirm_channel((await request.form).get("token", ""))
     except ApiError as err:
         return await page(TEMPLATE, status=err.status, purpose="channel", error=explain(err))
-    return await page(TEMPLATE, purpose="channel", done=True, error=None)
+    return see_other("/notifications/confirm?notice=confirmed")

@@ -1,9 +1,9 @@
 """`/notifications`: the workspace's channels (add, test, enable/disable, delete, rotate a
 webhook's secret), the recent alerts with their reasons, and the recent delivery log.
 
-Each form posts to a view that calls `api.notifications.actions`, like the JSON API. A
-webhook's signing secret is rendered in the answer that made it (never after a redirect, so
-it is in no URL, cache or later page view).
+Each form posts to a view that calls `api.notifications.actions`, like the JSON API, and
+answers 303 to `/notifications`. A webhook's signing secret and a test's outcome reach that
+page in the sealed one-shot cookie of `flash` (never in a URL): shown once, gone on reload.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from api.http.auth import Principal
 from api.http.errors import ApiError
 from api.notifications import actions
 from api.notifications.schemas import CreateChannelRequest, UpdateChannelRequest
+from api.web import flash
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
@@ -53,6 +54,7 @@ FIELD_WORDS = {
     "chat_id": "Enter the chat id (a number) or the channel's @name.",
 }
 FORM_FIELDS = ("kind", "name", "url", "email", "bot_token", "chat_id")
+PAGE = "/notifications"
 STATUS_WORDS = {"pending": "Waiting", "delivered": "Sent", "failed": "Not sent"}
 
 
@@ -150,10 +152,22 @@ async def add_channel() -> Response:
         )
     if not created.record.confirmed:
         return see_other("/notifications?notice=confirm-sent")
+    added = see_other("/notifications?notice=added")
     if created.signing_secret is None:
-        return see_other("/notifications?notice=added")
-    return await _notifications_page(
-        who, status=201, secret=created.signing_secret, secret_channel=created.record
+        return added
+    return _with_secret(added, created.signing_secret, created.record.name)
+
+
+def _with_secret(
+    response: Response, secret: str, channel_name: str, previous_until: str | None = None
+) -> Response:
+    """`response`, a redirect to `/notifications`, showing the new signing secret there once."""
+    return flash.carry(
+        response,
+        PAGE,
+        secret=secret,
+        secret_channel={"name": channel_name},
+        previous_until=previous_until,
     )
 
 
@@ -175,9 +189,8 @@ async def test_channel(channel_id: str) -> Response:
     except ApiError as err:
         return await _refused(who, err)
     channel = await actions.owned_channel(who.workspace_id, channel_id)
-    return await _notifications_page(
-        who, test_result={"ok": outcome.ok, "message": outcome.message, "name": channel.name}
-    )
+    outcome_shown = {"ok": outcome.ok, "message": outcome.message, "name": channel.name}
+    return flash.carry(see_other(PAGE), PAGE, test_result=outcome_shown)
 
 
 @blueprint.post("/notifications/channels/<id:channel_id>/send-confirmation")
@@ -222,9 +235,5 @@ async def rotate_secret(channel_id: str) -> Response:
         rotated = await actions.rotate_secret(who.workspace_id, channel_id)
     except ApiError as err:
         return await _refused(who, err)
-    return await _notifications_page(
-        who,
-        secret=rotated.signing_secret,
-        secret_channel=rotated.record,
-        previous_until=rotated.previous_valid_until,
-    )
+    until = rotated.previous_valid_until.isoformat()
+    return _with_secret(see_other(PAGE), rotated.signing_secret, rotated.record.name, until)

@@ -75,7 +75,9 @@ async def test_forms_without_the_right_token_are_refused(start_web: StartWeb) ->
         created = await client.post(
             "/account/keys", data={"label": "ok", "scopes": ["read"], "csrf_token": good}
         )
-        assert created.status_code == 201 and "nsc_" in created.text
+        assert created.status_code == 303 and created.headers["location"] == "/account/keys"
+        shown = await client.get("/account/keys")  # the plaintext once, then never again
+        assert "nsc_" in shown.text and "nsc_" not in (await client.get("/account/keys")).text
     async with service.client() as stranger:
         # No pre-session cookie and no token: a cross-site sign-in attempt.
         login = await stranger.post("/login", data={"email": email, "password": PASSWORD})
@@ -146,7 +148,10 @@ async def test_the_emailed_trial_link_needs_a_click_and_works_once(start_web: St
         forged = await visitor.post("/billing/trial/confirm", data={"token": link.group(2)})
         assert forged.status_code == 403
         started = await visitor.post("/billing/trial/confirm", data=form)
-        assert started.status_code == 200 and "Your free trial has started" in started.text
+        assert started.status_code == 303, started.text
+        landed = await visitor.get(started.headers["location"])
+        assert landed.status_code == 200 and "Your free trial has started" in landed.text
+        assert "It runs until" in landed.text  # the date, carried by the one-shot cookie
         reused = await visitor.post("/billing/trial/confirm", data=form)
         assert reused.status_code == 410 and "cannot be used" in reused.text
 
