@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, EmailStr, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from api.billing.schemas import BillingSummary
+from api.http.email_address import Email
 from api.http.schemas import Strict
 from api.http.security import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
 
@@ -15,18 +16,18 @@ Password = Field(min_length=MIN_PASSWORD_LENGTH, max_length=MAX_PASSWORD_LENGTH)
 
 
 class RegisterRequest(Strict):
-    email: EmailStr
+    email: Email
     password: str = Password
     name: str | None = Field(default=None, max_length=200)
 
 
 class LoginRequest(Strict):
-    email: EmailStr
+    email: Email
     password: str = Field(min_length=1, max_length=MAX_PASSWORD_LENGTH)
 
 
 class ForgotPasswordRequest(Strict):
-    email: EmailStr
+    email: Email
 
 
 class ResetPasswordRequest(Strict):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from api.http.email_address import Email
 from api.http.storable import document_storable_text, storable_field
 
 
@@ -21,7 +22,7 @@ class CheckoutRequest(_Strict):
 
 
 class TrialStartRequest(_Strict):
-    email: EmailStr
+    email: Email
 
 
 class SyncCheckoutRequest(_Strict):

@@ -4,9 +4,9 @@ OpenAPI document so that generated clients validate before they send.
 Some depend on the configuration (the catalogue URLs' sites, the plans on sale), so they are
 stated when the document is built; the others are the shapes of the secrets the service hands
 out (reset and trial tokens, MCP session ids) and of the headers some operations need. What
-remains a 400 for schema-valid input is what no schema can state: a token that is well formed
-but unknown or used, a webhook signature that does not verify, a catalogue URL whose host does
-not resolve to a public address, a price_from above its price_to.
+remains refused for schema-valid input is what no schema can state: a token that is well formed
+but unknown or used, a webhook signature that does not verify, a catalogue URL or notification
+webhook whose host does not resolve to a public address, a price_from above its price_to.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from api.billing.plans import configured_plans
 from api.catalogue_urls import url_schema
 from api.http.openapi_errors import validation_failed
 from api.mcp._protocol import SESSION_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER
+from api.notifications.channel_schema import kind_branches
 from api.settings import Settings
 
 # `security.new_secret()`: 32 random bytes, URL-safe base64 without padding.
@@ -65,6 +66,8 @@ def state_runtime_rules(document: dict[str, Any], settings: Settings) -> None:
         }
     if "JsonRpcMessage" in schemas:
         schemas["JsonRpcMessage"] = JSON_RPC_MESSAGE
+    if "CreateChannelRequest" in schemas:  # with the origins this service may send to
+        schemas["CreateChannelRequest"]["oneOf"] = kind_branches(settings.outbound_allow)
     paths = document["paths"]
     _required_query(paths, "/api/billing/trial/confirm", "get", "token", SECRET_PATTERN)
     # quart-schema documents every query parameter as optional: say which ones are not.

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from api.http.schemas import MAX_PAGE, Strict
 from api.http.storable import document_storable_text
+from api.notifications.channel_schema import kind_branches
 
 ChannelKindName = Literal["email", "webhook", "telegram", "discord"]
 NotifyKindName = Literal[
@@ -46,25 +47,16 @@ def _named(value: str) -> str:
 
 
 def _kind_branches(schema: dict[str, Any]) -> None:
-    """State in the document what `_fields_of_kind` checks: each kind's own fields are
-    required, the others' must be absent or null."""
+    """State in the document what `_fields_of_kind` and the destination checks take: a union
+    discriminated by `kind` (`channel_schema`)."""
     document_storable_text(schema)
-    fields = ("url", "email", "bot_token", "chat_id")
-    schema["oneOf"] = [
-        {
-            "properties": {
-                "kind": {"const": kind},
-                **{f: {"type": "null"} for f in fields if f not in needed},
-            },
-            "required": ["kind", *needed],
-        }
-        for kind, needed in NEEDS.items()
-    ]
+    schema["oneOf"] = kind_branches()
 
 
 class CreateChannelRequest(Strict):
-    """A destination: `email` needs `email`; `webhook` and `discord` need `url`; `telegram`
-    needs `bot_token` and `chat_id`. Fields another kind needs are refused."""
+    """A destination, by `kind`: `email` needs `email`; `webhook` and `discord` need `url`
+    (Discord's: https://discord.com/api/webhooks/<id>/<token>); `telegram` needs `bot_token`
+    and `chat_id`. Fields another kind needs are refused."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_kind_branches)
 
@@ -163,6 +155,8 @@ class TestResult(BaseModel):
 
 
 Entry = Annotated[str, Field(max_length=MAX_ITEM)]
+# What `MonitorRule._ids` checks, stated in the document (the check keeps its own message).
+ChannelId = Annotated[str, Field(json_schema_extra={"pattern": ID_PATTERN, "maxLength": 64})]
 
 
 class RuleFiltersIn(Strict):
@@ -233,7 +227,10 @@ class MonitorRule(Strict):
         description="`deal`: asking at most this share of the niche's median sold price.",
     )  # fmt: skip
     filters: RuleFiltersIn = Field(default_factory=RuleFiltersIn)
-    channel_ids: list[str] = Field(default_factory=list, max_length=20)
+    channel_ids: list[ChannelId] = Field(
+        default_factory=list, max_length=20,
+        description="The channels to send to (ids such as chn_...); empty for every channel.",
+    )  # fmt: skip
     mode: Literal["instant", "digest"] = "instant"
     digest_hour: int = Field(default=8, ge=0, le=23)
     quiet_start: str | None = Field(default=None, pattern=HHMM)
