@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from api.http.errors import BadRequest
 from api.settings import Settings
-from scrapers import MARKET_HOSTS
+from scrapers import MARKET_HOSTS, UrlRefused, check_public_url_syntax
 
 _ID_KEYS = ("catalog", "catalog_ids", "brand_ids", "size_ids", "status_ids", "color_ids",
             "material_ids")  # fmt: skip
@@ -44,10 +44,42 @@ def refuse_unaccepted_site(url: str, settings: Settings, *, doing: str) -> None:
     allowed = {o.lower().rstrip("/") for o in settings.market_origins}
     if host in MARKET_HOSTS and host not in accepted_sites(settings) and origin not in allowed:
         raise BadRequest(
-            f"This catalogue URL cannot be {doing}: this service does not follow {host}",
+            f"This catalogue URL cannot be {doing}: this service does not follow {host} "
+            "(the sites it follows are its operator's NICHESCOPE_MARKET_SITES setting)",
             code="url_refused",
             suggest=[f"Use one of: {', '.join(accepted_sites(settings)) or 'no site'}"],
         )
+
+
+def catalogue_url_refused(url: str, reason: str, *, doing: str) -> BadRequest:
+    """The 400 `url_refused` for a catalogue URL the engine's guard refused for `reason`. A
+    host that is none of the marketplace's sites, and that only the guard's list of origins
+    keeps out, names the setting that adds an origin; a URL of the wrong shape (userinfo,
+    control characters, ...) does not, as no setting admits it."""
+    message = f"This catalogue URL cannot be {doing}: {reason}"
+    if _another_origin(url):
+        message += (
+            " (only the marketplace's sites are fetched; its operator can add another "
+            "origin with the NICHESCOPE_MARKET_ORIGINS setting)"
+        )
+    return BadRequest(
+        message,
+        code="url_refused",
+        suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
+    )
+
+
+def _another_origin(url: str) -> bool:
+    """Whether `url` names a host that is none of the marketplace's sites, in a URL that the
+    guard would fetch were its origin listed in NICHESCOPE_MARKET_ORIGINS."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower().rstrip(".")
+        origin = f"{parts.scheme}://{parts.netloc}"
+        check_public_url_syntax(url, (origin,), https_only=False)
+    except (UrlRefused, ValueError):
+        return False
+    return host not in MARKET_HOSTS
 
 
 def url_pattern(settings: Settings) -> str:

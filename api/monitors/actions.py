@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from api.analyses.actions import analysis_in_workspace
 from api.billing.quotas import plan_limits, refused, require_poll_interval, require_quota
-from api.catalogue_urls import refuse_unaccepted_site
+from api.catalogue_urls import catalogue_url_refused, refuse_unaccepted_site
 from api.http.auth import current_principal
 from api.http.errors import ApiError, BadRequest, Conflict, deleted, found
 from api.http.security import new_id
@@ -121,11 +121,7 @@ async def start_monitor_in(workspace_id: str, data: StartMonitorRequest) -> Moni
         # pages ends, and so which listings left the feed, depends on the date order.
         url = newest_first(await svc.engine.market.check_url(requested_url))
     except (CatalogueUrlRefused, InvalidCatalogueUrl) as err:
-        raise BadRequest(
-            f"This catalogue URL cannot be monitored: {err.reason}",
-            code="url_refused",
-            suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
-        ) from err
+        raise catalogue_url_refused(requested_url, err.reason, doing="monitored") from err
     limits = await plan_limits(workspace_id)
     interval = data.interval_seconds or max(
         settings.default_poll_seconds, settings.min_poll_seconds, limits.min_poll_seconds

@@ -87,11 +87,23 @@ def _given(data: CreateChannelRequest) -> dict[str, Any]:
 _FIELDS = {"to": "email"}
 
 
+# What a refusal the operator's allowlist would lift adds: the setting's name, never what
+# the host resolves to (`DestinationRefused.allowlist_opens`).
+ALLOWLIST_WORDS = (
+    "Only the operator of this service can allow such an address, by naming its origin "
+    "(scheme://host:port) in the NICHESCOPE_OUTBOUND_ALLOW setting (meant for tests and demos)."
+)
+
+
 def refused(err: DestinationRefused) -> DestinationNotAccepted:
+    """The 422 for `err`, the same words for the API, the Alerts page and agents."""
     field = _FIELDS.get(err.field or "", err.field)
     reason = err.reason[:1].upper() + err.reason[1:]
+    message = reason if reason.endswith(".") else reason + "."
+    if err.allowlist_opens:
+        message += " " + ALLOWLIST_WORDS
     return DestinationNotAccepted(
-        reason if reason.endswith(".") else reason + ".",
+        message,
         suggest=[
             "Webhooks need a public https address; Discord needs the webhook URL Discord "
             "gave (https://discord.com/api/webhooks/...); Telegram a bot token from "

@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from api.billing.quotas import refused, require_items_per_run, require_quota
-from api.catalogue_urls import refuse_unaccepted_site
+from api.catalogue_urls import catalogue_url_refused, refuse_unaccepted_site
 from api.http.auth import current_principal
-from api.http.errors import BadRequest, Conflict, NotFound, deleted, found
+from api.http.errors import Conflict, NotFound, deleted, found
 from api.http.security import new_id
 from api.runs.schemas import (
     CreateRunRequest,
@@ -61,11 +61,7 @@ async def checked_url(url: str) -> str:
     try:
         return await services().engine.market.check_url(url)
     except CatalogueUrlRefused as err:
-        raise BadRequest(
-            f"This catalogue URL cannot be analysed: {err.reason}",
-            code="url_refused",
-            suggest=["Copy a catalogue URL of the marketplace from the browser's address bar"],
-        ) from err
+        raise catalogue_url_refused(url, err.reason, doing="analysed") from err
 
 
 async def require_run_quota(workspace_id: str, max_items: int | None) -> tuple[int, int]:

@@ -45,12 +45,20 @@ ROTATION_OVERLAP_SECONDS = 24 * 3600
 
 
 class DestinationRefused(Exception):
-    """A destination that will not be stored (or, at delivery, used); `reason` in words."""
+    """A destination that will not be stored (or, at delivery, used); `reason` in words.
 
-    def __init__(self, reason: str, field: str | None = None) -> None:
+    `allowlist_opens`: the SSRF guard refused the URL for a rule that an allowlisted origin
+    (`allow`, the operator's setting) is exempt from (a private or metadata address, an
+    address or single-label host, plain http), so naming its origin there would admit it;
+    a caller can say so without saying what the host resolves to."""
+
+    def __init__(
+        self, reason: str, field: str | None = None, *, allowlist_opens: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.field = field
+        self.allowlist_opens = allowlist_opens
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,30 @@ class Destination:
 # -- checks ------------------------------------------------------------------------------------
 
 
+def _allowlist_opens(url: str, refusal: UrlRefused) -> bool:
+    """Whether the guard, which refused `url` with `refusal`, would admit it with its origin
+    allowlisted. Not for a URL of the wrong shape (userinfo, a fragment, ...), refused
+    whatever the allowlist, nor for a name that does not resolve: only a private or metadata
+    address (the look-up found one) or a host the public rules refuse before any look-up."""
+    if refusal.address is not None:
+        return True
+    try:
+        parts = urlsplit(url)
+        check_public_url_syntax(url, (f"{parts.scheme}://{parts.netloc}",))
+    except (UrlRefused, ValueError):
+        return False
+    try:
+        check_public_url_syntax(url)
+    except UrlRefused:
+        return True
+    return False  # only the look-up refused it: the name does not resolve
+
+
+def _url_refused(what: str, url: str, err: UrlRefused) -> DestinationRefused:
+    opens = _allowlist_opens(url, err)
+    return DestinationRefused(f"{what} refused: {err.reason}", "url", allowlist_opens=opens)
+
+
 async def check_webhook_url(
     url: str, allow: Iterable[str] = (), *, resolver: Resolver | None = None
 ) -> str:
@@ -74,7 +106,7 @@ async def check_webhook_url(
     try:
         checked = await check_public_url(url, tuple(allow), resolver=resolver)
     except UrlRefused as err:
-        raise DestinationRefused(f"webhook URL refused: {err.reason}", "url") from err
+        raise _url_refused("webhook URL", url, err) from err
     return checked.url
 
 
@@ -84,7 +116,7 @@ def check_webhook_url_syntax(url: str, allow: Iterable[str] = ()) -> str:
     try:
         checked, _ = check_public_url_syntax(url, tuple(allow))
     except UrlRefused as err:
-        raise DestinationRefused(f"webhook URL refused: {err.reason}", "url") from err
+        raise _url_refused("webhook URL", url, err) from err
     return checked.url
 
 
@@ -95,7 +127,7 @@ def check_discord_url(url: str, allow: Iterable[str] = ()) -> str:
     try:
         checked, explicit = check_public_url_syntax(url, tuple(allow))
     except UrlRefused as err:
-        raise DestinationRefused(f"Discord webhook URL refused: {err.reason}", "url") from err
+        raise _url_refused("Discord webhook URL", url, err) from err
     if not explicit and (checked.host not in DISCORD_HOSTS or checked.port != 443):
         raise DestinationRefused(
             "a Discord webhook URL is https://discord.com/api/webhooks/<id>/<token>", "url"
