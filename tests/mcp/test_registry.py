@@ -16,6 +16,7 @@ from api.mcp._protocol import RpcError
 from api.mcp._registry import MAX_ANSWER_BYTES, ToolRegistry, run_tool
 from api.mcp.tools import REGISTRY
 from api.mcp.tools._inputs import NoArguments
+from api.mcp.tools._paging import PageArguments, fitting
 
 PRINCIPAL = Principal("usr_1", "a@example.com", "ws_1", "token", frozenset({"read"}), "key_1")
 
@@ -126,3 +127,28 @@ def _returning(answer: BaseModel) -> Any:
         return answer
 
     return handler
+
+
+class Blob(BaseModel):
+    text: str
+
+
+class BlobPage(PageArguments):
+    kind = "blobs"
+
+
+def test_a_page_cut_to_fit_goes_on_after_its_last_item() -> None:
+    arguments = BlobPage(limit=100)
+    items = [Blob(text=f"{i:04d}" + "x" * 2000) for i in range(100)]
+    shown = fitting(items)
+    assert 20 < len(shown) < 40 and shown == items[: len(shown)]
+    page = arguments.fields(100, len(shown))
+    assert page["total"] == 100
+    assert page["nextCursor"] is not None
+    following = BlobPage(cursor=page["nextCursor"], limit=100)
+    assert following.offset == len(shown)
+    # What fits is answered whole; one item too large on its own is still answered (the
+    # registry then withholds it as answer_too_large).
+    assert fitting(items[:5]) == items[:5]
+    assert fitting([Blob(text="x" * 70_000)]) == [Blob(text="x" * 70_000)]
+    assert arguments.fields(5, 5)["nextCursor"] is None

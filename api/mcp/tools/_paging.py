@@ -4,18 +4,32 @@ A cursor is the offset of the next item, tagged with the list it belongs to, in 
 base64. Agents pass it back unchanged; one that does not decode, or that belongs to another
 list, is refused as invalid arguments (JSON-RPC -32602) before the tool runs. Pages are
 offsets into a newest-first list, so an item created while paging shifts later pages by one.
+
+A page holds `limit` items or as many as fit in an answer (`fitting`): the next cursor
+starts after the last item answered, so a page cut short loses nothing.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from api.mcp._registry import MAX_ANSWER_BYTES, answer_bytes, answer_text
+
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+# What a page's items may take of an answer (the rest: `total`, `nextCursor`, room to spare).
+ITEMS_BUDGET = MAX_ANSWER_BYTES - 1024
+Item = TypeVar("Item", bound=BaseModel)
+# How every list tool's description ends.
+PAGING_DOC = (
+    f"Paged: {DEFAULT_LIMIT} items by default (`limit` 1-{MAX_LIMIT}; fewer when they would "
+    f"not fit in the {MAX_ANSWER_BYTES // 1024} KB an answer holds); `total` counts them all "
+    "and `nextCursor`, passed back as `cursor`, answers the next page (null on the last)."
+)
 
 
 def encode_cursor(kind: str, offset: int) -> str:
@@ -55,7 +69,11 @@ class PageArguments(BaseModel):
         description="Opaque: the `nextCursor` of the previous page; omit for the first page.",
     )
     limit: int = Field(
-        default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="Items per page (1-100)."
+        default=DEFAULT_LIMIT,
+        ge=1,
+        le=MAX_LIMIT,
+        description=f"Items per page (1-{MAX_LIMIT}, default {DEFAULT_LIMIT}); fewer when "
+        f"they would not fit in the {MAX_ANSWER_BYTES // 1024} KB an answer holds.",
     )
 
     @field_validator("cursor")
@@ -69,14 +87,27 @@ class PageArguments(BaseModel):
     def offset(self) -> int:
         return 0 if self.cursor is None else decode_cursor(self.kind, self.cursor)
 
-    def next_cursor(self, total: int) -> str | None:
-        """The cursor of the page after this one, or None when this page is the last."""
-        following = self.offset + self.limit
+    def next_cursor(self, total: int, shown: int | None = None) -> str | None:
+        """The cursor of the page after this one (of `shown` items, `limit` if not given),
+        or None when this page is the last."""
+        following = self.offset + (self.limit if shown is None else shown)
         return encode_cursor(self.kind, following) if following < total else None
 
-    def fields(self, total: int) -> PageFields:
-        """The result's page fields: the `total` of the whole list and the next page's cursor."""
-        return PageFields(total=total, nextCursor=self.next_cursor(total))
+    def fields(self, total: int, shown: int | None = None) -> PageFields:
+        """The result's page fields: the `total` of the whole list and the next page's cursor
+        (after the `shown` items answered, `limit` if not given)."""
+        return PageFields(total=total, nextCursor=self.next_cursor(total, shown))
+
+
+def fitting(items: list[Item]) -> list[Item]:
+    """The first of `items` that fit in an answer together (at least one: an item too large
+    on its own is the registry's `answer_too_large`)."""
+    used = 0
+    for count, item in enumerate(items):
+        used += answer_bytes(answer_text(item.model_dump(mode="json"))) + 1
+        if used > ITEMS_BUDGET and count > 0:
+            return items[:count]
+    return items
 
 
 NEXT_CURSOR: Any = Field(

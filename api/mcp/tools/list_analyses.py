@@ -8,7 +8,7 @@ from api.analyses.actions import summaries
 from api.analyses.schemas import AnalysisSummary
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
-from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
+from api.mcp.tools._paging import NEXT_CURSOR, PAGING_DOC, PageArguments, fitting
 
 
 class ListAnalysesArguments(PageArguments):
@@ -23,7 +23,8 @@ class AnalysisPage(BaseModel):
 
 async def list_analyses(principal: Principal, arguments: ListAnalysesArguments) -> AnalysisPage:
     analyses, total = await summaries(principal.workspace_id, arguments.offset, arguments.limit)
-    return AnalysisPage(analyses=analyses, **arguments.fields(total))
+    shown = fitting(analyses)
+    return AnalysisPage(analyses=shown, **arguments.fields(total, len(shown)))
 
 
 TOOL = Tool(
@@ -32,8 +33,7 @@ TOOL = Tool(
     description=(
         "The workspace's analyses (results of succeeded runs and imported monitor exports), "
         "newest first: id, `title` (what it is of: the run's name, its monitor's name or URL, "
-        "or the catalogue URL), source, source URL, date. Read one with get_analysis. "
-        "Paged: pass `nextCursor` back as `cursor`."
+        "or the catalogue URL), source, source URL, date. Read one with get_analysis. " + PAGING_DOC
     ),
     scope="read",
     input_model=ListAnalysesArguments,

@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
-from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
+from api.mcp.tools._paging import NEXT_CURSOR, PAGING_DOC, PageArguments, fitting
 from api.monitors.actions import counted
 from api.monitors.schemas import MonitorOut
 from api.services import services
@@ -28,7 +28,8 @@ async def list_monitorings(
     # The REST view's store call; the store answers the whole (small) list, paged here.
     monitors = await services().store.monitors.in_workspace(principal.workspace_id)
     page = monitors[arguments.offset : arguments.offset + arguments.limit]
-    return MonitorPage(monitors=await counted(page), **arguments.fields(len(monitors)))
+    shown = fitting(await counted(page))
+    return MonitorPage(monitors=shown, **arguments.fields(len(monitors), len(shown)))
 
 
 TOOL = Tool(
@@ -37,8 +38,7 @@ TOOL = Tool(
     description=(
         "The workspace's monitors (catalogue URLs polled on an interval), newest first, with "
         "status (paused while bootstrapping, active, error), interval, last/next poll, error "
-        "counts and listing `counts` (open, reserved, sold, likely_sold, deleted). "
-        "Paged: pass `nextCursor` back as `cursor` for the next page."
+        "counts and listing `counts` (open, reserved, sold, likely_sold, deleted). " + PAGING_DOC
     ),
     scope="read",
     input_model=ListMonitoringsArguments,

@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
-from api.mcp.tools._paging import NEXT_CURSOR, PageArguments
+from api.mcp.tools._paging import NEXT_CURSOR, PAGING_DOC, PageArguments, fitting
 from api.runs.actions import runs_out
 from api.runs.schemas import RunOut
 
@@ -23,7 +23,8 @@ class RunPage(BaseModel):
 
 async def list_runs(principal: Principal, arguments: ListRunsArguments) -> RunPage:
     runs, total = await runs_out(principal.workspace_id, arguments.offset, arguments.limit)
-    return RunPage(runs=runs, **arguments.fields(total))
+    shown = fitting(runs)
+    return RunPage(runs=shown, **arguments.fields(total, len(shown)))
 
 
 TOOL = Tool(
@@ -32,7 +33,7 @@ TOOL = Tool(
     description=(
         "The workspace's analysis runs, newest first: state (queued, running, succeeded, "
         "failed, cancelled), progress, items scraped, error, and `analysis_id` once succeeded "
-        "(read it with get_analysis). Paged: pass `nextCursor` back as `cursor`."
+        "(read it with get_analysis). " + PAGING_DOC
     ),
     scope="read",
     input_model=ListRunsArguments,

@@ -12,6 +12,13 @@ from api.notifications import actions
 from api.notifications.schemas import ID_PATTERN, MonitorRule, RuleOut
 from api.services import services
 
+# What an agent reads when a monitor's rules would answer more than 64 KB (50 rules at most,
+# but each may hold six lists of 50 entries).
+REST_RULES = (
+    "Read the monitor's rules with GET /api/notifications/rules?monitor_id=<monitor_id> "
+    "(the same token), which answers them whole."
+)
+
 MonitorId = Field(
     max_length=64,
     pattern=ID_PATTERN,
@@ -87,6 +94,7 @@ LIST_TOOL = Tool(
     output_model=MonitorRules,
     annotations=READ_ONLY,
     handler=list_notification_rules,
+    smaller=REST_RULES,
 )
 
 # Replaces the monitor's own rules wholesale: destructive, and the same call twice is the same.
@@ -111,4 +119,5 @@ SET_TOOL = Tool(
     output_model=MonitorRules,
     annotations=REPLACES,
     handler=set_notification_rules,
+    smaller=REST_RULES,
 )
