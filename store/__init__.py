@@ -3,7 +3,26 @@
 Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
 """
 
-from ._alert_decisions import AlertCandidate, AlertDraft, AlertRules, ListingView, PollAlerts
+from ._alert_decisions import (
+    AlertCandidate,
+    AlertRules,
+    ErrorAlertRules,
+    ErrorAlerts,
+    ListingView,
+    NicheAlertRules,
+    NicheAlerts,
+    NicheFinding,
+    PollAlerts,
+)
+from ._alert_payloads import (
+    AlertBody,
+    AlertDraft,
+    ListingAlert,
+    ListingAlertKind,
+    MonitorErrorAlert,
+    NicheAlert,
+    NicheAlertKind,
+)
 from ._analysis_views import AnalysisOrigin, DashboardView, DepthFloor
 from ._asyncio_loop import asyncio_loop
 from ._billing_records import (
@@ -80,6 +99,7 @@ from ._notify_records import (
 from ._notify_rules import admits as confidence_admits
 from ._notify_rules import confidence as niche_confidence
 from ._notify_rules import matches as listing_matches
+from ._notify_rules import matches_niche as niche_matches
 from ._notify_store import NotifyStore
 from ._poll_decisions import (
     EventDraft,
@@ -139,6 +159,7 @@ __all__ = [
     "LISTING_STATES",
     "NOTIFY_KINDS",
     "AccessTokenRecord",
+    "AlertBody",
     "AlertCandidate",
     "AlertDraft",
     "AlertRules",
@@ -173,11 +194,15 @@ __all__ = [
     "DeliveryRecord",
     "DepthFloor",
     "Entitlement",
+    "ErrorAlertRules",
+    "ErrorAlerts",
     "EventDraft",
     "Evidence",
     "FeedOrder",
     "IdentityClaim",
     "LeaseLost",
+    "ListingAlert",
+    "ListingAlertKind",
     "ListingEventRecord",
     "ListingFilter",
     "ListingPage",
@@ -190,6 +215,7 @@ __all__ = [
     "MarketSaleRecord",
     "MarketStore",
     "MinConfidence",
+    "MonitorErrorAlert",
     "MonitorRecord",
     "MonitorSnapshot",
     "MonitorStatus",
@@ -206,6 +232,11 @@ __all__ = [
     "NewTrialToken",
     "NewUser",
     "Niche",
+    "NicheAlert",
+    "NicheAlertKind",
+    "NicheAlertRules",
+    "NicheAlerts",
+    "NicheFinding",
     "NicheSales",
     "NodeInfo",
     "NodeRecord",
@@ -248,6 +279,7 @@ __all__ = [
     "migrate",
     "new_id",
     "niche_confidence",
+    "niche_matches",
     "open_store",
     "record_fields",
     "site_of",

@@ -1,12 +1,21 @@
-"""What a poll's listing alerts are decided from, as the store hands it over: the contract
-between the engine's alert rules (`engine.pricing.decide_alerts`) and `write_poll_alerts`,
-which only reads what they need and inserts what they decide.
+"""What the engine's alert rules decide from, as the store hands it over: the contract between
+the rules (the engine's: `decide_alerts` in `engine.pricing`, `decide_error_alerts` and
+`decide_niche_alerts` in `engine.notifications`) and the outbox (`_notify_outbox`), which only
+reads what they need and inserts the `AlertDraft`s they return (`_alert_payloads`).
 
-As with the listing state machine (`_poll_decisions`), the rules reach the store as a callable
-(`AlertRules`), carried by the poll's decision (`PollDecision.alerts`): after writing a poll's
-listings, `record_poll` reads the monitor's effective rules, the price book of the new and
-cheaper listings' niches and the workspace's buying costs, hands them to the rules inside the
-same transaction, and queues exactly the alerts that come back (one per channel).
+As with the listing state machine (`_poll_decisions`), the rules reach the store as callables,
+handed to the transaction that finds the alerts:
+
+- a poll's listing alerts (`AlertRules`), carried by the poll's decision
+  (`PollDecision.alerts`): after writing a poll's listings, `record_poll` reads the monitor's
+  effective rules, the price book of the new and cheaper listings' niches and the workspace's
+  buying costs (`PollAlerts`), and queues exactly the alerts that come back;
+- a monitor going to `error` (`ErrorAlertRules`, `record_poll_error`'s `decide=`): its rules
+  and state (`ErrorAlerts`);
+- the niche analysis' findings (`NicheAlertRules`, `store.notify.add_niche_alerts`'s
+  `decide=`): the rules and the findings (`NicheAlerts`).
+
+Every callable is pure and called inside the transaction, in a worker thread.
 """
 
 from __future__ import annotations
@@ -17,7 +26,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ._notify_records import NotifyKind, RuleRecord
+from ._alert_payloads import AlertDraft, NicheAlertKind
+from ._monitor_records import MonitorStatus
+from ._notify_records import RuleRecord
+from ._notify_rules import niche_subject
 from ._price_book_records import BuyingCosts, Niche, NicheSales
 
 NicheKey = tuple[int | None, str | None, str | None, str | None]
@@ -76,17 +88,56 @@ class PollAlerts:
     queued: frozenset[tuple[str, str, str]]  # (rule, kind, subject) already in the outbox
 
 
-@dataclass(frozen=True, slots=True)
-class AlertDraft:
-    """One alert to queue for one rule (on each of the rule's channels): its kind, its
-    subject (the outbox's unique key with the rule and channel) and its payload's body
-    (`listing`, `niche`, `reason`, `figures`, `buy_below`)."""
-
-    rule_id: str
-    kind: NotifyKind
-    subject: str
-    body: Mapping[str, Any]
-
-
 # A poll's alert rules: pure, called in the poll's transaction, in a worker thread.
 AlertRules = Callable[[PollAlerts], Sequence[AlertDraft]]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorAlerts:
+    """A monitor that one failed poll has just put in `error`, and its effective rules."""
+
+    poll_id: str  # the poll that put it there: one alert per error episode
+    status: MonitorStatus
+    last_error: str | None
+    last_error_kind: str | None  # a `PollFailureKind`, None for an ordinary failure
+    consecutive_errors: int
+    rules: tuple[RuleRecord, ...]
+
+    @property
+    def subject(self) -> str:
+        return f"error:{self.poll_id}"
+
+
+ErrorAlertRules = Callable[[ErrorAlerts], Sequence[AlertDraft]]
+
+
+@dataclass(frozen=True, slots=True)
+class NicheFinding:
+    """One niche alert the analysis found: its niche's keys (the subject, and what a rule's
+    brand, size and condition filters read), the sales it rests on (what `min_confidence`
+    reads), and what it says (`niche`, `reason`, `figures`, as the alert shows them)."""
+
+    kind: NicheAlertKind
+    category_id: int | None
+    brand: str | None
+    size: str | None
+    condition: str | None
+    sold: int
+    niche: Mapping[str, Any]
+    reason: str
+    figures: Mapping[str, Any]
+
+    @property
+    def subject(self) -> str:
+        return niche_subject(self.category_id, self.brand, self.size, self.condition)
+
+
+@dataclass(frozen=True, slots=True)
+class NicheAlerts:
+    """Everything a monitor's niche alerts are decided from."""
+
+    rules: tuple[RuleRecord, ...]  # the monitor's effective rules, enabled
+    findings: tuple[NicheFinding, ...]
+
+
+NicheAlertRules = Callable[[NicheAlerts], Sequence[AlertDraft]]

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from . import _listing_pages as pages
 from . import _monitors as repo
 from . import _polls as polls
+from ._alert_decisions import ErrorAlertRules
 from ._listing_filters import filtered_listing_page
 from ._monitor_records import (
     FeedOrder,
@@ -111,13 +112,21 @@ class MonitorStore:
         )
 
     async def record_poll_error(
-        self, monitor_id: str, failure: PollFailure, *, lease_token: int | None = None
+        self,
+        monitor_id: str,
+        failure: PollFailure,
+        *,
+        decide: ErrorAlertRules,
+        lease_token: int | None = None,
     ) -> MonitorRecord | None:
-        """Count a failed poll, finished now (see `PollFailure`); with `lease_token`, only
-        while this node's lease holds (`LeaseLost` otherwise)."""
+        """Count a failed poll, finished now (see `PollFailure`); going to `error` queues the
+        alerts `decide` draws from it (the engine's rules, `engine.decide_error_alerts`). With
+        `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
         finished_at = self._store.clock()
         return await self._store.notify.unit(  # going to `error` may alert
-            lambda db: polls.record_poll_error(db, monitor_id, failure, finished_at, lease_token)
+            lambda db: polls.record_poll_error(
+                db, monitor_id, failure, finished_at, decide, lease_token
+            )
         )
 
     async def state_counts(self, monitor_id: str) -> dict[str, int]:

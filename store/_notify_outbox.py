@@ -1,11 +1,15 @@
 """Writing alerts into the outbox, inside the transaction of what found them: a poll's new
-listings and price drops (`write_poll_alerts`, called by `record_poll`, as the engine's alert
-rules decide them: `_alert_decisions`), a monitor going to `error` (`write_error_alerts`), the
-engine's niche alerts (`write_niche_alerts`).
+listings and price drops (`write_poll_alerts`, called by `record_poll`), a monitor going to
+`error` (`write_error_alerts`, called by `record_poll_error`), the niche analysis' findings
+(`write_niche_alerts`).
 
-One row per (rule, channel, kind, subject), inserted ON CONFLICT DO NOTHING, so replays and
-concurrent writers never fail the poll's transaction and never alert twice. Alerts carry the
-service's clock (`at`), which is what the dispatcher compares `due_at` with.
+Each writer reads what the engine's alert rules need (`_alert_decisions`), calls them, and
+inserts what they return (`AlertDraft`s, `_alert_payloads`): it decides no alert and words
+none. What is added here is the delivery's: the webhook envelope around the body (event type,
+id, time, monitor, rule), the channels, and when the alert is due (the rule's quiet hours or
+digest). One row per (rule, channel, kind, subject), inserted ON CONFLICT DO NOTHING, so
+replays and concurrent writers never fail the transaction and never alert twice. Alerts carry
+the service's clock (`at`), which is what the dispatcher compares `due_at` with.
 """
 
 from __future__ import annotations
@@ -14,19 +18,31 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ._alert_decisions import AlertCandidate, AlertRules, ListingView, NicheKey, PollAlerts
+from ._alert_decisions import (
+    AlertCandidate,
+    AlertRules,
+    ErrorAlertRules,
+    ErrorAlerts,
+    ListingView,
+    NicheAlertRules,
+    NicheAlerts,
+    NicheFinding,
+    NicheKey,
+    PollAlerts,
+)
+from ._alert_payloads import AlertDraft, MonitorErrorAlert
 from ._monitor_models import Listing, Monitor
-from ._monitor_records import FAILURE_EXPLAINED
-from ._notify import effective_rule_rows, filters_from_json, rule_record
+from ._monitor_records import MonitorStatus
+from ._notify import effective_rule_rows, rule_record
 from ._notify_models import Notification, NotificationChannel, NotificationRule
-from ._notify_records import EVENT_TYPES, NotifyKind, RuleRecord
-from ._notify_rules import admits, due_at, matches, matches_niche, niche_subject
+from ._notify_records import EVENT_TYPES, RuleRecord
+from ._notify_rules import due_at, matches
 from ._price_book import buying_costs, many_niche_sales, site_of
 from ._price_book_records import BOOK_DAYS, BOOK_SALES, Niche, NicheSales
 from ._rows import new_id, to_record
@@ -43,11 +59,14 @@ class _Batch:
         self.monitor, self.channels, self.at = monitor, channels, at
         self.rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
 
-    def add(self, rule: NotificationRule, kind: NotifyKind, subject: str, **body: Any) -> None:
+    def add(self, rule: NotificationRule, draft: AlertDraft) -> None:
         # The rule's channels that are enabled; none listed means every enabled channel.
         wanted = set(rule.channel_ids)
         targets = [c for c in self.channels if c in wanted] if wanted else self.channels
-        monitor = self.monitor
+        monitor, kind, subject, body = self.monitor, draft.kind, draft.subject, draft.body
+        about = {"id": monitor.id, "label": monitor.label, "url": monitor.url}
+        if isinstance(body, MonitorErrorAlert):  # its state goes out inside `monitor`
+            about |= body.monitor_state()
         when = due_at(
             self.at,
             mode=rule.mode,
@@ -63,9 +82,9 @@ class _Batch:
                 "version": 1,
                 "id": notification_id,
                 "created_at": self.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "monitor": {"id": monitor.id, "label": monitor.label, "url": monitor.url},
+                "monitor": about,
                 "rule": {"id": rule.id, "name": rule.name},
-                **body,
+                **body.to_json(),
             }
             self.rows.setdefault(
                 (rule.id, channel_id, kind, subject),
@@ -148,7 +167,10 @@ def _view(row: Listing) -> ListingView:
 
 
 def _books(
-    db: Session, site: str, candidates: Sequence[AlertCandidate], rules: Sequence[RuleRecord],
+    db: Session,
+    site: str,
+    candidates: Sequence[AlertCandidate],
+    rules: Sequence[RuleRecord],
     at: datetime,
 ) -> dict[NicheKey, NicheSales]:
     """The price book of the niches of the candidates some rule's filters pass (a listing no
@@ -199,80 +221,63 @@ def write_poll_alerts(
             queued=frozenset(_already_queued(db, rows, [c.subject for c in candidates])),
         )
     )  # fmt: skip
-    batch, by_id = _Batch(monitor, channels, at), {row.id: row for row in rows}
+    return _queue(db, monitor, rows, channels, at, drafts)
+
+
+def _queue(
+    db: Session,
+    monitor: Monitor,
+    rules: Sequence[NotificationRule],
+    channels: list[str],
+    at: datetime,
+    drafts: Sequence[AlertDraft],
+) -> int:
+    """Insert the drafts the engine's rules returned, each on its rule's channels; rows
+    written."""
+    batch, by_id = _Batch(monitor, channels, at), {rule.id: rule for rule in rules}
     for draft in drafts:
-        batch.add(by_id[draft.rule_id], draft.kind, draft.subject, **draft.body)
+        batch.add(by_id[draft.rule_id], draft)
     return batch.write(db)
 
 
-def write_error_alerts(db: Session, monitor: Monitor, *, poll_id: str, at: datetime) -> int:
-    """One `monitor_error` per rule wanting it, for the poll that put the monitor in `error`."""
-    rules, channels = _targets(db, monitor)
-    batch = _Batch(monitor, channels, at)
-    explanation = FAILURE_EXPLAINED.get(monitor.last_error_kind or "") or (
-        f"Polls failed {monitor.consecutive_errors} times in a row."
+def write_error_alerts(
+    db: Session, monitor: Monitor, *, poll_id: str, at: datetime, decide: ErrorAlertRules
+) -> int:
+    """Queue the `monitor_error` alerts `decide` (the engine's rules) draws from `monitor`,
+    which poll `poll_id` has just put in `error`. Returns rows written."""
+    rows, channels = _targets(db, monitor)
+    if not rows or not channels:
+        return 0
+    drafts = decide(
+        ErrorAlerts(
+            poll_id=poll_id,
+            status=cast(MonitorStatus, monitor.status),
+            last_error=monitor.last_error,
+            last_error_kind=monitor.last_error_kind,
+            consecutive_errors=monitor.consecutive_errors,
+            rules=tuple(rule_record(row) for row in rows),
+        )
     )
-    for rule in rules:
-        if "monitor_error" in rule.kinds:
-            batch.add(
-                rule,
-                "monitor_error",
-                f"error:{poll_id}",
-                reason=f"the monitor stopped: {explanation}",
-            )
-    for row in batch.rows.values():  # the monitor part carries its state
-        payload = json.loads(row["payload"])
-        payload["monitor"] |= {
-            "status": monitor.status,
-            "last_error": monitor.last_error,
-            "explanation": explanation,
-        }
-        row["payload"] = json.dumps(payload, ensure_ascii=False)
-    return batch.write(db)
-
-
-def _niche_of(alert: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """An alert's niche keys (top level, or inside `niche` as the analysis writes them) and
-    its sales, for `min_confidence`."""
-    niche = dict(alert.get("niche") or {})
-    key = {name: alert.get(name, niche.get(name)) for name in _NICHE_KEYS}
-    figures = alert.get("figures") or {}
-    sold = niche.get("sold", figures.get("sold_recent", 0))
-    return key, int(sold or 0)
-
-
-_NICHE_KEYS = ("category_id", "brand", "size", "condition")
+    return _queue(db, monitor, rows, channels, at, drafts)
 
 
 def write_niche_alerts(
-    db: Session, workspace_id: str, monitor_id: str, alerts: list[dict[str, Any]], at: datetime
+    db: Session,
+    workspace_id: str,
+    monitor_id: str,
+    findings: Sequence[NicheFinding],
+    at: datetime,
+    decide: NicheAlertRules,
 ) -> int:
-    """Queue the engine's niche alerts (an analysis `Alert.to_json()`): `kind`
-    ("sell_through_jump" or "new_hot_niche"; others are skipped), `niche` (the payload's niche
-    part, with `category_id`, `brand`, `size`, `condition`, which may also be given at the top
-    level: the subject), `reason` (words) and `figures`. Rules' brand/size/condition filters
-    apply, and `min_confidence` on the niche's `sold` (else `figures.sold_recent`). A monitor
-    not in the workspace writes nothing. Returns rows written."""
+    """Queue the niche alerts `decide` (the engine's rules) draws from the analysis'
+    `findings` for the monitor's rules. A monitor not in the workspace writes nothing.
+    Returns rows written."""
     monitor = db.get(Monitor, monitor_id)
-    if monitor is None or monitor.workspace_id != workspace_id:
+    if monitor is None or monitor.workspace_id != workspace_id or not findings:
         return 0
-    rules, channels = _targets(db, monitor)
-    batch = _Batch(monitor, channels, at)
-    for rule in rules:
-        filters = filters_from_json(rule.filters)
-        for alert in alerts:
-            kind = alert.get("kind")
-            if kind not in ("sell_through_jump", "new_hot_niche") or kind not in rule.kinds:
-                continue
-            key, sold = _niche_of(alert)
-            if not matches_niche(key, filters) or not admits(filters.min_confidence, sold):
-                continue
-            batch.add(
-                rule,
-                kind,
-                niche_subject(*(key[name] for name in _NICHE_KEYS)),
-                niche=dict(alert.get("niche") or {}),
-                reason=str(alert.get("reason") or ""),
-                figures=dict(alert.get("figures") or {}),
-            )
-    return batch.write(db)
+    rows, channels = _targets(db, monitor)
+    if not rows or not channels:
+        return 0
+    rules = tuple(rule_record(row) for row in rows)
+    drafts = decide(NicheAlerts(rules=rules, findings=tuple(findings)))
+    return _queue(db, monitor, rows, channels, at, drafts)

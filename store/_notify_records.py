@@ -62,6 +62,8 @@ class NewRule:
     kinds: tuple[NotifyKind, ...]
     monitor_id: str | None = None
     filters: RuleFilters = field(default_factory=RuleFilters)
+    # The engine's `DEAL_RATIO` (engine.analysis.deals), which the store cannot import; a
+    # test holds the two together.
     deal_ratio: float = 0.7
     channel_ids: tuple[str, ...] = ()  # empty: every channel of the workspace
     mode: RuleMode = "instant"

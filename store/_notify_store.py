@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -16,6 +16,7 @@ from . import _notify as repo
 from . import _notify_claims as claims
 from . import _notify_outbox as outbox
 from . import _notify_reads as reads
+from ._alert_decisions import NicheAlertRules, NicheFinding
 from ._notify_records import (
     ChannelBatch,
     ChannelRecord,
@@ -241,15 +242,17 @@ class NotifyStore:
         self,
         workspace_id: str,
         monitor_id: str,
-        alerts: list[dict[str, Any]],
+        findings: Sequence[NicheFinding],
         *,
+        decide: NicheAlertRules,
         now: datetime | None = None,
     ) -> int:
-        """Queue the engine's niche alerts (see `_notify_outbox.write_niche_alerts` for an
-        alert's keys); idempotent per (rule, channel, kind, niche). Returns rows written."""
+        """Queue the niche alerts `decide` (the engine's rules, `engine.decide_niche_alerts`)
+        draws from the analysis' `findings` for the monitor's rules, in one transaction;
+        idempotent per (rule, channel, kind, niche). Returns rows written."""
         at = now or self._store.clock()
         return await self.unit(
-            lambda db: outbox.write_niche_alerts(db, workspace_id, monitor_id, alerts, at)
+            lambda db: outbox.write_niche_alerts(db, workspace_id, monitor_id, findings, at, decide)
         )
 
     # -- reading -------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ fields as the feed showed them, the per-state counters kept on the monitor row, 
 upgrade in place of a likely sale's event that a source confirmed.
 
 Both writers also queue the notifications they cause, in the same transaction (see
-`_notify_outbox`): a poll its new listings, deals and price drops (none for the bootstrap
-poll, where everything is new), a failed poll that puts the monitor in `error` its
-`monitor_error`.
+`_notify_outbox`), as the engine's alert rules decide them (`_alert_decisions`): a poll its
+new listings, deals and price drops (none for the bootstrap poll, where everything is new),
+a failed poll that puts the monitor in `error` its `monitor_error`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import cast
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ._alert_decisions import AlertRules
+from ._alert_decisions import AlertRules, ErrorAlertRules
 from ._fence import fence
 from ._monitor_models import Listing, ListingEvent, Monitor, Poll
 from ._monitor_records import (
@@ -316,9 +316,12 @@ def record_poll_error(
     monitor_id: str,
     failure: PollFailure,
     finished_at: datetime,
+    decide: ErrorAlertRules,
     lease_token: int | None = None,
 ) -> MonitorRecord | None:
-    """Count a failed poll (see `PollFailure`); fenced like `record_poll`."""
+    """Count a failed poll (see `PollFailure`); fenced like `record_poll`. The failure that
+    puts the monitor in `error` queues the alerts `decide` (the engine's rules) draws from
+    it."""
     if lease_token is not None:
         fence(db, "monitor", monitor_id, lease_token)
     monitor = db.get(Monitor, monitor_id)
@@ -357,6 +360,6 @@ def record_poll_error(
         and monitor.status != "error"
     ):
         monitor.status = "error"
-        write_error_alerts(db, monitor, poll_id=failure.poll_id, at=finished_at)
+        write_error_alerts(db, monitor, poll_id=failure.poll_id, at=finished_at, decide=decide)
     db.flush()
     return to_record(MonitorRecord, monitor)

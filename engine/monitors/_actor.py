@@ -30,6 +30,7 @@ import trio
 
 from store import LeaseLost, MonitorRecord, PollFailure, Store
 
+from ..notifications import decide_error_alerts
 from ._commands import ActorStatus, Envelope, Pause, PollNow, Resume, Stop
 from ._market import Marketplace, SuspectedBlock
 from ._poll import ConfirmPolicy, poll_once
@@ -295,6 +296,7 @@ class MonitorActor:
                     max_consecutive=self._policy.max_consecutive_errors,
                     keeps_active=kind in MARKETPLACE_KINDS,
                 ),
+                decide=decide_error_alerts,
                 lease_token=self._lease_token(),
             )
             log.info(
@@ -310,7 +312,6 @@ class MonitorActor:
         self._board.polled(record.finished_at.isoformat())
         self._next_poll = trio.current_time() + monitor.interval_seconds
         return True
-
 
     def _retry_in(self, monitor: MonitorRecord, failures: int, kind: str | None) -> float:
         """Seconds until the next try after a failed poll of `kind`, the `failures`-th in a

@@ -1,6 +1,8 @@
 """Notifications: delivering alerts to e-mail, Standard Webhooks endpoints, Telegram, Discord.
 
-The poll that finds an alert writes it to the outbox (`store.notify`); the dispatcher claims
+The poll that finds an alert writes it to the outbox (`store.notify`), as the engine's alert
+rules decide it (a listing's: `engine.pricing.decide_alerts`; a monitor's error and a niche's
+findings: `decide_error_alerts`, `decide_niche_alerts`); the dispatcher claims
 due batches and hands each to `deliver`, which sends it over the guarded outbound client and
 answers with a `SendResult`. Destinations are checked (`check_destination`) before they are
 stored, their secrets sealed (`SecretBox`), and only masks are ever shown.
@@ -8,6 +10,7 @@ stored, their secrets sealed (`SecretBox`), and only masks are ever shown.
 
 from __future__ import annotations
 
+from ._alert_rules import decide_error_alerts, decide_niche_alerts, niche_findings
 from ._answers import MAX_ANSWER_BYTES, SendResult
 from ._courier import courier
 from ._destinations import (
@@ -83,6 +86,8 @@ __all__ = [
     "check_webhook_url",
     "check_webhook_url_syntax",
     "courier",
+    "decide_error_alerts",
+    "decide_niche_alerts",
     "deliver",
     "discord_message",
     "email_text",
@@ -93,6 +98,7 @@ __all__ = [
     "mask_telegram",
     "mask_webhook_url",
     "new_signing_secret",
+    "niche_findings",
     "open_outbound",
     "outbound_client",
     "ping_notification",

@@ -4,9 +4,10 @@ A poll sees listings one by one; whether a niche sells faster than before is a q
 about the whole history, which the niche analysis answers (`engine.analysis.alerts`: a
 two-proportion test between the halves of the window, a Wilson bound against the market).
 So after a successful poll, at most once per `every` for each monitor, the monitor's
-history is analysed in a worker thread and the niche alerts it finds are handed to the
-outbox (`store.notify.add_niche_alerts`), which keeps one per (rule, niche, kind) whatever
-how often the same finding comes back.
+history is analysed in a worker thread and the niche alerts it finds (`niche_findings`) are
+handed to the outbox (`store.notify.add_niche_alerts`) with the rules that decide which rule
+each goes to (`decide_niche_alerts`, in the outbox's transaction); the outbox keeps one per
+(rule, niche, kind) whatever how often the same finding comes back.
 
 It runs in the monitor's actor, after the poll's transaction: a failure here is logged and
 never fails the poll; cancellation propagates (the analysis thread is abandoned).
@@ -21,14 +22,15 @@ from typing import Any
 
 import trio
 
-from store import MonitorRecord, Store
+from store import MonitorRecord, NicheAlert, Store
 
 from ..runs._analyser import analyse_evidence
 from ..runs._task import Evidence, monitor_evidence
+from ._alert_rules import decide_niche_alerts, niche_findings
 
 log = logging.getLogger(__name__)
 
-NICHE_KINDS = frozenset({"sell_through_jump", "new_hot_niche"})
+NICHE_KINDS = NicheAlert.KINDS
 
 
 class NicheWatch:
@@ -68,11 +70,11 @@ class NicheWatch:
                 document = await trio.to_thread.run_sync(
                     self._analyse, evidence, abandon_on_cancel=True
                 )
-            alerts = [a for a in document.get("alerts", []) if a.get("kind") in NICHE_KINDS]
-            if not alerts:
+            findings = niche_findings(document.get("alerts", []))
+            if not findings:
                 return 0
             return await self._store.notify.add_niche_alerts(
-                monitor.workspace_id, monitor.id, alerts
+                monitor.workspace_id, monitor.id, findings, decide=decide_niche_alerts
             )
         except Exception as err:
             log.warning("niche alerts of monitor %s not computed: %r", monitor.id, err)

@@ -19,6 +19,7 @@ from engine.analysis.deals import discount, is_deal
 from store import (
     AlertCandidate,
     AlertDraft,
+    ListingAlert,
     ListingView,
     NotifyKind,
     PollAlerts,
@@ -99,16 +100,16 @@ def _is_deal(listing: ListingView, book: NicheBook | None, ratio: float) -> bool
 
 def _body(
     kind: NotifyKind, poll: PollAlerts, candidate: AlertCandidate, book: NicheBook | None
-) -> dict[str, Any]:
+) -> ListingAlert:
     typical = None if book is None else book.typical_price
     buy = None if book is None or typical is None else buy_below(typical, poll.costs, book.currency)
-    return {
-        "listing": _listing(candidate.listing, candidate.previous_price),
-        "niche": None if book is None else niche_payload(book),
-        "reason": _reason(kind, poll, candidate, book, buy),
-        "figures": _figures(candidate, book, buy, poll),
-        "buy_below": None if buy is None else buy.to_json(),
-    }
+    return ListingAlert(
+        listing=_listing(candidate.listing, candidate.previous_price),
+        niche=None if book is None else niche_payload(book),
+        reason=_reason(kind, poll, candidate, book, buy),
+        figures=_figures(candidate, book, buy, poll),
+        buy_below=None if buy is None else buy.to_json(),
+    )
 
 
 def _listing(x: ListingView, previous: Decimal | None) -> dict[str, Any]:

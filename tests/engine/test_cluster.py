@@ -29,6 +29,7 @@ from engine import (
     Evidence,
     MonitorPolicy,
     RestartPolicy,
+    decide_error_alerts,
     decide_poll,
 )
 from scrapers import ClientSettings, MarketClient
@@ -147,6 +148,7 @@ async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None
             PollFailure(
                 poll_id="poll_x", started_at=now, error="boom", next_poll_at=now, max_consecutive=5
             ),
+            decide=decide_error_alerts,
             lease_token=first,
         )
     await store.monitors.record_poll(monitor_id, outcome, lease_token=second, decide=decide_poll)

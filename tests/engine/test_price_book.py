@@ -175,7 +175,7 @@ def test_reasons_name_the_price_the_sales_the_level_and_their_age() -> None:
     drafts = decide_alerts(_poll(sales(ten), _candidate(1, "23"), _candidate(2, "60", "70")))
     by = {(d.kind, d.subject): d for d in drafts}
     assert set(by) == {("deal", "item:1"), ("new_listing", "item:1"), ("price_drop", "item:2")}
-    deal = by["deal", "item:1"].body
+    deal = by["deal", "item:1"].body.to_json()
     assert deal["reason"] == (
         "asks €23.00, 46% under the €42.50 this niche sold for over its last 10 sales "
         "(confirmed; middle half €40.25-€44.75), which took 0.9 days (newest 2 hours ago, "
@@ -186,7 +186,7 @@ def test_reasons_name_the_price_the_sales_the_level_and_their_age() -> None:
     assert deal["niche"]["sold"] == 10 and deal["niche"]["confidence"] == "medium"
     assert deal["figures"]["discount"] == 0.46 and deal["figures"]["sales"] == 10
     assert deal["buy_below"]["price"] == "25.25"
-    drop = by["price_drop", "item:2"].body["reason"]
+    drop = by["price_drop", "item:2"].body.reason
     assert drop.startswith("price cut from €70.00 to €60.00 (14% less), 41% over the €42.50")
 
 
@@ -194,15 +194,16 @@ def test_a_thin_book_says_so_and_likely_sales_are_named() -> None:
     thin = decide_alerts(_poll(sales([sale(1, "40")]), _candidate(1, "5")))
     [new] = thin  # no deal on a guess
     assert new.kind == "new_listing"
-    assert new.body["reason"] == (
+    assert new.body.reason == (
         "new at €5.00; the price book holds too few sales of this niche to price it "
         "(1 confirmed in its category (all brands); 3 needed)"
     )
-    assert new.body["buy_below"] is None and new.body["niche"]["level"] is None
+    assert new.body.to_json()["buy_below"] is None
+    assert new.body.to_json()["niche"]["level"] is None
     likely = [sale(i, "40", evidence="likely") for i in range(3)]
     drafts = decide_alerts(_poll(sales(likely), _candidate(1, "5")))
     deal = next(d for d in drafts if d.kind == "deal")
-    assert "over its last 3 sales (likely sales: no source confirms sales)" in deal.body["reason"]
+    assert "over its last 3 sales (likely sales: no source confirms sales)" in deal.body.reason
 
 
 def test_queued_filtered_and_unread_niches() -> None:
@@ -217,4 +218,4 @@ def test_queued_filtered_and_unread_niches() -> None:
     assert decide_alerts(_poll(book, _candidate(1, "5"), rules=(confident,))) == []
     unread = decide_alerts(_poll(book, _candidate(1, "5"), books={}))
     assert [d.kind for d in unread] == ["new_listing"]
-    assert unread[0].body["reason"].endswith("its niche's price book was not read in this poll")
+    assert unread[0].body.reason.endswith("its niche's price book was not read in this poll")

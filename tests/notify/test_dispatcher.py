@@ -26,7 +26,14 @@ from engine.notifications import new_signing_secret, open_outbound
 from scrapers import normalise_origin
 from store import ChannelRecord, NewChannel, Store
 from tests.notify_fakes import FakeTelegram, WebhookReceiver
-from tests.store.notify_helpers import listing, new_monitor, new_rule, outbox, poll
+from tests.store.notify_helpers import (
+    add_niche_alerts,
+    listing,
+    new_monitor,
+    new_rule,
+    outbox,
+    poll,
+)
 from tests.waiting import eventually
 
 KEY = "dispatcher-test-secret-key"
@@ -115,7 +122,7 @@ async def test_a_failing_receiver_gets_everything_once_after_it_recovers(store: 
         )
         await new_rule(store, workspace_id, ("new_hot_niche",))
         brands = ("Levi's", "Diesel", "Lee")
-        await store.notify.add_niche_alerts(workspace_id, monitor_id, _niche_alerts(*brands))
+        await add_niche_alerts(store, workspace_id, monitor_id, _niche_alerts(*brands))
         receiver.failing_status = 500
         async with dispatching(store, receiver.url):
             await receiver.wait_until(lambda: len(receiver.requests) >= 4, within=DEADLINE)
@@ -143,7 +150,7 @@ async def test_a_burst_is_batched_and_a_429_wait_is_kept(store: Store) -> None:
         await _channel(store, workspace_id, "telegram", {"bot_token": TOKEN, "chat_id": 4242})
         await new_rule(store, workspace_id, ("new_hot_niche",))
         brands = tuple(f"Brand {i:02d}" for i in range(25))
-        await store.notify.add_niche_alerts(workspace_id, monitor_id, _niche_alerts(*brands))
+        await add_niche_alerts(store, workspace_id, monitor_id, _niche_alerts(*brands))
         telegram.rate_limit(times=1, retry_after=3)  # longer than pacing and backoff
         async with dispatching(store, telegram=telegram.url):
             await telegram.wait_until(lambda: len(telegram.requests) >= 1, within=DEADLINE)
@@ -166,7 +173,7 @@ async def test_a_wrong_token_fails_at_once_and_a_long_failure_disables(store: St
             store, workspace_id, "telegram", {"bot_token": wrong, "chat_id": 1}
         )
         await new_rule(store, workspace_id, ("new_hot_niche",))
-        await store.notify.add_niche_alerts(workspace_id, monitor_id, _niche_alerts("Levi's"))
+        await add_niche_alerts(store, workspace_id, monitor_id, _niche_alerts("Levi's"))
         # Failing for longer than `disable_after` (here at the first failure) disables the
         # channel and tells the workspace's owner, once.
         async with dispatching(store, telegram=telegram.url, disable_after=timedelta(0)) as (
@@ -194,7 +201,7 @@ async def test_a_restarted_node_takes_its_own_claims_back_at_once(store: Store) 
         monitor_id, workspace_id = await new_monitor(store)
         await _channel(store, workspace_id, "webhook", {"url": receiver.url}, secret, receiver.url)
         await new_rule(store, workspace_id, ("new_hot_niche",))
-        await store.notify.add_niche_alerts(workspace_id, monitor_id, _niche_alerts("Levi's"))
+        await add_niche_alerts(store, workspace_id, monitor_id, _niche_alerts("Levi's"))
         # A life of this node claimed the channel and was killed before sending: its claim
         # would hold for a minute; the node starting again gives it back and sends now.
         [claimed] = await store.notify.claim_due("node-test", claim_seconds=600)

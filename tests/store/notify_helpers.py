@@ -4,10 +4,12 @@ rules, and polls recorded the way the engine records them."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from engine import decide_niche_alerts, niche_findings
 from store import (
     ChannelRecord,
     ConfirmedState,
@@ -98,3 +100,18 @@ async def outbox(store: Store, workspace_id: str, **filters: Any) -> list[Notifi
 
 def kinds_and_subjects(notes: list[NotificationRecord]) -> set[tuple[str, str]]:
     return {(n.kind, n.subject) for n in notes}
+
+
+async def add_niche_alerts(
+    store: Store,
+    workspace_id: str,
+    monitor_id: str,
+    alerts: list[Mapping[str, Any]],
+    *,
+    now: datetime | None = None,
+) -> int:
+    """Queue an analysis' alerts (`Alert.to_json()`) as the niche watch does: as findings,
+    which the engine's rules give to the monitor's rules. Rows written."""
+    return await store.notify.add_niche_alerts(
+        workspace_id, monitor_id, niche_findings(alerts), decide=decide_niche_alerts, now=now
+    )

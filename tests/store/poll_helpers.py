@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from decimal import Decimal
 
+from engine import decide_error_alerts
 from store import MonitorRecord, ObservedListing, PollFailure, Store
 
 
@@ -42,4 +43,5 @@ async def failed_poll(
             max_consecutive=max_consecutive,
             kind=kind,
         ),
+        decide=decide_error_alerts,
     )

@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 
 from store import NewRule, NotFoundInWorkspace, RuleFilters, Store
-from tests.store.notify_helpers import new_channel, new_monitor, new_rule, outbox
+from tests.store.notify_helpers import add_niche_alerts, new_channel, new_monitor, new_rule, outbox
 
 
 async def test_channel_round_trip_and_secret(store: Store) -> None:
@@ -98,7 +98,7 @@ async def test_deleting_a_channel_takes_it_out_of_rules(store: Store) -> None:
     both = await new_rule(store, workspace_id, ("new_hot_niche",), channel_ids=(kept.id, gone.id))
     only = await new_rule(store, workspace_id, ("new_hot_niche",), channel_ids=(gone.id,))
     alert = {"kind": "new_hot_niche", "brand": "x", "niche": {"sold": 1}}
-    assert await store.notify.add_niche_alerts(workspace_id, monitor_id, [alert]) == 3
+    assert await add_niche_alerts(store, workspace_id, monitor_id, [alert]) == 3
     assert await store.notify.delete_channel(workspace_id, gone.id)
     assert not await store.notify.delete_channel(workspace_id, gone.id)
     after_both = await store.notify.rule(workspace_id, both.id)

@@ -9,7 +9,7 @@ from typing import Any
 import trio
 
 from store import ChannelBatch, DeliveryOutcome, Store
-from tests.store.notify_helpers import new_channel, new_monitor, new_rule, outbox
+from tests.store.notify_helpers import add_niche_alerts, new_channel, new_monitor, new_rule, outbox
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 
@@ -27,7 +27,7 @@ async def _queued(store: Store, channels: int, *brands: str) -> tuple[str, list[
     monitor_id, workspace_id = await new_monitor(store)
     ids = [(await new_channel(store, workspace_id, f"c{i}")).id for i in range(channels)]
     await new_rule(store, workspace_id, ("new_hot_niche",))
-    await store.notify.add_niche_alerts(workspace_id, monitor_id, _alerts(*brands), now=T0)
+    await add_niche_alerts(store, workspace_id, monitor_id, _alerts(*brands), now=T0)
     return workspace_id, ids
 
 
@@ -119,7 +119,7 @@ async def test_success_retry_and_permanent_failure(store: Store) -> None:
     # A new alert waits for the channel's pacing; a permanent failure fails it at once.
     monitor_id = note.monitor_id
     assert monitor_id is not None
-    await store.notify.add_niche_alerts(workspace_id, monitor_id, _alerts("b"), now=retry_at)
+    await add_niche_alerts(store, workspace_id, monitor_id, _alerts("b"), now=retry_at)
     assert await store.notify.claim_due("n", now=paced - timedelta(seconds=1)) == []
     [third] = await store.notify.claim_due("n", now=paced)
     permanent = _ok(third, ok=False, status_code=404, error="gone", retry_at=None, permanent=True)

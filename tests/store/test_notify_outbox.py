@@ -9,11 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.orm import Session
 
-from engine import decide_poll
+from engine import decide_error_alerts, decide_poll
 from store import ConfirmedState, PollFailure, RuleFilters, Store
 from store import _polls as polls
 from store._notify_rules import niche_subject
 from tests.store.notify_helpers import (
+    add_niche_alerts,
     kinds_and_subjects,
     listing,
     new_channel,
@@ -219,6 +220,7 @@ async def test_monitor_error_once_per_error_episode(store: Store) -> None:
                 max_consecutive=2,
                 kind="unavailable",
             ),
+            decide=decide_error_alerts,
         )
 
     await fail("p1")
@@ -285,12 +287,12 @@ async def test_niche_alerts_are_idempotent_and_filtered(store: Store) -> None:
         }
         for brand in ("Levi's", "Diesel")
     ]  # fmt: skip
-    assert await store.notify.add_niche_alerts(workspace_id, monitor_id, alerts) == 1
-    assert await store.notify.add_niche_alerts(workspace_id, monitor_id, alerts) == 0
+    assert await add_niche_alerts(store, workspace_id, monitor_id, alerts) == 1
+    assert await add_niche_alerts(store, workspace_id, monitor_id, alerts) == 0
     notes = await outbox(store, workspace_id)
     assert len(notes) == 1 and notes[0].payload["type"] == "niche.new_hot"
     assert notes[0].subject == niche_subject(5, "Levi's", "W32", "Very good")
     assert notes[0].payload["niche"]["brand"] == "Levi's" and "listing" not in notes[0].payload
     # Another workspace cannot queue alerts for this monitor.
     _, other = await new_monitor(store)
-    assert await store.notify.add_niche_alerts(other, monitor_id, alerts) == 0
+    assert await add_niche_alerts(store, other, monitor_id, alerts) == 0
