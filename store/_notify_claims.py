@@ -115,7 +115,12 @@ def release_all(db: Session, node_id: str) -> int:
 
 
 def record_outcome(
-    db: Session, outcome: DeliveryOutcome, *, node_id: str, now: datetime
+    db: Session,
+    outcome: DeliveryOutcome,
+    *,
+    node_id: str,
+    now: datetime,
+    keep_claim: bool = False,
 ) -> ChannelRecord | None:
     """Log one attempt at a batch and apply it: notifications delivered; or failed for good
     (`permanent`); or retried at `retry_at` (now if None). The channel's health follows; a
@@ -124,7 +129,7 @@ def record_outcome(
 
     Returns the channel only when this outcome disabled it (so the caller e-mails the owner
     once); None otherwise, or when the channel is gone (nothing is logged then). The claim is
-    released only if this node still holds it."""
+    released only if this node still holds it, and not with `keep_claim`."""
     query = select(_C).where(_C.id == outcome.channel_id)
     if db.get_bind().dialect.name == "postgresql":
         query = query.with_for_update(key_share=True)
@@ -135,7 +140,7 @@ def record_outcome(
     _settle_batch(db, channel.id, list(outcome.notification_ids), outcome, now)
     if outcome.next_send_at is not None:
         channel.next_send_at = outcome.next_send_at
-    if channel.claimed_by == node_id:
+    if channel.claimed_by == node_id and not keep_claim:
         channel.claimed_by, channel.claim_until = None, None
     if not _follow_health(channel, outcome, now):
         return None

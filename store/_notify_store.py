@@ -193,13 +193,21 @@ class NotifyStore:
         )
 
     async def record_outcome(
-        self, outcome: DeliveryOutcome, *, node_id: str, now: datetime | None = None
+        self,
+        outcome: DeliveryOutcome,
+        *,
+        node_id: str,
+        now: datetime | None = None,
+        keep_claim: bool = False,
     ) -> ChannelRecord | None:
         """Log and apply one attempt; the channel only when this outcome disabled it (e-mail
-        the owner then), else None. Releases the claim if still this node's."""
+        the owner then), else None. Releases the claim if still this node's, unless
+        `keep_claim` (more of the same batch is still to be recorded)."""
         at = now or self._store.clock()
         return await self._store.unit(
-            lambda db: claims.record_outcome(db, outcome, node_id=node_id, now=at)
+            lambda db: claims.record_outcome(
+                db, outcome, node_id=node_id, now=at, keep_claim=keep_claim
+            )
         )
 
     async def release(self, channel_id: str, node_id: str) -> None:

@@ -138,8 +138,14 @@ class NotificationDispatcher:
             while True:
                 claimed = await self._claim()
                 for batch in claimed:
-                    await self._slots.acquire_on_behalf_of(batch.channel.id)
-                    sends.start_soon(self._send, batch)
+                    # A borrower per send, not per channel: the store releases a channel's
+                    # claim when its outcome commits, a moment before this send's `finally`
+                    # gives its slot back, and the loop may claim that channel again between
+                    # the two (its retry already due). That is a new batch, sent after the
+                    # first one's outcome, so it must not share the first one's token.
+                    borrower = object()
+                    await self._slots.acquire_on_behalf_of(borrower)
+                    sends.start_soon(self._send, batch, borrower)
                 if claimed:
                     await trio.lowlevel.checkpoint()
                     continue
@@ -158,7 +164,7 @@ class NotificationDispatcher:
             claim_seconds=self._settings.claim_seconds,
         )
 
-    async def _send(self, batch: ChannelBatch) -> None:
+    async def _send(self, batch: ChannelBatch, borrower: object) -> None:
         try:
             started = trio.current_time()
             result = await self._courier(batch)
@@ -182,8 +188,12 @@ class NotificationDispatcher:
                     n for n in batch.notifications if n.id not in partly
                 ))  # fmt: skip
                 done = SendResult(True, result.status_code, None, None)
+                # The claim is kept until the rest's outcome below: released here, the loop
+                # could claim the channel again and send the rest while it is still pending.
                 await self._store.notify.record_outcome(
-                    self._outcome(sent, done, latency_ms), node_id=self._settings.node_id
+                    self._outcome(sent, done, latency_ms),
+                    node_id=self._settings.node_id,
+                    keep_claim=True,
                 )
                 self.delivered += len(sent.notifications)
             outcome = self._outcome(batch, result, latency_ms)
@@ -205,7 +215,7 @@ class NotificationDispatcher:
             if channel is not None and not channel.enabled and batch.channel.enabled:
                 await self._tell_owner(channel)
         finally:
-            self._slots.release_on_behalf_of(batch.channel.id)
+            self._slots.release_on_behalf_of(borrower)
             self.wake()  # a slot is free: claim again without waiting for the sweep
 
     def _outcome(self, batch: ChannelBatch, result: SendResult, latency_ms: int) -> DeliveryOutcome:

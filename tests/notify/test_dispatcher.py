@@ -144,6 +144,53 @@ async def test_a_failing_receiver_gets_everything_once_after_it_recovers(store: 
         assert healthy is not None and healthy.health == "healthy"
 
 
+async def test_a_channel_claimed_again_before_its_last_send_has_finished(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store releases a channel's claim when a send's outcome commits; the send gives its
+    slot back a moment later. A loop that claims the channel again in between (its retry is
+    due) starts a second send: that must not crash the dispatcher (it did, on a busy machine:
+    one slot token per channel, held twice), and nothing may arrive twice."""
+    record_outcome = store.notify.record_outcome
+    claim_due = store.notify.claim_due
+    claimed_again = trio.Event()
+    outcomes = 0
+
+    async def claiming(*args: Any, **kwargs: Any) -> Any:
+        claimed = await claim_due(*args, **kwargs)
+        if claimed and outcomes:
+            claimed_again.set()
+        return claimed
+
+    async def slow_return(*args: Any, **kwargs: Any) -> Any:
+        # The first outcome commits, then its send is held until the loop has claimed the
+        # channel again: the window a busy machine opens by chance, held open here.
+        nonlocal outcomes
+        answer = await record_outcome(*args, **kwargs)
+        outcomes += 1
+        if outcomes == 1:
+            with trio.fail_after(DEADLINE):
+                await claimed_again.wait()
+        return answer
+
+    monkeypatch.setattr(store.notify, "claim_due", claiming)
+    monkeypatch.setattr(store.notify, "record_outcome", slow_return)
+    secret = new_signing_secret()
+    async with WebhookReceiver(secret) as receiver:
+        monitor_id, workspace_id = await new_monitor(store)
+        await _channel(store, workspace_id, "webhook", {"url": receiver.url}, secret, receiver.url)
+        await new_rule(store, workspace_id, ("new_hot_niche",))
+        await add_niche_alerts(store, workspace_id, monitor_id, _niche_alerts("Levi's"))
+        receiver.failing_status = 500  # the first send fails: its retry is due at once
+        async with dispatching(store, receiver.url):
+            with trio.fail_after(DEADLINE):
+                await claimed_again.wait()
+            receiver.failing_status = None
+            notes = await _settled(store, workspace_id, 1)
+    assert [n.status for n in notes] == ["delivered"]
+    assert [a.id for a in receiver.accepted] == [notes[0].id]
+
+
 async def test_a_burst_is_batched_and_a_429_wait_is_kept(store: Store) -> None:
     async with FakeTelegram(TOKEN) as telegram:
         monitor_id, workspace_id = await new_monitor(store)
