@@ -1,11 +1,13 @@
 """A populated workspace for the answer-size tests: the demo's sample month (a monitor, its
 run and its analysis of 200 niches, what `make run` shows a newcomer) plus more monitors, runs
-and analyses than a list tool answers by default. Recorded once per test session into a SQLite
-file that each test copies (recording and analysing it takes about 20 s)."""
+and analyses than a list tool answers by default. Recorded once per test run into a SQLite
+file that each test copies (recording and analysing it takes about 20 s): under pytest-xdist
+the workers share one file, the first to need it recording it under a lock."""
 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import uuid
 from pathlib import Path
 
@@ -87,6 +89,19 @@ def record(template: Path, path: Path) -> None:
             await _more(store, workspace_id, document)
 
     trio.run(work)
+
+
+def shared(template: Path, folder: Path) -> Path:
+    """The populated database in `folder` (shared by the run's workers), recorded from the
+    migrated `template` by the first caller while the others wait on its lock."""
+    path = folder / "sample-month.db"
+    with (folder / "sample-month.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            partial = folder / f"sample-month-{uuid.uuid4().hex[:8]}.db"
+            record(template, partial)
+            partial.rename(path)
+    return path
 
 
 def copy_of(template: Path, folder: Path) -> str:

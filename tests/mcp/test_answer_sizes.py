@@ -34,10 +34,13 @@ Call = Callable[[str, dict[str, Any]], Awaitable[Answer]]
 
 
 @pytest.fixture(scope="session")
-def sample_template(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> Path:
-    path = tmp_path_factory.mktemp("sample-month") / "template.db"
-    sample_month.record(sqlite_template, path)
-    return path
+def sample_template(
+    tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path, worker_id: str
+) -> Path:
+    """The populated database, recorded once per run (the workers' common folder under
+    pytest-xdist: `worker_id` is "master" without it)."""
+    base = tmp_path_factory.getbasetemp()
+    return sample_month.shared(sqlite_template, base if worker_id == "master" else base.parent)
 
 
 @pytest.fixture
