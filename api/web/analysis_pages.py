@@ -141,6 +141,7 @@ async def analysis_detail(analysis_id: str) -> Response:
         "analysis.html",
         page_title=analysis_title(analysis, run, monitor),
         analysis=analysis,
+        monitor=monitor,
         result=result,
         niches=niches,
         niche_links={} if monitor is None else niche_links(monitor.id, niches),

@@ -17,6 +17,7 @@ from api.web._blueprint import blueprint
 from api.web._render import confirm_delete, page, requested_page, see_other
 from api.web._words import explain
 from api.web.account_pages import signed_in, signed_in_form, signed_in_record
+from store import MonitorRecord, RunRecord
 
 PAGE_SIZE = 20
 LOG_LINES = 40
@@ -101,13 +102,19 @@ async def start_run() -> Response:
     return see_other(f"/runs/{run.id}?notice=started")
 
 
+async def _monitor_of(run: RunRecord) -> MonitorRecord | None:
+    """The monitor whose history `run` analyses (None for a catalogue page's, or when gone)."""
+    if not run.monitor_id:
+        return None
+    return await services().store.monitors.get(run.monitor_id, run.workspace_id)
+
+
 @blueprint.get("/runs/<id:run_id>")
 async def run_detail(run_id: str) -> Response:
     who = await signed_in()
     run = await owned(run_id, who.workspace_id)
-    store = services().store
-    lines = await store.runs.log_tail(run.id, LOG_LINES)
-    monitor = await store.monitors.get(run.monitor_id, who.workspace_id) if run.monitor_id else None
+    lines = await services().store.runs.log_tail(run.id, LOG_LINES)
+    monitor = await _monitor_of(run)
     return await page(
         "run.html",
         run=run,
@@ -135,9 +142,10 @@ async def replay_run(run_id: str) -> Response:
 @blueprint.get("/runs/<id:run_id>/delete")
 async def confirm_delete_run(run_id: str) -> Response:
     run = await signed_in_record(owned, run_id)
+    monitor = await _monitor_of(run)
     return await confirm_delete(
         f"/runs/{run.id}",
-        title=f"Delete the analysis run “{run.label or run.id}”?",
+        title=f"Delete the analysis run “{run_title(run, monitor)}”?",
         message="This deletes the run with its log, alerts and results. This cannot be undone.",
         button="Delete run",
     )
