@@ -174,8 +174,10 @@ async def add_demo_alerts(store: Store, settings: Settings, workspace_id: str) -
     """An e-mail channel to the demo address (the outbox folder, in development) and two
     workspace rules: new listings under €30 (which the live monitor finds within a minute,
     so a newcomer sees pushes arrive on the Alerts page), and deals, newly hot niches and
-    monitors in error (deals need sales the live monitor has seen, so they come later).
-    Added after the sample month was recorded: its history is not news."""
+    monitors in error (deals are judged by the price book that the sample's sales filled:
+    one market, `demo_market.DEMO_NICHE_SEED`, so the first comes within minutes too).
+    Added after the sample month was recorded: its history is not news, and its sales are
+    all in the book by then."""
     found = await check_destination("email", {"to": DEMO_EMAIL})
     channel = await store.notify.add_channel(
         NewChannel(

@@ -11,7 +11,8 @@ that runs backwards is one monitors stop believing).
 
 A market runs out of future: after `RENEW_AFTER_DAYS` of simulated time (about ten hours of
 running at 60x) the demo draws a new one, with another seed and ids above every id of the old
-one, so that no monitor mistakes a new listing for one it knew.
+one, so that no monitor mistakes a new listing for one it knew. Its niches and their prices
+stay those of the old one (`DEMO_NICHE_SEED`): new listings, the same market.
 """
 
 from __future__ import annotations
@@ -46,9 +47,19 @@ ID_BLOCK = 100_000_000  # a renewed market's ids start this far above the old on
 # same market, denser: here the live monitor reads every category's feed to its end in two
 # pages, so its polls come every few seconds at one request a second, where a dense
 # market's would take a minute.
+#
+# One market, whatever world is drawn: the niches (which are hot, each one's median price)
+# come from `DEMO_NICHE_SEED` in the sample month, in the live market and in every market
+# renewed after it. The price book that the sample's sales fill is then the live market's
+# own, and the live monitor's deals are listings asking well under what their niche sells
+# for; with a seed of their own, the sample's niches sold at other prices than the live
+# ones (Vans sneakers at €60 in the sample, €26 live), and every live listing of a niche
+# cheaper there read as a deal, of one dearer never.
+DEMO_NICHE_SEED = 1
 DEMO_MARKET = SimulatorConfig(
     profile="2026-09", promoted_share=0.1, faults=Faults(detail_refusal=0.9),
     n_hot=6, sale_days=30.0, hot_speed=4.0, stale_share=0.25, horizon_days=RENEW_AFTER_DAYS + 5,
+    seed=DEMO_NICHE_SEED, niche_seed=DEMO_NICHE_SEED,
 )  # fmt: skip
 
 

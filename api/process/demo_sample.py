@@ -45,16 +45,20 @@ DAYS = 30
 POLL_HOURS = 6
 SAMPLE_LABEL = "Sample data · a month of the simulated marketplace"
 LIVE_LABEL = "Live · the simulated marketplace"
-# The live market's pace (`demo_market.DEMO_MARKET`: believable sell-through) at several times
-# its density, so that exact niches (category, brand, size, condition) reach the analysis'
-# five listings in a month: 450 new listings a day over 60 (category, brand) pairs, a hot
-# niche in every category at its own price level. Measured: the top 25 niches span five
-# categories and none sells 100% (tests/api/test_demo_market.py holds at least four and at
-# most three; seed 8 gives six and one). Its ids lie below the live market's: its listings are
-# not the live simulator's, whose item pages answer them "gone" rather than show another
-# listing under the same id.
+# The live market (`demo_market.DEMO_MARKET`): its niches, hot ones and price levels (its
+# niche seed), and its pace (believable sell-through), at several times its density, so that
+# exact niches (category, brand, size, condition) reach the analysis' five listings in a
+# month: 450 new listings a day over 60 (category, brand) pairs, a hot niche in every category
+# at its own price level. Its sales fill the price book the live monitor's deals are judged
+# by, so they must be the live market's prices: only its listings are drawn apart (`seed`).
+# Measured: the top 25 niches span five categories and two sell 100% (tests/api/
+# test_demo_market.py holds at least four and at most three; seed 11 gives six and two, seed
+# 7 five and four), and the live market's first ten hours (ten minutes of `make run`) bring
+# seven listings under 70% of their niche's sold price, the first within the hour. Its ids
+# lie below the live market's: its listings are not the live simulator's, whose item pages
+# answer them "gone" rather than show another listing under the same id.
 SAMPLE_MARKET = dataclasses.replace(
-    DEMO_MARKET, seed=7, n_listings=1200, arrivals_per_day=450.0, horizon_days=DAYS + 1, n_hot=6,
+    DEMO_MARKET, seed=8, n_listings=1200, arrivals_per_day=450.0, horizon_days=DAYS + 1, n_hot=6,
     first_id=4_000_000_000,
 )  # fmt: skip
 _FEED_STATES = ("open",)  # what a catalogue feed shows (reserved listings leave it)

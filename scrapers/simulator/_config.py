@@ -109,6 +109,12 @@ class SimulatorConfig:
     robots_txt: str = DEFAULT_ROBOTS
     n_hot: int = 3
     n_saturated: int = 3
+    # What the market is, as against who lists what in it: which niches are hot or saturated
+    # and each niche's median price are drawn from `niche_seed` (None: from `seed`, in the
+    # same draw as the listings). Worlds with one niche seed (and the same `n_hot` and
+    # `n_saturated`) are one market: the demo's sample month, its live market and the markets
+    # renewed after it, whose sales fill one price book.
+    niche_seed: int | None = None
     # The market's pace: an ordinary listing priced at its niche's median sells after
     # `sale_days` on average (sooner when cheaper), a hot niche's `hot_speed` times sooner.
     # The defaults are the pace the accuracy tests were measured on; the demo sells slower.

@@ -1,9 +1,10 @@
 """The simulator's world: pure and deterministic (a seed in, every listing's life out).
 
 What is sold (categories, their sizes and brands, prices) is `_catalogue`'s; which niches are
-hot or saturated, each listing and its life are drawn here, all when the world is built, so
-the state at any simulated time is a lookup: the same seed gives the same answers whatever
-order requests arrive in.
+hot or saturated and at what price is `_niches`' (drawn from the seed, or from a niche seed of
+its own); each listing and its life are drawn here, all when the world is built, so the state
+at any simulated time is a lookup: the same seeds give the same answers whatever order
+requests arrive in.
 
 Listings are kept in publication order (`born`), and every newest-first feed is that order
 reversed, never id order: a listing's id may have been allotted days before its publication,
@@ -31,9 +32,9 @@ from ._catalogue import (
 )
 from ._config import SimulatorConfig
 from ._ids import allot_ids
+from ._niches import HOT, NORMAL, SATURATED, Niche, draw_niches
 
 DAY = 86_400.0
-HOT, SATURATED, NORMAL = "hot", "saturated", "normal"
 _SATURATED_SPEED = 0.3  # of an ordinary niche's (hot ones: `SimulatorConfig.hot_speed`)
 _SHARE = {HOT: 1.0, SATURATED: 4.0, NORMAL: 1.0}  # saturated niches are crowded
 _STALE_ASK = (1.2, 1.6)  # stale stock asks this much more than it would otherwise
@@ -43,36 +44,11 @@ _CONDITION_IDS = tuple(c for c, _ in CONDITIONS)
 _SIZE_SYSTEMS = {c.id: ([s for s, _ in c.sizes], [w for _, w in c.sizes]) for c in CATALOGUE}
 
 
-def _plant(rng: random.Random, n_hot: int, n_saturated: int) -> dict[tuple[int, int], str]:
-    """Which (category, brand) niches are hot and which saturated: dealt round the categories
-    (in a drawn order, each category's brands shuffled), so that every category gets a hot
-    niche before any gets a second and the saturated ones go on from there. A market whose hot
-    niches all sit in one category reads as a bug, not as a market."""
-    hands = {c.id: [(c.id, b) for b in c.brands] for c in CATALOGUE}
-    for hand in hands.values():
-        rng.shuffle(hand)
-    order = list(hands)
-    rng.shuffle(order)
-    dealt: list[tuple[int, int]] = []
-    while len(dealt) < n_hot + n_saturated and any(hands.values()):
-        dealt += [hands[c].pop() for c in order if hands[c]]
-    kinds = [HOT] * n_hot + [SATURATED] * n_saturated
-    return dict(zip(dealt, kinds, strict=False))
-
-
 def _draw_size(rng: random.Random, category_id: int) -> int | None:
     """A size of the category's own system (weighted as people list them), None without one.
     No draw is made for a category without sizes."""
     sizes, weights = _SIZE_SYSTEMS[category_id]
     return rng.choices(sizes, weights)[0] if sizes else None
-
-
-@dataclass(frozen=True, slots=True)
-class Niche:
-    category_id: int
-    brand_id: int
-    kind: str
-    median_price: Decimal
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,14 +141,10 @@ class World:
         self.brands = dict(BRANDS)
         self.sizes = dict(SIZES)
         self.conditions = dict(CONDITIONS)
-        kinds = _plant(rng, config.n_hot, config.n_saturated)
-        self.niches: dict[tuple[int, int], Niche] = {}
-        for category in CATALOGUE:
-            low, high = category.prices
-            for brand in category.brands:
-                key = (category.id, brand)
-                median = Decimal(rng.randrange(low, high))
-                self.niches[key] = Niche(category.id, brand, kinds.get(key, NORMAL), median)
+        # A niche seed of its own draws the niches apart; else they come first in the seed's
+        # draw, as they always did (a seed's world is the same with or without the knob).
+        own = config.niche_seed is not None and config.niche_seed != config.seed
+        self.niches = draw_niches(random.Random(config.niche_seed) if own else rng, config)
         self.listings = self._generate(rng)
         self.by_id = {item.id: item for item in self.listings}
         self._born = [item.born for item in self.listings]
