@@ -6,10 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import socket
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,7 +16,7 @@ import pytest
 import trio
 
 from api.process.cli import simulator_port
-from api.process.demo import DEMO_EMAIL, demo_var
+from api.process.demo import demo_var
 from api.process.demo_market import (
     DAY,
     ID_BLOCK,
@@ -33,9 +30,9 @@ from api.process.demo_market import (
 )
 from api.process.demo_sample import LIVE_LABEL, record_sample
 from api.process.node import open_node
-from api.process.serve import ServeOptions, serve
 from api.settings import Settings
 from scrapers.simulator._catalogue import CATALOGUE, SIZES
+from tests.api.demo_helpers import free_pair, signed_in_demo, sim, start_demo
 from tests.conftest import new_workspace
 
 NOW = 1_790_000_000.0
@@ -122,50 +119,6 @@ async def test_the_sample_month_spans_the_market_and_rarely_sells_everything(
             assert key["size"] in SIZE_LABELS[key["category_id"]], key
 
 
-def _free_pair() -> int:
-    """A port whose next port is free too (the demo's simulator takes both)."""
-    for _ in range(50):
-        with socket.socket() as first, socket.socket() as second:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            try:
-                second.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-            return port
-    raise AssertionError("no two free ports in a row")
-
-
-async def _start_demo(
-    nursery: trio.Nursery, settings: Settings, simulator_port: int
-) -> tuple[str, trio.Event, trio.Event]:
-    """`serve --demo` in-process: its URL, the event that stops it and the one set once it
-    has stopped (its sockets closed, its market's state written)."""
-    stop, stopped = trio.Event(), trio.Event()
-    options = ServeOptions(port=0, graceful_seconds=1, demo=True,
-                           demo_simulator_port=simulator_port)  # fmt: skip
-
-    async def run(task_status: trio.TaskStatus[list[str]]) -> None:
-        try:
-            await serve(settings, options, shutdown_trigger=stop, task_status=task_status)
-        finally:
-            stopped.set()
-
-    binds: list[str] = await nursery.start(run)
-    return binds[0], stop, stopped
-
-
-@asynccontextmanager
-async def _signed_in_demo(url: str, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    password = (demo_var(settings) / "demo_credentials.txt").read_text().strip()
-    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        login = await client.post(
-            "/api/auth/login", json={"email": DEMO_EMAIL, "password": password}
-        )
-        assert login.status_code == 200, login.text
-        yield client
-
-
 async def _live_monitor(client: httpx.AsyncClient, polls: int) -> dict[str, Any]:
     """The demo's live monitor once it has made `polls` polls (it appears after the sample's
     first poll is recorded)."""
@@ -180,13 +133,6 @@ async def _live_monitor(client: httpx.AsyncClient, polls: int) -> dict[str, Any]
     raise AssertionError(f"the live monitor did not reach {polls} polls: {live}")
 
 
-async def _sim(origin: str, path: str) -> Any:
-    async with httpx.AsyncClient(base_url=origin, timeout=30) as sim:
-        response = await sim.get(path)
-        response.raise_for_status()
-        return response.json()
-
-
 async def test_a_restarted_demo_continues_its_market(
     settings: Settings, nursery: trio.Nursery
 ) -> None:
@@ -196,25 +142,25 @@ async def test_a_restarted_demo_continues_its_market(
     a restart drew the market anew from the wall clock: listings the monitor knew were not
     yet published, and nothing new came for minutes."""
     settings = dataclasses.replace(settings, page_cap=2)  # a lighter live monitor
-    port = _free_pair()
+    port = free_pair()
     origin = f"http://127.0.0.1:{port}"
-    url, stop, stopped = await _start_demo(nursery, settings, port)
-    async with _signed_in_demo(url, settings) as client:
+    url, stop, stopped = await start_demo(nursery, settings, port)
+    async with signed_in_demo(url, settings) as client:
         live = await _live_monitor(client, polls=1)
         before = (await client.get(f"/api/monitoring/{live['id']}/export")).json()
         seen = {int(row["item_id"]): row for row in before["listings"]}
-        clock_before = float((await _sim(origin, "/__sim__/clock"))["sim_time"])
+        clock_before = float((await sim(origin, "/__sim__/clock"))["sim_time"])
     stop.set()
     with trio.fail_after(60):
         await stopped.wait()
     kept = load_state(market_file(demo_var(settings)))
     assert kept is not None and kept.reached >= clock_before
 
-    url, stop, stopped = await _start_demo(nursery, settings, port)
-    async with _signed_in_demo(url, settings) as client:
-        assert float((await _sim(origin, "/__sim__/clock"))["sim_time"]) >= kept.reached
+    url, stop, stopped = await start_demo(nursery, settings, port)
+    async with signed_in_demo(url, settings) as client:
+        assert float((await sim(origin, "/__sim__/clock"))["sim_time"]) >= kept.reached
         ids = ",".join(str(i) for i in sorted(seen))
-        truth = {item["id"]: item for item in (await _sim(origin, f"/__sim__/truth?ids={ids}"))[
+        truth = {item["id"]: item for item in (await sim(origin, f"/__sim__/truth?ids={ids}"))[
             "listings"
         ]}  # fmt: skip
         assert set(truth) == set(seen)  # every listing the monitor knew, the same listing
@@ -224,7 +170,7 @@ async def test_a_restarted_demo_continues_its_market(
         export = (await client.get(f"/api/monitoring/{after['id']}/export")).json()
         new = [int(row["item_id"]) for row in export["listings"] if int(row["item_id"]) not in seen]
         assert new, "the live monitor saw nothing new within two polls of the restart"
-        published = await _sim(origin, f"/__sim__/truth?ids={','.join(map(str, new))}")
+        published = await sim(origin, f"/__sim__/truth?ids={','.join(map(str, new))}")
         fresh = [i for i in published["listings"] if i["published_at"] > clock_before]
         assert fresh, "no listing published since the restart was seen within two polls"
         assert after["counts"]["deleted"] >= live["counts"]["deleted"]
