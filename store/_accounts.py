@@ -28,6 +28,7 @@ from ._rows import new_row, to_record
 SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"  # also names revoked access tokens
 # How stale an access token's `last_used_at` may be: it is written at most this often.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+WORKSPACE_NAME_LENGTH = 200  # `Workspace.name`'s column
 
 
 def _user_record(user: User) -> UserRecord:
@@ -41,7 +42,10 @@ def _token_record(token: AccessToken) -> AccessTokenRecord:
 
 def create_user(db: Db, new: NewUser, now: datetime) -> UserRecord:
     """Create a user and the personal workspace it owns; `AlreadyExists` if the e-mail is taken."""
-    db.add(Workspace(id=new.workspace_id, name=new.name or new.email, created_at=now))
+    # Named by the address when its owner gave no name: cut to the column (an address may be
+    # 254 characters long, a workspace's name 200; Schemathesis found the 500).
+    name = (new.name or new.email)[:WORKSPACE_NAME_LENGTH]
+    db.add(Workspace(id=new.workspace_id, name=name, created_at=now))
     # Flushed first: without ORM relationships the unit of work does not order the inserts.
     db.flush()
     user = new_row(User, new, "user_id", created_at=now)

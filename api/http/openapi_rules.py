@@ -1,9 +1,10 @@
 """Rules the service enforces that its request models alone do not state, written into the
 OpenAPI document so that generated clients validate before they send.
 
-Some depend on the configuration (the catalogue URLs' sites, the plans on sale), so they are
-stated when the document is built; the others are the shapes of the secrets the service hands
-out (reset and trial tokens, MCP session ids) and of the headers some operations need. What
+Some depend on the configuration (the catalogue URLs' sites, the plans on sale, the shortest
+poll interval, the origins notifications may be sent to), so they are stated when the document
+is built; the others are the shapes of the secrets the service hands out (reset and trial
+tokens, MCP session ids) and of the headers some operations need. What
 remains refused for schema-valid input is what no schema can state: a token that is well formed
 but unknown or used, a webhook signature that does not verify, a catalogue URL or notification
 webhook whose host does not resolve to a public address, a price_from above its price_to.
@@ -68,6 +69,9 @@ def state_runtime_rules(document: dict[str, Any], settings: Settings) -> None:
         schemas["JsonRpcMessage"] = JSON_RPC_MESSAGE
     if "CreateChannelRequest" in schemas:  # with the origins this service may send to
         schemas["CreateChannelRequest"]["oneOf"] = kind_branches(settings.outbound_allow)
+    if "StartMonitorRequest" in schemas:  # the service's floor; a plan's own is a 403
+        interval = schemas["StartMonitorRequest"]["properties"]["interval_seconds"]
+        _at_least(interval, settings.min_poll_seconds)
     paths = document["paths"]
     _required_query(paths, "/api/billing/trial/confirm", "get", "token", SECRET_PATTERN)
     # quart-schema documents every query parameter as optional: say which ones are not.
@@ -78,6 +82,13 @@ def state_runtime_rules(document: dict[str, Any], settings: Settings) -> None:
     version = {"type": "string", "enum": list(SUPPORTED_VERSIONS)}
     for method in ("post", "delete"):
         _header(paths, "/mcp", method, VERSION_HEADER, None, required=False, schema=version)
+
+
+def _at_least(schema: dict[str, Any], minimum: int) -> None:
+    """Raise the `minimum` of an integer schema (or of its integer branch, when nullable)."""
+    for branch in schema.get("anyOf", [schema]):
+        if branch.get("type") == "integer":
+            branch["minimum"] = max(int(branch.get("minimum", minimum)), minimum)
 
 
 def _required_query(paths: dict[str, Any], path: str, method: str, name: str, pattern: str) -> None:

@@ -249,6 +249,14 @@ class MonitorRule(Strict):
     def _name(cls, value: str) -> str:
         return _named(value)
 
+    @field_validator("digest_hour", mode="before")
+    @classmethod
+    def _whole_hour(cls, value: object) -> object:
+        """JSON Schema's `integer` admits 16.0, which a strict `int` refuses: taken as 16."""
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
     @field_validator("kinds")
     @classmethod
     def _unique_kinds(cls, value: list[str]) -> list[str]:

@@ -169,9 +169,11 @@ def check_telegram_chat(chat_id: str | int) -> str | int:
 
 
 def check_email_address(address: str) -> str:
-    """The normalised address (syntax only: no DNS, so nothing leaves the machine)."""
+    """The normalised address (syntax only: no DNS, so nothing leaves the machine; at most 64
+    characters before the @, as `api/http/email_address.py` documents)."""
     try:
-        return validate_email(str(address).strip(), check_deliverability=False).normalized
+        checked = validate_email(str(address).strip(), check_deliverability=False, strict=True)
+        return checked.normalized
     except EmailNotValidError as err:
         raise DestinationRefused(f"not an e-mail address: {err}", "to") from err
 

@@ -34,6 +34,8 @@ from engine.notifications._destinations import (
     check_telegram_token,
     check_webhook_url_syntax,
 )
+from tests.api.helpers import register
+from tests.conftest import RunningService
 
 HYPOTHESIS_SEED = 33  # seeded: the same examples every run
 EXAMPLES = settings(
@@ -74,6 +76,7 @@ def test_every_address_the_schema_admits_is_taken(address: str) -> None:
         "someone@localhost",
         "some..one@example.com",
         '"some one"@example.com',
+        "l" * 65 + "@example.com",  # RFC 5321's 64 characters before the @
     ],
 )
 def test_what_the_service_refuses_the_schema_refuses(address: str) -> None:
@@ -182,3 +185,28 @@ def test_every_channel_id_the_schema_admits_is_taken(ids: list[str]) -> None:
         assert not _admitted(schema, [wrong])
         with pytest.raises(ValidationError):
             MonitorRule.model_validate({"name": "r", "kinds": ["deal"], "channel_ids": [wrong]})
+
+
+async def test_the_longest_address_registers_and_the_document_has_the_poll_floor(
+    service: RunningService,
+) -> None:
+    """Schemathesis found both: a 254-character address named a workspace its 200-character
+    column could not hold (500); an interval under the service's floor was a 400 the document
+    did not state."""
+    longest = "l" * 64 + "@" + ".".join(["d" * 60] * 3) + ".exampl"
+    assert len(longest) == 254 and _address(longest)
+    async with service.client() as client:
+        await register(client, longest)
+        document = (await client.get("/openapi.json")).json()
+    interval = document["components"]["schemas"]["StartMonitorRequest"]["properties"]
+    (whole,) = [b for b in interval["interval_seconds"]["anyOf"] if b["type"] == "integer"]
+    assert whole["minimum"] == service.settings.min_poll_seconds
+
+
+def test_a_whole_hour_written_as_a_number_is_taken() -> None:
+    """JSON Schema's `integer` admits 16.0; the strict rule model took only 16."""
+    rule = {"name": "r", "kinds": ["deal"]}
+    assert MonitorRule.model_validate({**rule, "digest_hour": 16.0}).digest_hour == 16
+    for wrong in (16.5, "16", True):
+        with pytest.raises(ValidationError):
+            MonitorRule.model_validate({**rule, "digest_hour": wrong})
