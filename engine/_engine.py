@@ -32,6 +32,7 @@ from .monitors._actor import ActorStatusBoard, MonitorActor, MonitorPolicy
 from .monitors._commands import ActorStatus, Command, Envelope, Pause, PollNow, Resume, Stop
 from .monitors._handle import EngineBusy, MonitorHandle, drop_pending
 from .monitors._market import Marketplace
+from .monitors._shared_feeds import SharedMarketplace
 from .monitors._supervisor import RestartPolicy, supervise
 from .notifications._dispatcher import NotificationDispatcher
 from .notifications._niche_watch import NicheWatch
@@ -72,7 +73,8 @@ class Engine:
         delivers the notifications' outbox, supervised like a monitor; every node runs one
         (channels are claimed one node at a time)."""
         self.store = store
-        self.market = market
+        self.market = market  # as given: for runs, URL checks, the operators' site reports
+        self.shared = SharedMarketplace(market)  # what monitors poll through (`_shared_feeds`)
         self.settings = settings or EngineSettings()
         self._monitors: dict[str, MonitorHandle] = {}
         self.dispatcher = dispatcher
@@ -107,6 +109,7 @@ class Engine:
 
     async def __aenter__(self) -> Engine:
         self._nursery = await self._nursery_manager.__aenter__()
+        await self.nursery.start(self.shared.run)
         if self.dispatcher is not None:
             self.nursery.start_soon(self._run_dispatcher, self.dispatcher)
         if self.keeper is None:
@@ -212,7 +215,7 @@ class Engine:
         actor = MonitorActor(
             monitor.id,
             store=self.store,
-            market=self.market,
+            market=self.shared,
             commands=receive,
             policy=self.settings.monitor_policy,
             status=board,
@@ -353,11 +356,8 @@ class Engine:
     # -- what the lease keeper sees of this node (cluster mode) --------------------------------
 
     def monitor_tokens(self) -> dict[str, int]:
-        return {
-            monitor_id: handle.lease_token
-            for monitor_id, handle in self._monitors.items()
-            if handle.lease_token is not None
-        }
+        tokens = {monitor_id: h.lease_token for monitor_id, h in self._monitors.items()}
+        return {monitor_id: t for monitor_id, t in tokens.items() if t is not None}
 
     def run_tokens(self) -> dict[str, int]:
         return self.runs.lease_tokens()
@@ -394,7 +394,7 @@ class Engine:
         self._router.deliver(record)
 
     def snapshot_json(self) -> str:
-        return json.dumps([asdict(status) for status in self.actors()], separators=(",", ":"))
+        return json.dumps([asdict(s) for s in self.actors()], separators=(",", ":"))
 
     def is_running(self, monitor_id: str) -> bool:
         return monitor_id in self._monitors

@@ -100,6 +100,9 @@ class MonitorActor:
         self._after_poll = after_poll
         self._initial = initial
         self._next_poll = 0.0  # trio time; 0 means "now"
+        # A poll someone asked for (poll now, resume) reads the market afresh, never another
+        # monitor's recent answer; a scheduled one may share it (`_poll.SHARE_OF_INTERVAL`).
+        self._asked = False
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Take commands and poll until stopped; `task_status.started()` once scheduled and
@@ -247,12 +250,12 @@ class MonitorActor:
     async def _execute(self, envelope: Envelope) -> None:
         match envelope.command:
             case PollNow():
-                self._next_poll = trio.current_time()
+                self._next_poll, self._asked = trio.current_time(), True
             case Pause():
                 await self._store.monitors.set_status(self.monitor_id, "paused")
             case Resume():
                 await self._store.monitors.set_status(self.monitor_id, "active", reset_errors=True)
-                self._next_poll = trio.current_time()
+                self._next_poll, self._asked = trio.current_time(), True
             case Stop():
                 raise MonitorStopped(self.monitor_id)
 
@@ -260,6 +263,7 @@ class MonitorActor:
         """One poll, its failure recorded and backed off; True when it succeeded."""
         self._board.update(monitor, "polling")
         started = self._store.clock()
+        fresh, self._asked = (0.0 if self._asked else None), False
         try:
             with trio.fail_after(self._policy.poll_timeout_seconds):
                 record = await poll_once(
@@ -269,6 +273,7 @@ class MonitorActor:
                     now=started,
                     lease_token=self._lease_token(),
                     policy=self._policy.confirm,
+                    fresh_within=fresh,
                 )
         except LeaseLost:
             raise

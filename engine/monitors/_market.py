@@ -60,8 +60,19 @@ class Marketplace(Protocol):
         """The normalised catalogue URL, or `CatalogueUrlRefused` if it must not be fetched."""
         ...
 
-    async def fetch_feed(self, url: str, page_cap: int) -> Feed:
+    async def fetch_feed(
+        self,
+        url: str,
+        page_cap: int,
+        *,
+        fresh_within: float = 0.0,
+        subscriber: str | None = None,
+    ) -> Feed:
         """Every listing of the catalogue URL's feed, up to `page_cap` pages.
+
+        `fresh_within`: an answer fetched that many seconds ago or less will do (a sharing
+        marketplace gives it to every monitor of the search; the real one always fetches).
+        `subscriber`: the monitor asking, for the operators' view of shared feeds.
 
         Raises an `Exception` (blocked, rate limited, unreachable, malformed, filters ignored)
         when the feed cannot be read or believed; single broken items are skipped and reported
@@ -69,9 +80,11 @@ class Marketplace(Protocol):
         """
         ...
 
-    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
+    async def fetch_state(
+        self, url: str, item_id: int, *, fresh_within: float = 0.0
+    ) -> ConfirmedState:
         """The state of one listing and the evidence for it (the item page, the detail API).
-        Raises when no source can tell."""
+        Raises when no source can tell. `fresh_within` as for `fetch_feed`."""
         ...
 
     def failure_kind(self, error: Exception) -> str | None:

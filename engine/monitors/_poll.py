@@ -19,6 +19,10 @@ from ._market import Feed, Marketplace, SuspectedBlock
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no
 # point queueing hundreds of state requests at once behind its limits.
 CONFIRM_CONCURRENCY = 4
+# A poll takes a feed or a lookup another monitor of the node fetched up to this share of its
+# own interval ago: two monitors of one search, whatever their phases, then cost one request
+# per (shortest) interval, and each still sees the market at least once per interval.
+SHARE_OF_INTERVAL = 0.9
 # A feed shrinking by more than this share at once, against the last good poll, is a block.
 SHRINK_LIMIT = 0.8
 # ...judged only when the last good poll saw at least this many: a niche of three listings
@@ -43,7 +47,9 @@ class Lookups:
     fared: dict[int, Lookup]
 
 
-async def confirm_states(market: Marketplace, url: str, item_ids: Sequence[int]) -> Lookups:
+async def confirm_states(
+    market: Marketplace, url: str, item_ids: Sequence[int], fresh_within: float = 0.0
+) -> Lookups:
     """Ask the marketplace for the state of each listing in `item_ids`.
 
     A listing whose confirmation fails is left out of the answers (it stays as it was and is
@@ -57,7 +63,7 @@ async def confirm_states(market: Marketplace, url: str, item_ids: Sequence[int])
     async def confirm(item_id: int) -> None:
         async with limiter:
             try:
-                answer = await market.fetch_state(url, item_id)
+                answer = await market.fetch_state(url, item_id, fresh_within=fresh_within)
             except Exception as err:
                 fared[item_id] = failed_lookup(market.failure_kind(err))
                 return
@@ -118,6 +124,7 @@ async def poll_once(
     now: datetime,
     lease_token: int | None = None,
     policy: ConfirmPolicy | None = None,
+    fresh_within: float | None = None,
 ) -> PollRecord:
     """Poll `monitor` once and record the outcome in one transaction.
 
@@ -132,11 +139,15 @@ async def poll_once(
     Raises whatever the marketplace raises when the feed cannot be read, and `SuspectedBlock`
     when it cannot be believed (nothing is written then); the caller records the error and
     backs off. With a `lease_token` (cluster mode), `LeaseLost` when another node has claimed
-    the monitor meanwhile (nothing written).
+    the monitor meanwhile (nothing written). `fresh_within`: how old a feed or lookup another
+    monitor of the node fetched may be (None: `SHARE_OF_INTERVAL` of the monitor's interval).
     """
     policy = policy or ConfirmPolicy()
     started = trio.current_time()
-    feed = await market.fetch_feed(monitor.url, monitor.page_cap)
+    fresh = SHARE_OF_INTERVAL * monitor.interval_seconds if fresh_within is None else fresh_within
+    feed = await market.fetch_feed(
+        monitor.url, monitor.page_cap, fresh_within=fresh, subscriber=monitor.id
+    )
     last = await store.monitors.last_good_poll(monitor.id)
     try:
         check_believable(feed, None if last is None else last.items)
@@ -146,7 +157,7 @@ async def poll_once(
     order = await store.monitors.feed_order(monitor.id, (x.item_id for x in feed.listings))
     missing = drop_outs(order, feed)
     ask = (missing.left + missing.out_of_sight)[: max(0, policy.per_poll)]
-    lookups = await confirm_states(market, monitor.url, ask)
+    lookups = await confirm_states(market, monitor.url, ask, fresh)
     absent, unknown = drop_out_verdicts(missing.left, lookups.fared)
     elapsed = timedelta(seconds=trio.current_time() - started)
     stamp = stamp_poll(feed.market_time, now + elapsed, last)

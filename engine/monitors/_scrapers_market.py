@@ -147,7 +147,15 @@ class ScrapersMarketplace:
             raise CatalogueUrlRefused(url, err.reason) from err
         return query.catalogue_url()
 
-    async def fetch_feed(self, url: str, page_cap: int) -> Feed:
+    async def fetch_feed(
+        self,
+        url: str,
+        page_cap: int,
+        *,
+        fresh_within: float = 0.0,
+        subscriber: str | None = None,
+    ) -> Feed:
+        """Always a request: sharing is `SharedMarketplace`'s (the arguments are its)."""
         query = await self.adapter.query_for(url)
         page = await self.adapter.fetch_feed(query, page_cap)
         return Feed(
@@ -158,7 +166,9 @@ class ScrapersMarketplace:
             market_time=page.market_time,
         )
 
-    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
+    async def fetch_state(
+        self, url: str, item_id: int, *, fresh_within: float = 0.0
+    ) -> ConfirmedState:
         origin = (await self.adapter.client.check_url(url)).origin
         return confirmation(await self.adapter.fetch_item_detail(origin, item_id))
 

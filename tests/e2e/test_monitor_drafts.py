@@ -59,10 +59,14 @@ class RefusedLookups:
     async def check_url(self, url: str) -> str:
         return await self.market.check_url(url)
 
-    async def fetch_feed(self, url: str, page_cap: int) -> Feed:
+    async def fetch_feed(
+        self, url: str, page_cap: int, *, fresh_within: float = 0.0, subscriber: str | None = None
+    ) -> Feed:
         return await self.market.fetch_feed(url, page_cap)
 
-    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
+    async def fetch_state(
+        self, url: str, item_id: int, *, fresh_within: float = 0.0
+    ) -> ConfirmedState:
         await trio.lowlevel.checkpoint()
         raise Unreadable(item_id)
 

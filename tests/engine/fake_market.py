@@ -53,7 +53,9 @@ class FakeMarket:
             raise CatalogueUrlRefused(url, "not a marketplace origin")
         return url
 
-    async def fetch_feed(self, url: str, page_cap: int) -> Feed:
+    async def fetch_feed(
+        self, url: str, page_cap: int, *, fresh_within: float = 0.0, subscriber: str | None = None
+    ) -> Feed:
         self.feed_calls += 1
         if self.gate is not None:
             await self.gate.wait()
@@ -76,7 +78,9 @@ class FakeMarket:
         window = FeedWindow(organic, cut=len(live) > self.feed_window)
         return Feed(listings=listings, pages=1, windows=(window,), market_time=self.market_time)
 
-    async def fetch_state(self, url: str, item_id: int) -> ConfirmedState:
+    async def fetch_state(
+        self, url: str, item_id: int, *, fresh_within: float = 0.0
+    ) -> ConfirmedState:
         self.detail_calls += 1
         await trio.lowlevel.checkpoint()
         if item_id in self.state_errors:
