@@ -138,7 +138,7 @@ def _usable(flight: _Flight[T] | None, now: float, within: float) -> bool:
     if not flight.done.is_set():
         return True  # in flight: wait for it
     kept = flight.error is None or isinstance(flight.error, _Stateless)
-    return kept and now - flight.at <= within
+    return kept and now - flight.at < within
 
 
 class SharedMarketplace:
