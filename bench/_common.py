@@ -26,7 +26,7 @@ from sqlalchemy import insert, text
 
 from api.http.security import TokenHasher, new_access_token, new_id
 from store import NewAccessToken, NewUser, Store
-from store._monitor_models import Listing, Monitor, Poll
+from store.monitors.models import Listing, Monitor, Poll
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_SERVER = "host=127.0.0.1 port=5432 user=postgres"  # the local server, trust auth

@@ -79,7 +79,7 @@ from bench._cluster_bench import (
 from bench._common import load_note, spawn, start_simulator, stop, verdict
 from scrapers.simulator import NICHE_PAIRS
 from store import NewUser, Store, open_store, utc_now
-from store._monitor_models import Monitor
+from store.monitors.models import Monitor
 
 DATABASE = "nichescope_bench_cluster"
 MONITORS = 600

@@ -52,11 +52,11 @@ from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 from sqlalchemy.orm import sessionmaker
 
 from bench._common import cpu_seconds, load_note, verdict
-from store._migrate import upgrade
-from store._models import Workspace
-from store._rows import to_record
-from store._run_models import Run
-from store._run_records import RunRecord
+from store._db.migrate import upgrade
+from store._db.rows import to_record
+from store.accounts.models import Workspace
+from store.runs.models import Run
+from store.runs.records import RunRecord
 
 PG_SERVER = "host=127.0.0.1 port=5432 user=postgres"
 TASKS = 20

@@ -46,7 +46,7 @@ from engine import Engine, MarketplaceSettings, open_marketplace
 from engine.monitors._market import Feed
 from scrapers.simulator import NICHE_PAIRS
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
-from store._monitor_models import Monitor, Poll
+from store.monitors.models import Monitor, Poll
 
 SECTIONS = ("monitors", "idle", "listings-sqlite", "listings-postgres")
 

@@ -82,9 +82,9 @@ from store import (
     Store,
     open_store,
 )
-from store import _polls as polls_module
-from store._monitor_models import Monitor, Poll
-from store._notify_models import Notification, NotificationDelivery
+from store.monitors import polls as polls_module
+from store.monitors.models import Monitor, Poll
+from store.notify.models import Notification, NotificationDelivery
 
 N, LEAD = 1000, 8.0  # first polls spread over one interval, from LEAD s ahead
 DRAIN_SECONDS = 20.0  # after the run, how long alerts written before the cut-off may take

@@ -3,29 +3,31 @@
 Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
 """
 
-from ._alert_decisions import (
-    AlertCandidate,
-    AlertRules,
-    ErrorAlertRules,
-    ErrorAlerts,
-    ListingView,
-    NicheAlertRules,
-    NicheAlerts,
-    NicheFinding,
-    PollAlerts,
+from ._db.asyncio_loop import asyncio_loop
+from ._db.errors import (
+    AlreadyExists,
+    DatabaseUnavailable,
+    LeaseLost,
+    NotFoundInWorkspace,
+    QuotaFull,
+    StoreError,
 )
-from ._alert_payloads import (
-    AlertBody,
-    AlertDraft,
-    ListingAlert,
-    ListingAlertKind,
-    MonitorErrorAlert,
-    NicheAlert,
-    NicheAlertKind,
+from ._db.migrate import alembic_config
+from ._db.rows import new_id, record_fields, to_record
+from ._store import Clock, Store, migrate, open_store, utc_now
+from .accounts.confirmation_facade import ConfirmationStore
+from .accounts.confirmations import ConfirmationPurpose, Confirmed, IdentityClaim, NewConfirmation
+from .accounts.records import (
+    AccessTokenRecord,
+    Credentials,
+    NewAccessToken,
+    NewUser,
+    SessionOwner,
+    TokenOwner,
+    UserRecord,
 )
-from ._analysis_views import AnalysisOrigin, DashboardView, DepthFloor
-from ._asyncio_loop import asyncio_loop
-from ._billing_records import (
+from .billing.facade import BillingStore
+from .billing.records import (
     ApplyOutcome,
     BillingAccountRecord,
     BillingChangeRecord,
@@ -36,23 +38,34 @@ from ._billing_records import (
     PlanRecord,
     StripeEventKey,
 )
-from ._billing_store import BillingStore
-from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
-from ._cluster_store import ClusterStore
-from ._confirmation_store import ConfirmationStore
-from ._confirmations import ConfirmationPurpose, Confirmed, IdentityClaim, NewConfirmation
-from ._errors import (
-    AlreadyExists,
-    DatabaseUnavailable,
-    LeaseLost,
-    NotFoundInWorkspace,
-    QuotaFull,
-    StoreError,
+from .cluster.facade import ClusterStore
+from .cluster.records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
+from .market.facade import MarketStore, SealedSession
+from .market.price_book import site_of
+from .market.price_book_facade import PriceBookStore
+from .market.price_book_records import (
+    BOOK_DAYS,
+    BOOK_LEVELS,
+    BOOK_SALES,
+    BookLevel,
+    BuyingCosts,
+    MarketSaleRecord,
+    Niche,
+    NicheSales,
+    SaleEvidence,
 )
-from ._listing_filters import SORTS as LISTING_SORTS
-from ._market_store import MarketStore, SealedSession
-from ._migrate import alembic_config
-from ._monitor_records import (
+from .monitors.facade import MonitorStore
+from .monitors.listing_filters import SORTS as LISTING_SORTS
+from .monitors.poll_decisions import (
+    EventDraft,
+    ListingSnapshot,
+    ListingStep,
+    MonitorSnapshot,
+    MonitorStep,
+    PollDecision,
+    PollRules,
+)
+from .monitors.records import (
     EVIDENCE_KINDS,
     FAILURE_EXPLAINED,
     LISTING_STATES,
@@ -74,8 +87,28 @@ from ._monitor_records import (
     PollOutcome,
     PollRecord,
 )
-from ._monitor_store import MonitorStore
-from ._notify_records import (
+from .notify.alert_decisions import (
+    AlertCandidate,
+    AlertRules,
+    ErrorAlertRules,
+    ErrorAlerts,
+    ListingView,
+    NicheAlertRules,
+    NicheAlerts,
+    NicheFinding,
+    PollAlerts,
+)
+from .notify.alert_payloads import (
+    AlertBody,
+    AlertDraft,
+    ListingAlert,
+    ListingAlertKind,
+    MonitorErrorAlert,
+    NicheAlert,
+    NicheAlertKind,
+)
+from .notify.facade import NotifyStore
+from .notify.records import (
     CHANNEL_KINDS,
     EVENT_TYPES,
     NOTIFY_KINDS,
@@ -96,44 +129,13 @@ from ._notify_records import (
     RuleMode,
     RuleRecord,
 )
-from ._notify_rules import admits as confidence_admits
-from ._notify_rules import confidence as niche_confidence
-from ._notify_rules import matches as listing_matches
-from ._notify_rules import matches_niche as niche_matches
-from ._notify_store import NotifyStore
-from ._poll_decisions import (
-    EventDraft,
-    ListingSnapshot,
-    ListingStep,
-    MonitorSnapshot,
-    MonitorStep,
-    PollDecision,
-    PollRules,
-)
-from ._price_book import site_of
-from ._price_book_records import (
-    BOOK_DAYS,
-    BOOK_LEVELS,
-    BOOK_SALES,
-    BookLevel,
-    BuyingCosts,
-    MarketSaleRecord,
-    Niche,
-    NicheSales,
-    SaleEvidence,
-)
-from ._price_book_store import PriceBookStore
-from ._records import (
-    AccessTokenRecord,
-    Credentials,
-    NewAccessToken,
-    NewUser,
-    SessionOwner,
-    TokenOwner,
-    UserRecord,
-)
-from ._rows import new_id, record_fields, to_record
-from ._run_records import (
+from .notify.rules import admits as confidence_admits
+from .notify.rules import confidence as niche_confidence
+from .notify.rules import matches as listing_matches
+from .notify.rules import matches_niche as niche_matches
+from .runs.analysis_views import AnalysisOrigin, DashboardView, DepthFloor
+from .runs.facade import RunStore
+from .runs.records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
     AnalysisSource,
@@ -143,8 +145,6 @@ from ._run_records import (
     RunSource,
     RunState,
 )
-from ._run_store import RunStore
-from ._store import Clock, Store, migrate, open_store, utc_now
 
 __all__ = [
     "BOOK_DAYS",

@@ -29,7 +29,7 @@ from api.process.serve import ServeOptions, serve
 from api.settings import Settings
 from engine import Marketplace
 from store import MonitorRecord, NewMonitor, NewUser, Store, open_store
-from store._migrate import upgrade
+from store._db.migrate import upgrade
 from tests.engine.fake_market import FakeMarket
 
 PG_ADMIN_URL = os.environ.get(

@@ -1,6 +1,7 @@
 """The layout's rules, checked on the source (CONTRIBUTING.md, "Layout"):
 
-- no import cycle inside `api/` (imports inside functions count: they only hide a cycle);
+- no import cycle inside `api/` or `store/` (imports inside functions count: they only hide a
+  cycle), and the store's plumbing (`store/_db/`) imports none of its resources;
 - the web pages and the MCP tools use a resource through its `actions` and `schemas`, never
   its REST handlers;
 - no module over 400 lines and no function over 60 in the service's packages;
@@ -43,15 +44,24 @@ def runtime_nodes(tree: ast.Module) -> Iterator[ast.AST]:
             yield from ast.walk(node)
 
 
-def imported_modules(tree: ast.Module, known: dict[str, Path]) -> Iterator[str]:
-    """The modules of `known` that `tree` imports, anywhere but under `if TYPE_CHECKING`."""
+def absolute_module(node: ast.ImportFrom, package: str) -> str | None:
+    """The module `node` imports from, a relative import resolved against `package`."""
+    if node.level == 0:
+        return node.module
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imported_modules(tree: ast.Module, known: dict[str, Path], package: str = "") -> Iterator[str]:
+    """The modules of `known` that `tree` imports, anywhere but under `if TYPE_CHECKING`;
+    relative imports are resolved against `package`, the importing module's package."""
     for node in runtime_nodes(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            submodules = [f"{node.module}.{a.name}" for a in node.names]
+        if isinstance(node, ast.ImportFrom) and (module := absolute_module(node, package)):
+            submodules = [f"{module}.{a.name}" for a in node.names]
             named = [m for m in submodules if m in known]
             yield from named
-            if len(named) < len(submodules) and node.module in known:
-                yield node.module
+            if len(named) < len(submodules) and module in known:
+                yield module
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name in known)
 
@@ -91,13 +101,39 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
-def test_no_import_cycle_inside_api() -> None:
-    known = modules_of("api")
+def package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+@pytest.mark.parametrize("package", ["api", "store"])
+def test_no_import_cycle_inside(package: str) -> None:
+    known = modules_of(package)
     graph = {
-        name: set(imported_modules(ast.parse(path.read_text()), known)) - {name}
+        name: set(imported_modules(ast.parse(path.read_text()), known, package_of(name, path)))
+        - {name}
         for name, path in known.items()
     }
     assert import_cycles(graph) == []
+
+
+def test_the_stores_plumbing_imports_no_resource() -> None:
+    """`store/_db/` is what every resource builds on; a resource it imported would be a cycle
+    of packages even where no two modules import each other."""
+    known = modules_of("store")
+    offenders = [
+        f"{name} imports {target}"
+        for name, path in known.items()
+        if name.startswith("store._db")
+        for target in imported_modules(ast.parse(path.read_text()), known, package_of(name, path))
+        if not target.startswith("store._db")
+    ]
+    assert offenders == []
+
+
+def test_relative_imports_are_resolved() -> None:
+    tree = ast.parse("from .records import X\nfrom ..db import unit\nfrom . import rows")
+    known = dict.fromkeys(["s.m.records", "s.db.unit", "s.m.rows"], ROOT)
+    assert sorted(imported_modules(tree, known, "s.m")) == ["s.db.unit", "s.m.records", "s.m.rows"]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

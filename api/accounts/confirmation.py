@@ -3,7 +3,8 @@ and opened.
 
 Until its owner proves it, an address only names the account for signing in: anyone may
 register any address, so an unproven one is never linked to an identity provider's sign-in
-(`store/_confirmations.claim_for_identity`) and makes no operator (`api/http/auth.is_operator`).
+(`store/accounts/confirmations.claim_for_identity`) and makes no operator
+(`api/http/auth.is_operator`).
 A person with an unproven address signs in and works as usual, under a banner asking them to
 confirm. Opening a password reset link or a trial link mailed to the same address proves it
 too (the store does it as those links are used).

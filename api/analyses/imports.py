@@ -184,7 +184,7 @@ async def import_export_in(
 
     `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
     With `at_most` (the plan's runs a day), `quota_exceeded` when runs and imports took the
-    day's last one while this was read, counted with the insert (`store/_quotas.py`).
+    day's last one while this was read, counted with the insert (`store/accounts/quotas.py`).
     """
     svc = services()
     problem = await trio.to_thread.run_sync(unstorable_escape, export)

@@ -236,7 +236,7 @@ async def refused(
     workspace_id: str, full: QuotaFull, *, store: Store | None = None
 ) -> QuotaExceeded:
     """The 403 `quota_exceeded` for a write the database refused at the plan's limit
-    (`QuotaFull`, counted under the workspace's quota lock: see `store/_quotas.py`): what
+    (`QuotaFull`, counted under the workspace's quota lock: see `store/accounts/quotas.py`): what
     `require_quota` answers at the same usage. The check before the write passed on a count
     that simultaneous requests shared; this is the one that holds."""
     store = store or services().store

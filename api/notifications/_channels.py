@@ -123,7 +123,7 @@ def channels_full() -> LimitReached:
 
 async def _add_within_limit(new: NewChannel) -> ChannelRecord:
     """Store the channel unless the workspace has `MAX_CHANNELS`, counted with the insert
-    (`store/_quotas.py`): simultaneous creations all passed `create_channel`'s count."""
+    (`store/accounts/quotas.py`): simultaneous creations all passed `create_channel`'s count."""
     try:
         return await services().store.notify.add_channel(new, at_most=MAX_CHANNELS)
     except QuotaFull as full:

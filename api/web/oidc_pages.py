@@ -5,7 +5,7 @@ true), and only to an account whose owner proved that address too. With no accou
 e-mail, one is created, proven (without a password: its owner can set one through "forgot
 password"). An account whose address nobody proved (anyone may register any address) is taken
 over by the identity instead: its password, sessions, access tokens and pending links end and
-its alert channels are turned off (`store/_confirmations.claim_for_identity`), so whoever
+its alert channels are turned off (`store/accounts/confirmations.claim_for_identity`), so whoever
 registered the address first keeps no way in. Both routes answer 404 when OIDC is not
 configured.
 """

@@ -1,7 +1,7 @@
 """Commands between nodes: the same frozen dataclasses as on one node, written as text.
 
 A command for work another node holds is stored in `cluster_commands.command` (see
-`store/_cluster.py`) as the command type's name, followed, when the type has fields, by one
+`store/cluster/queries.py`) as the command type's name, followed, when the type has fields, by one
 space and its fields as a JSON object:
 
     Pause        PollNow        Cancel        Sample {"n":1}

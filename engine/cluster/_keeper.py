@@ -3,7 +3,7 @@
 Every `lease_seconds / 3` it renews every lease this node holds and heartbeats its node row
 (which tells it how many nodes are alive); in a second loop, as often, it claims free work
 up to its fair share, hands back what exceeds that share, and takes the commands other
-nodes left for its work. A NOTIFY (`store/_notifications.py`) wakes the second loop early,
+nodes left for its work. A NOTIFY (`store/_db/listen.py`) wakes the second loop early,
 for commands only.
 
 Safety, said out loud: a write of a poll or a run carries the fencing token of its claim and

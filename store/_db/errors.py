@@ -43,8 +43,8 @@ class NotFoundInWorkspace(StoreError):
 
 class QuotaFull(StoreError):
     """A write a quota refused, counted in the writing transaction under the workspace's quota
-    lock (`_quotas`): the workspace has `in_use` of `quota` and may have `limit`; nothing was
-    written."""
+    lock (`store/accounts/quotas.py`): the workspace has `in_use` of `quota` and may have
+    `limit`; nothing was written."""
 
     def __init__(self, quota: str, limit: int, in_use: int) -> None:
         super().__init__(f"{quota}: {in_use} in use, at most {limit}")

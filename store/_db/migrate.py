@@ -7,7 +7,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-_MIGRATIONS = Path(__file__).with_name("migrations")
+_MIGRATIONS = Path(__file__).parents[1] / "migrations"
 
 
 def alembic_config(database_url: str) -> Config:

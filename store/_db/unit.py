@@ -1,4 +1,4 @@
-"""The trio-facing Store: the only way anything reaches the database.
+"""The unit of work, the only way anything reaches the database (`Store` is built on it).
 
 Each unit of work is one transaction on SQLAlchemy's sync engine (sqlite3, psycopg 3), run in
 a worker thread by `trio.to_thread.run_sync` under a `CapacityLimiter` as wide as the
@@ -9,7 +9,7 @@ Why threads and not the drivers' asyncio through trio-asyncio (the path until 20
 hop to a cached worker thread costs a fraction of what the bridge did per query (asyncio
 futures, greenlet switches and, for aiosqlite, its own thread per connection);
 `bench/bench_db_path.py` measures both paths in one run. The bridge stays only for
-PostgreSQL's LISTEN (`_notifications`), which needs a connection that waits.
+PostgreSQL's LISTEN (`listen.py`), which needs a connection that waits.
 
 Cancellation: a thread cannot be interrupted, so a cancelled caller waits for its unit to
 finish (units are short; SQLite's busy timeout and the pool bound the worst case), and the
@@ -21,8 +21,7 @@ transaction is left open when `unit` returns or raises.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,29 +33,9 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import _accounts as accounts
-from ._billing_store import BillingStore
-from ._cluster_store import ClusterStore
-from ._confirmation_store import ConfirmationStore
-from ._confirmations import mark_email_proven
-from ._errors import DatabaseUnavailable
-from ._market_store import MarketStore
-from ._migrate import upgrade
-from ._monitor_store import MonitorStore
-from ._notifications import listen
-from ._notify_store import NotifyStore
-from ._price_book_store import PriceBookStore
-from ._records import (
-    AccessTokenRecord,
-    Credentials,
-    NewAccessToken,
-    NewUser,
-    SessionOwner,
-    TokenOwner,
-    UserRecord,
-)
-from ._run_store import RunStore
-from ._urls import sync_url
+from .errors import DatabaseUnavailable
+from .migrate import upgrade
+from .urls import sync_url
 
 T = TypeVar("T")
 Clock = Callable[[], datetime]
@@ -78,13 +57,9 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store:
-    """Units of work over one SQLAlchemy async engine. Construct with `open_store`.
-
-    Account methods live here; each later domain (billing, monitors, runs, ...) gets its own
-    facade class in its own module, built on `unit`, and attached as an attribute in
-    `__init__` (for example `store.billing`), so that no single file grows without bound.
-    """
+class Unit:
+    """Units of work over one SQLAlchemy engine: the plumbing `Store` (`store/_db/unit.py`)
+    and its facades are built on. Construct a `Store` with `open_store`."""
 
     def __init__(self, engine: Engine, url: URL, turns: int, clock: Clock = utc_now) -> None:
         """`turns`: how many units may run at once, the pool's size and overflow: a thread
@@ -94,14 +69,6 @@ class Store:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._turns = trio.CapacityLimiter(turns)
         self.clock = clock
-        self.monitors = MonitorStore(self)
-        self.runs = RunStore(self)
-        self.billing = BillingStore(self)
-        self.cluster = ClusterStore(self)
-        self.market = MarketStore(self)
-        self.notify = NotifyStore(self)
-        self.prices = PriceBookStore(self)  # the market's price book, per site
-        self.confirmations = ConfirmationStore(self)
 
     @property
     def url(self) -> URL:
@@ -150,110 +117,6 @@ class Store:
 
         await self._in_thread(select_one)
 
-    # -- accounts ----------------------------------------------------------------------------
-
-    async def create_user(self, new: NewUser) -> UserRecord:
-        now = self.clock()
-        return await self.unit(lambda db: accounts.create_user(db, new, now))
-
-    async def get_credentials(self, email: str) -> Credentials | None:
-        return await self.unit(lambda db: accounts.get_credentials(db, email))
-
-    async def get_user(self, user_id: str) -> UserRecord | None:
-        return await self.unit(lambda db: accounts.get_user(db, user_id))
-
-    async def set_user_name(self, user_id: str, name: str | None) -> UserRecord | None:
-        return await self.unit(lambda db: accounts.set_name(db, user_id, name))
-
-    async def add_session(self, *, token_hash: str, user_id: str, expires_at: datetime) -> None:
-        now = self.clock()
-        await self.unit(
-            lambda db: accounts.add_session(
-                db, token_hash=token_hash, user_id=user_id, now=now, expires_at=expires_at
-            )
-        )
-
-    async def find_session(self, token_hash: str) -> SessionOwner | None:
-        now = self.clock()
-        return await self.unit(lambda db: accounts.find_session(db, token_hash, now))
-
-    async def delete_session(self, token_hash: str) -> int:
-        return await self.unit(lambda db: accounts.delete_session(db, token_hash))
-
-    async def listen_for_session_ends(self, on_end: Callable[[str | None], None]) -> None:
-        """PostgreSQL only: `on_end(token_hash)` for every session any node ends (logout,
-        password reset), `on_end(None)` after (re)connecting, for what may have been missed;
-        until cancelled (see `_notifications`)."""
-        await listen(self.url, accounts.SESSIONS_ENDED_CHANNEL, on_end)
-
-    async def delete_expired_sessions(self) -> int:
-        now = self.clock()
-        return await self.unit(lambda db: accounts.delete_expired_sessions(db, now))
-
-    async def add_password_reset(
-        self, *, token_hash: str, user_id: str, expires_at: datetime
-    ) -> None:
-        now = self.clock()
-        await self.unit(
-            lambda db: accounts.add_password_reset(
-                db, token_hash=token_hash, user_id=user_id, now=now, expires_at=expires_at
-            )
-        )
-
-    async def reset_password(
-        self, token_hash: str, password_hash: str, *, revoke_tokens: bool
-    ) -> list[str] | None:
-        """Use a reset token, set the password, end every session of the user and, with
-        `revoke_tokens`, revoke every access token of the user, atomically.
-
-        Returns the ended sessions' and revoked tokens' hashes (for cache invalidation), or
-        None if the token is unknown, used or expired, in which case nothing changes.
-        """
-        now = self.clock()
-
-        def work(db: Session) -> list[str] | None:
-            user_id = accounts.consume_password_reset(db, token_hash, now)
-            if user_id is None:
-                return None
-            accounts.set_password(db, user_id, password_hash)
-            # The link was mailed to the account's address: using it proves that address.
-            mark_email_proven(db, user_id, None, now)
-            revoked = accounts.revoke_user_tokens(db, user_id, now) if revoke_tokens else []
-            return accounts.delete_user_sessions(db, user_id) + revoked
-
-        return await self.unit(work)
-
-    async def tokens_at_reset(self, token_hash: str) -> list[AccessTokenRecord] | None:
-        """The live access tokens of the user a live reset token belongs to (what the reset
-        page offers to revoke); None if the reset token is unknown, used or expired."""
-        now = self.clock()
-
-        def work(db: Session) -> list[AccessTokenRecord] | None:
-            user_id = accounts.live_password_reset_user(db, token_hash, now)
-            if user_id is None:
-                return None
-            tokens = accounts.list_access_tokens(db, user_id)
-            return [token for token in tokens if token.revoked_at is None]
-
-        return await self.unit(work)
-
-    async def add_access_token(self, new: NewAccessToken) -> AccessTokenRecord:
-        now = self.clock()
-        return await self.unit(lambda db: accounts.add_access_token(db, new, now))
-
-    async def list_access_tokens(self, user_id: str) -> list[AccessTokenRecord]:
-        return await self.unit(lambda db: accounts.list_access_tokens(db, user_id))
-
-    async def revoke_access_token(self, *, user_id: str, token_id: str) -> AccessTokenRecord | None:
-        now = self.clock()
-        return await self.unit(
-            lambda db: accounts.revoke_access_token(db, user_id=user_id, token_id=token_id, now=now)
-        )
-
-    async def use_access_token(self, token_hash: str) -> TokenOwner | None:
-        now = self.clock()
-        return await self.unit(lambda db: accounts.use_access_token(db, token_hash, now))
-
 
 def _prepare_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
@@ -295,7 +158,7 @@ def _ping_when_idle(engine: Engine) -> None:
             raise DisconnectionError() from err
 
 
-def _ensure_sqlite_folder(database_url: str) -> None:
+def ensure_sqlite_folder(database_url: str) -> None:
     url = make_url(database_url)
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         Path(str(url.database)).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -303,22 +166,13 @@ def _ensure_sqlite_folder(database_url: str) -> None:
 
 async def migrate(database_url: str) -> None:
     """Apply every pending migration (in a worker thread: Alembic is blocking)."""
-    _ensure_sqlite_folder(database_url)
+    ensure_sqlite_folder(database_url)
     await trio.to_thread.run_sync(upgrade, database_url)
 
 
-@asynccontextmanager
-async def open_store(
-    database_url: str, *, run_migrations: bool = False, clock: Clock = utc_now
-) -> AsyncIterator[Store]:
-    """Open the database for the lifetime of the block.
-
-    With `run_migrations`, pending migrations are applied first (the embedded SQLite default
-    migrates itself this way). The engine's connections are closed on exit, even on error.
-    """
-    _ensure_sqlite_folder(database_url)
-    if run_migrations:
-        await migrate(database_url)
+def create_sync_engine(database_url: str) -> tuple[Engine, int]:
+    """The engine `open_store` works through, and how many units may run at once on it (the
+    pool's size and overflow)."""
     url = make_url(database_url)
     options: dict[str, Any] = {"pool_size": 10, "max_overflow": 0}
     if url.get_backend_name() == "sqlite":
@@ -330,8 +184,10 @@ async def open_store(
         _prepare_sqlite(engine)
     else:
         _ping_when_idle(engine)
-    try:
-        yield Store(engine, url, options["pool_size"] + options["max_overflow"], clock)
-    finally:
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(engine.dispose)
+    return engine, options["pool_size"] + options["max_overflow"]
+
+
+async def dispose(engine: Engine) -> None:
+    """Close the engine's connections, even from a cancelled scope."""
+    with trio.CancelScope(shield=True):
+        await trio.to_thread.run_sync(engine.dispose)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _confirmations as repo
-from ._confirmations import Confirmed, IdentityClaim, NewConfirmation, Purpose
-from ._records import NewUser
+from . import confirmations as repo
+from .confirmations import Confirmed, IdentityClaim, NewConfirmation, Purpose
+from .records import NewUser
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 
 class ConfirmationStore:

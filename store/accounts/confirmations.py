@@ -19,13 +19,13 @@ from typing import Literal
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session as Db
 
-from ._accounts import create_user, delete_user_sessions, revoke_user_tokens
-from ._billing_models import TrialToken
-from ._confirmation_models import EmailConfirmation
-from ._models import PasswordReset, User
-from ._notify_models import NotificationChannel
-from ._records import NewUser, UserRecord
-from ._rows import record_fields, to_record
+from .._db.rows import record_fields, to_record
+from ..billing.models import TrialToken
+from ..notify.models import NotificationChannel
+from .confirmation_models import EmailConfirmation
+from .models import PasswordReset, User
+from .queries import create_user, delete_user_sessions, revoke_user_tokens
+from .records import NewUser, UserRecord
 
 ConfirmationPurpose = Literal["account", "channel"]
 Purpose = ConfirmationPurpose

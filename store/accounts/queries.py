@@ -12,9 +12,10 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as Db
 
-from ._errors import AlreadyExists
-from ._models import AccessToken, PasswordReset, Session, User, Workspace
-from ._records import (
+from .._db.errors import AlreadyExists
+from .._db.rows import new_row, to_record
+from .models import AccessToken, PasswordReset, Session, User, Workspace
+from .records import (
     AccessTokenRecord,
     Credentials,
     NewAccessToken,
@@ -23,7 +24,6 @@ from ._records import (
     TokenOwner,
     UserRecord,
 )
-from ._rows import new_row, to_record
 
 SESSIONS_ENDED_CHANNEL = "nichescope_sessions_ended"  # also names revoked access tokens
 # How stale an access token's `last_used_at` may be: it is written at most this often.

@@ -32,8 +32,8 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from ._errors import QuotaFull
-from ._models import Workspace
+from .._db.errors import QuotaFull
+from .models import Workspace
 
 
 def hold_workspace(db: Session, workspace_id: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ._rows import new_id
+from .._db.rows import new_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from . import _billing as repo
-from ._billing_records import (
+from . import queries as repo
+from .records import (
     ApplyOutcome,
     BillingAccountRecord,
     BillingChangeRecord,
@@ -20,7 +20,7 @@ from ._billing_records import (
 )
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 
 class BillingStore:

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ._models import Base, UtcDateTime
+from .._db.base import Base, UtcDateTime
 
 
 class Plan(Base):

@@ -1,4 +1,4 @@
-"""Billing repository functions: each takes the unit of work's session (see `_billing_store`).
+"""Billing repository functions: each takes the unit of work's session (see `facade.py`).
 
 Concurrency: every writing function starts with a write (an idempotent insert), so on SQLite
 the transaction holds the write lock before it reads, and on PostgreSQL the account row is
@@ -16,7 +16,9 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ._billing_models import (
+from .._db.rows import new_row, record_fields, to_record
+from ..accounts.confirmations import mark_email_proven
+from .models import (
     BillingAccount,
     BillingChange,
     CheckoutSession,
@@ -25,7 +27,7 @@ from ._billing_models import (
     TrialClaim,
     TrialToken,
 )
-from ._billing_records import (
+from .records import (
     ApplyOutcome,
     BillingAccountRecord,
     BillingChangeRecord,
@@ -37,8 +39,6 @@ from ._billing_records import (
     StripeEventKey,
     TrialOutcome,
 )
-from ._confirmations import mark_email_proven
-from ._rows import new_row, record_fields, to_record
 
 
 def _insert_ignore(db: Session, model: type[Any], values: dict[str, Any]) -> bool:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from ._rows import to_record
+from .._db.rows import to_record
 
 # Stripe's subscription statuses plus our own "none" (never had a plan).
 BillingStatus = str

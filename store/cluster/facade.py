@@ -6,14 +6,14 @@ from collections.abc import Callable, Collection
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from . import _cluster as repo
-from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
-from ._monitor_records import MonitorRecord
-from ._notifications import listen
-from ._run_records import RunRecord
+from .._db.listen import listen
+from ..monitors.records import MonitorRecord
+from ..runs.records import RunRecord
+from . import queries as repo
+from .records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 
 class ClusterStore:
@@ -83,7 +83,7 @@ class ClusterStore:
         await self._store.unit(lambda db: repo.send_command(db, kind, target_id, command))
 
     async def listen_for_commands(self, on_notify: Callable[[], None]) -> None:
-        """Call `on_notify` whenever another node sends a command (see `_notifications`)."""
+        """Call `on_notify` whenever another node sends a command (see `store/_db/listen.py`)."""
         await listen(self._store.url, repo.NOTIFY_CHANNEL, lambda _payload: on_notify())
 
     async def take_commands(self, node_id: str) -> list[CommandRecord]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ._cluster_records import TargetKind
-from ._errors import LeaseLost
-from ._monitor_models import Monitor
-from ._run_models import Run
+from .._db.errors import LeaseLost
+from ..monitors.models import Monitor
+from ..runs.models import Run
+from .records import TargetKind
 
 Leased = type[Monitor] | type[Run]
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ._models import Base, UtcDateTime
+from .._db.base import Base, UtcDateTime
 
 
 class Node(Base):

@@ -15,16 +15,16 @@ from typing import Any, cast
 from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
-from ._cluster_models import ClusterCommand, Node
-from ._cluster_records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
-from ._fence import Leased, leased_model
-from ._monitor_models import Monitor
-from ._monitor_records import MonitorRecord
-from ._monitors import monitor_record
-from ._rows import to_record
-from ._run_models import Run
-from ._run_records import RunRecord
-from ._runs import run_record
+from .._db.rows import to_record
+from ..monitors.models import Monitor
+from ..monitors.queries import monitor_record
+from ..monitors.records import MonitorRecord
+from ..runs.models import Run
+from ..runs.queries import run_record
+from ..runs.records import RunRecord
+from .fence import Leased, leased_model
+from .models import ClusterCommand, Node
+from .records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
 
 NOTIFY_CHANNEL = "nichescope_commands"
 FORGET_NODES_AFTER = timedelta(days=1)

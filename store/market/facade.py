@@ -17,11 +17,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ._market_models import MarketProfile, MarketSessionRow
-from ._rows import to_record
+from .._db.rows import to_record
+from .models import MarketProfile, MarketSessionRow
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 
 def recall_profile(db: Session, origin: str) -> str | None:

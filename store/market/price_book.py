@@ -18,10 +18,11 @@ from sqlalchemy import ColumnElement, delete, func, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ._monitor_models import Listing, Monitor
-from ._poll_decisions import ListingStep
-from ._price_book_models import BuyingCostsRow, MarketSale
-from ._price_book_records import (
+from .._db.rows import record_fields, records, to_record
+from ..monitors.models import Listing, Monitor
+from ..monitors.poll_decisions import ListingStep
+from .price_book_models import BuyingCostsRow, MarketSale
+from .price_book_records import (
     BookLevel,
     BuyingCosts,
     MarketSaleRecord,
@@ -29,7 +30,6 @@ from ._price_book_records import (
     NicheSales,
     SaleEvidence,
 )
-from ._rows import record_fields, records, to_record
 
 _DEPTH: dict[BookLevel, int] = {"exact": 4, "brand": 2, "category": 1}
 

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
-from . import _price_book as book
-from ._alert_decisions import NicheKey
-from ._price_book_records import BookLevel, BuyingCosts, Niche, NicheSales
+from ..notify.alert_decisions import NicheKey
+from . import price_book as book
+from .price_book_records import BookLevel, BuyingCosts, Niche, NicheSales
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 
 class PriceBookStore:

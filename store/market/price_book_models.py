@@ -9,7 +9,7 @@ from decimal import Decimal
 from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, Numeric, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ._models import Base, UtcDateTime
+from .._db.base import Base, UtcDateTime
 
 _NICHE_COLUMNS = ("site", "category_id", "brand", "size", "condition")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from store._models import Base
-from store._urls import sync_database_url
+from store._db.urls import sync_database_url
+from store._tables import metadata
 
 config = context.config
 url = config.attributes.get("database_url") or config.get_main_option("sqlalchemy.url")
@@ -17,9 +17,7 @@ def _run_online() -> None:
     try:
         with engine.connect() as connection:
             # Batch mode lets ALTER TABLE work on SQLite, which cannot alter most things in place.
-            context.configure(
-                connection=connection, target_metadata=Base.metadata, render_as_batch=True
-            )
+            context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
             with context.begin_transaction():
                 context.run_migrations()
             connection.commit()
@@ -28,7 +26,7 @@ def _run_online() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=str(url), target_metadata=Base.metadata, literal_binds=True)
+    context.configure(url=str(url), target_metadata=metadata, literal_binds=True)
     with context.begin_transaction():
         context.run_migrations()
 else:

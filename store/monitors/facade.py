@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.orm import Session
 
-from . import _listing_pages as pages
-from . import _monitors as repo
-from . import _polls as polls
-from ._alert_decisions import ErrorAlertRules
-from ._listing_filters import filtered_listing_page
-from ._monitor_records import (
+from ..notify.alert_decisions import ErrorAlertRules
+from . import listing_pages as pages
+from . import polls as polls
+from . import queries as repo
+from .listing_filters import filtered_listing_page
+from .poll_decisions import PollRules
+from .records import (
     FeedOrder,
     ListingEventRecord,
     ListingFilter,
@@ -26,10 +27,9 @@ from ._monitor_records import (
     PollOutcome,
     PollRecord,
 )
-from ._poll_decisions import PollRules
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 R = TypeVar("R")
 K = TypeVar("K")  # the key a keyset page starts after
@@ -43,7 +43,7 @@ class MonitorStore:
 
     async def create(self, new: NewMonitor, *, at_most: int | None = None) -> MonitorRecord:
         """With `at_most` (the plan's active monitors): `QuotaFull` when the workspace has as
-        many holding a slot, checked atomically with the insert (`_quotas`)."""
+        many holding a slot, checked atomically with the insert (`store/accounts/quotas.py`)."""
         now = self._store.clock()
         return await self._store.unit(lambda db: repo.create_monitor(db, new, now, at_most=at_most))
 
@@ -105,7 +105,7 @@ class MonitorStore:
         lease_token: int | None = None,
     ) -> PollRecord:
         """Write one poll as `decide` rules it (the engine's listing state machine,
-        `engine.decide_poll`: see `_poll_decisions`), in one transaction; with
+        `engine.decide_poll`: see `store/monitors/poll_decisions.py`), in one transaction; with
         `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
         return await self._store.notify.unit(
             lambda db: polls.record_poll(db, monitor_id, outcome, decide, lease_token)
@@ -148,7 +148,7 @@ class MonitorStore:
         workspace_id: str | None = None,
     ) -> ListingPage | None:
         """One page in item-id order, or None when the monitor is not found (in
-        `workspace_id`, when given); deep pages seek through bookmarks (`_listing_pages`)."""
+        `workspace_id`, when given); deep pages seek through bookmarks (`listing_pages.py`)."""
         key = pages.page_key(monitor_id, None if states is None else tuple(states))
         spot = (key, (page - 1) * page_size, page_size)
         read = partial(

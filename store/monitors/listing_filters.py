@@ -1,6 +1,6 @@
 """Pages of a monitor's listings narrowed to a niche: category, brand, size, condition, price.
 
-The unfiltered pages (`_listing_pages`) take their totals from the monitor's counters and seek
+The unfiltered pages (`listing_pages.py`) take their totals from the monitor's counters and seek
 through bookmarks; a filtered page cannot, so it counts its rows and reads by OFFSET. Filters
 are what a niche link asks for, so they match a niche's key exactly (text as stored, compared
 case-insensitively for brand, size and condition as the marketplace's spelling varies), and
@@ -13,9 +13,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import ColumnElement
 
-from ._monitor_models import Listing, Monitor
-from ._monitor_records import ListingFilter, ListingPage, ListingRecord
-from ._rows import to_record
+from .._db.rows import to_record
+from .models import Listing, Monitor
+from .records import ListingFilter, ListingPage, ListingRecord
 
 _ORDER = {
     "id": (Listing.item_id.asc(),),

@@ -26,9 +26,9 @@ import trio
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from ._monitor_models import Listing, Monitor
-from ._monitor_records import LISTING_STATES, ListingPage, ListingRecord
-from ._rows import records
+from .._db.rows import records
+from .models import Listing, Monitor
+from .records import LISTING_STATES, ListingPage, ListingRecord
 
 BOOKMARK_EVERY = 1000
 K = TypeVar("K")

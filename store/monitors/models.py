@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ._models import Base, UtcDateTime
+from .._db.base import Base, UtcDateTime
 
 
 class Monitor(Base):

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from ._alert_decisions import AlertRules
-from ._monitor_records import (
+from ..notify.alert_decisions import AlertRules
+from .records import (
     Evidence,
     ListingState,
     MonitorStatus,
@@ -96,7 +96,7 @@ class PollDecision:
     monitor: MonitorStep | None  # None: the monitor is gone
     # How to judge the listing alerts the steps cause, once the store has read what that
     # takes (rules, the price book): the engine's alert rules, pure, called in the same
-    # transaction (`_alert_decisions`). None: this poll alerts on no listing.
+    # transaction (`store/notify/alert_decisions.py`). None: this poll alerts on no listing.
     alerts: AlertRules | None = None
 
 

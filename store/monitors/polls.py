@@ -6,12 +6,13 @@ reservation may reopen, repeated absence makes a likely sale...) and how the mon
 (out of `error`, out of the bootstrap's pause) is the engine's state machine
 (`engine.monitors._listing_states`), which `record_poll` calls inside the poll's transaction
 with the snapshots of the stored listings the poll mentions (`PollRules`, see
-`_poll_decisions`). What it returns is written here: rows and events, the listings' descriptive
+`poll_decisions.py`). What it returns is written here: rows and events, the listings' descriptive
 fields as the feed showed them, the per-state counters kept on the monitor row, and the
 upgrade in place of a likely sale's event that a source confirmed.
 
 Both writers also queue the notifications they cause, in the same transaction (see
-`_notify_outbox`), as the engine's alert rules decide them (`_alert_decisions`): a poll its
+`store/notify/outbox.py`), as the engine's alert rules decide them
+(`store/notify/alert_decisions.py`): a poll its
 new listings, deals and price drops (none for the bootstrap poll, where everything is new),
 a failed poll that puts the monitor in `error` its `monitor_error`.
 """
@@ -28,10 +29,20 @@ from typing import cast
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ._alert_decisions import AlertRules, ErrorAlertRules
-from ._fence import fence
-from ._monitor_models import Listing, ListingEvent, Monitor, Poll
-from ._monitor_records import (
+from .._db.rows import to_record
+from ..cluster.fence import fence
+from ..market.price_book import SaleChange, record_sale_changes, sale_change, site_of
+from ..notify.alert_decisions import AlertRules, ErrorAlertRules
+from ..notify.outbox import write_error_alerts, write_poll_alerts
+from .models import Listing, ListingEvent, Monitor, Poll
+from .poll_decisions import (
+    ListingSnapshot,
+    ListingStep,
+    MonitorSnapshot,
+    MonitorStep,
+    PollRules,
+)
+from .records import (
     Evidence,
     ListingState,
     MonitorRecord,
@@ -41,16 +52,6 @@ from ._monitor_records import (
     PollOutcome,
     PollRecord,
 )
-from ._notify_outbox import write_error_alerts, write_poll_alerts
-from ._poll_decisions import (
-    ListingSnapshot,
-    ListingStep,
-    MonitorSnapshot,
-    MonitorStep,
-    PollRules,
-)
-from ._price_book import SaleChange, record_sale_changes, sale_change, site_of
-from ._rows import to_record
 
 IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
 # The columns the state machine decides (`ListingSnapshot` field -> column), and a sighting's

@@ -13,8 +13,11 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from ._monitor_models import Listing, ListingEvent, Monitor, Poll
-from ._monitor_records import (
+from .._db.rows import new_row, to_record, workspace_row
+from ..accounts.quotas import hold_workspace, refuse_past
+from .models import Listing, ListingEvent, Monitor, Poll
+from .polls import IN_CHUNK, poll_record
+from .records import (
     LISTING_STATES,
     FeedOrder,
     ListingEventRecord,
@@ -25,9 +28,6 @@ from ._monitor_records import (
     NewMonitor,
     PollRecord,
 )
-from ._polls import IN_CHUNK, poll_record
-from ._quotas import hold_workspace, refuse_past
-from ._rows import new_row, to_record, workspace_row
 
 
 def monitor_record(row: Monitor) -> MonitorRecord:
@@ -47,7 +47,7 @@ def create_monitor(
 ) -> MonitorRecord:
     """A new monitor, `paused` until its bootstrap. With `at_most`: `QuotaFull` (nothing
     written) when the workspace already has that many monitors holding a slot, counted under
-    its quota lock (`_quotas`), so simultaneous starts cannot all pass."""
+    its quota lock (`store/accounts/quotas.py`), so simultaneous starts cannot all pass."""
     if at_most is not None:
         hold_workspace(db, new.workspace_id)
         refuse_past("active_monitors", at_most, count_active(db, new.workspace_id))

@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from ._rows import new_id
+from .._db.rows import new_id
 
 ListingState = Literal["open", "reserved", "sold", "deleted"]
 LISTING_STATES: tuple[ListingState, ...] = ("open", "reserved", "sold", "deleted")

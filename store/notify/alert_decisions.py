@@ -1,9 +1,10 @@
 """What the engine's alert rules decide from, as the store hands it over: the contract between
 the rules (the engine's: `decide_alerts` in `engine.pricing`, `decide_error_alerts` and
-`decide_niche_alerts` in `engine.notifications`) and the outbox (`_notify_outbox`), which only
-reads what they need and inserts the `AlertDraft`s they return (`_alert_payloads`).
+`decide_niche_alerts` in `engine.notifications`) and the outbox (`outbox.py`), which only
+reads what they need and inserts the `AlertDraft`s they return (`alert_payloads.py`).
 
-As with the listing state machine (`_poll_decisions`), the rules reach the store as callables,
+As with the listing state machine (`store/monitors/poll_decisions.py`), the rules reach the
+store as callables,
 handed to the transaction that finds the alerts:
 
 - a poll's listing alerts (`AlertRules`), carried by the poll's decision
@@ -26,11 +27,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ._alert_payloads import AlertDraft, NicheAlertKind
-from ._monitor_records import MonitorStatus
-from ._notify_records import RuleRecord
-from ._notify_rules import niche_subject
-from ._price_book_records import BuyingCosts, Niche, NicheSales
+from ..market.price_book_records import BuyingCosts, Niche, NicheSales
+from ..monitors.records import MonitorStatus
+from .alert_payloads import AlertDraft, NicheAlertKind
+from .records import RuleRecord
+from .rules import niche_subject
 
 NicheKey = tuple[int | None, str | None, str | None, str | None]
 

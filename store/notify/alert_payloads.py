@@ -3,7 +3,7 @@ family of kinds, and `AlertDraft`, one alert for one rule.
 
 The engine's alert rules (`engine.pricing.decide_alerts` for a poll's listings,
 `engine.notifications.decide_error_alerts` and `decide_niche_alerts`) return drafts; the
-outbox (`_notify_outbox`) wraps each body in the webhook envelope (event type, id, time,
+outbox (`store/notify/outbox.py`) wraps each body in the webhook envelope (event type, id, time,
 monitor, rule) and inserts it, one row per channel, deciding and wording nothing. Each body
 names the kinds it may carry, so a draft cannot pair a kind with another kind's payload.
 """
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
-from ._monitor_records import MonitorStatus
-from ._notify_records import NotifyKind
+from ..monitors.records import MonitorStatus
+from .records import NotifyKind
 
 Figures = Mapping[str, float | int | None]
 ListingAlertKind = Literal["new_listing", "deal", "price_drop"]

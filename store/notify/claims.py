@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, case, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from ._models import UtcDateTime
-from ._notify import channel_record, notification_record
-from ._notify_models import Notification, NotificationChannel, NotificationDelivery
-from ._notify_records import ChannelBatch, ChannelRecord, DeliveryOutcome
+from .._db.base import UtcDateTime
+from .models import Notification, NotificationChannel, NotificationDelivery
+from .queries import channel_record, notification_record
+from .records import ChannelBatch, ChannelRecord, DeliveryOutcome
 
 _C, _N = NotificationChannel, Notification
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.orm import Session
 
-from . import _notify as repo
-from . import _notify_claims as claims
-from . import _notify_outbox as outbox
-from . import _notify_reads as reads
-from ._alert_decisions import NicheAlertRules, NicheFinding
-from ._notify_records import (
+from . import claims as claims
+from . import outbox as outbox
+from . import queries as repo
+from . import reads as reads
+from .alert_decisions import NicheAlertRules, NicheFinding
+from .records import (
     ChannelBatch,
     ChannelRecord,
     DeliveryOutcome,
@@ -30,7 +30,7 @@ from ._notify_records import (
 )
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 T = TypeVar("T")
 
@@ -69,7 +69,7 @@ class NotifyStore:
 
     async def add_channel(self, new: NewChannel, *, at_most: int | None = None) -> ChannelRecord:
         """With `at_most`: `QuotaFull` when the workspace has as many channels, checked
-        atomically with the insert (`_quotas`)."""
+        atomically with the insert (`store/accounts/quotas.py`)."""
         now = self._store.clock()
         return await self._store.unit(lambda db: repo.add_channel(db, new, now, at_most=at_most))
 
@@ -118,7 +118,8 @@ class NotifyStore:
         self, workspace_id: str, rule: NewRule, *, at_most: int | None = None
     ) -> RuleRecord:
         """`NotFoundInWorkspace` if its monitor or a channel is not the workspace's;
-        `QuotaFull` past `at_most` rules, checked atomically with the insert (`_quotas`)."""
+        `QuotaFull` past `at_most` rules, checked atomically with the insert
+        (`store/accounts/quotas.py`)."""
         now = self._store.clock()
         return await self._store.unit(
             lambda db: repo.add_rule(db, workspace_id, rule, now, at_most=at_most)
@@ -183,7 +184,7 @@ class NotifyStore:
         batch: int = 20,
         claim_seconds: float = 60.0,
     ) -> list[ChannelBatch]:
-        """Claim channels with due notifications for `claim_seconds` (see `_notify_claims`):
+        """Claim channels with due notifications for `claim_seconds` (see `store/notify/claims.py`):
         no other node gets them until `record_outcome`/`release` or the claim lapses."""
         at = now or self._store.clock()
         return await self._store.unit(

@@ -3,8 +3,8 @@ listings and price drops (`write_poll_alerts`, called by `record_poll`), a monit
 `error` (`write_error_alerts`, called by `record_poll_error`), the niche analysis' findings
 (`write_niche_alerts`).
 
-Each writer reads what the engine's alert rules need (`_alert_decisions`), calls them, and
-inserts what they return (`AlertDraft`s, `_alert_payloads`): it decides no alert and words
+Each writer reads what the engine's alert rules need (`alert_decisions.py`), calls them, and
+inserts what they return (`AlertDraft`s, `alert_payloads.py`): it decides no alert and words
 none. What is added here is the delivery's: the webhook envelope around the body (event type,
 id, time, monitor, rule), the channels, and when the alert is due (the rule's quiet hours or
 digest). One row per (rule, channel, kind, subject), inserted ON CONFLICT DO NOTHING, so
@@ -24,7 +24,12 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ._alert_decisions import (
+from .._db.rows import new_id, to_record
+from ..market.price_book import buying_costs, many_niche_sales, site_of
+from ..market.price_book_records import BOOK_DAYS, BOOK_SALES, Niche, NicheSales
+from ..monitors.models import Listing, Monitor
+from ..monitors.records import MonitorStatus
+from .alert_decisions import (
     AlertCandidate,
     AlertRules,
     ErrorAlertRules,
@@ -36,16 +41,11 @@ from ._alert_decisions import (
     NicheKey,
     PollAlerts,
 )
-from ._alert_payloads import AlertDraft, MonitorErrorAlert
-from ._monitor_models import Listing, Monitor
-from ._monitor_records import MonitorStatus
-from ._notify import effective_rule_rows, rule_record
-from ._notify_models import Notification, NotificationChannel, NotificationRule
-from ._notify_records import EVENT_TYPES, RuleRecord
-from ._notify_rules import due_at, matches
-from ._price_book import buying_costs, many_niche_sales, site_of
-from ._price_book_records import BOOK_DAYS, BOOK_SALES, Niche, NicheSales
-from ._rows import new_id, to_record
+from .alert_payloads import AlertDraft, MonitorErrorAlert
+from .models import Notification, NotificationChannel, NotificationRule
+from .queries import effective_rule_rows, rule_record
+from .records import EVENT_TYPES, RuleRecord
+from .rules import due_at, matches
 
 QUEUED = "nichescope.alerts_queued"  # `Session.info` key: alerts written in this unit
 _CHUNK = 200  # rows per INSERT: SQLite caps bound parameters per statement

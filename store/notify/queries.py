@@ -1,7 +1,7 @@
 """Notification repository functions: channels and rules, and the rows-to-records copiers.
-Each takes the unit of work's session (see `_notify_store`). Elsewhere: the dispatcher's
-claims and outcomes in `_notify_claims`, alerts written by polls in `_notify_outbox`,
-pages of the outbox and the log in `_notify_reads`."""
+Each takes the unit of work's session (see `facade.py`). Elsewhere: the dispatcher's
+claims and outcomes in `claims.py`, alerts written by polls in `outbox.py`,
+pages of the outbox and the log in `reads.py`."""
 
 from __future__ import annotations
 
@@ -15,15 +15,17 @@ from typing import Any, cast
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from ._errors import NotFoundInWorkspace
-from ._monitor_models import Monitor
-from ._notify_models import (
+from .._db.errors import NotFoundInWorkspace
+from .._db.rows import new_id, owned_row, record_fields, to_record
+from ..accounts.quotas import hold_workspace, refuse_past
+from ..monitors.models import Monitor
+from .models import (
     Notification,
     NotificationChannel,
     NotificationDelivery,
     NotificationRule,
 )
-from ._notify_records import (
+from .records import (
     ChannelRecord,
     DeliveryRecord,
     NewChannel,
@@ -33,8 +35,6 @@ from ._notify_records import (
     RuleFilters,
     RuleRecord,
 )
-from ._quotas import hold_workspace, refuse_past
-from ._rows import new_id, owned_row, record_fields, to_record
 
 # -- rows to records ---------------------------------------------------------------------------
 
@@ -94,7 +94,7 @@ def add_channel(
     db: Session, new: NewChannel, now: datetime, *, at_most: int | None = None
 ) -> ChannelRecord:
     """A new channel; with `at_most`, `QuotaFull` (nothing written) when the workspace has
-    that many already, counted under its quota lock (`_quotas`)."""
+    that many already, counted under its quota lock (`store/accounts/quotas.py`)."""
     if at_most is not None:
         hold_workspace(db, new.workspace_id)
         count = select(func.count()).where(NotificationChannel.workspace_id == new.workspace_id)

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from ._models import User
-from ._notify import delivery_record, notification_record
-from ._notify_models import Notification, NotificationDelivery
-from ._notify_records import DeliveryRecord, NotificationRecord
+from ..accounts.models import User
+from .models import Notification, NotificationDelivery
+from .queries import delivery_record, notification_record
+from .records import DeliveryRecord, NotificationRecord
 
 
 def _page(db: Session, query: Select[Any], offset: int, limit: int) -> list[Any]:

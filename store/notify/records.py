@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
-from ._rows import to_record
+from .._db.rows import to_record
 
 NotifyKind = Literal[
     "new_listing", "deal", "price_drop", "sell_through_jump", "new_hot_niche", "monitor_error"

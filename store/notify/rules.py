@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ._notify_records import Confidence, MinConfidence, RuleFilters
+from .records import Confidence, MinConfidence, RuleFilters
 
 _RANK: dict[str, int] = {"any": 0, "none": 0, "low": 1, "medium": 2, "high": 3}
 

@@ -14,12 +14,12 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from ._monitor_models import Monitor
-from ._monitor_records import MonitorRecord
-from ._monitors import monitor_record
-from ._run_models import Analysis, DashboardPin, Run
-from ._run_records import AnalysisRecord, RunRecord
-from ._runs import newest_runs, run_record
+from ..monitors.models import Monitor
+from ..monitors.queries import monitor_record
+from ..monitors.records import MonitorRecord
+from .models import Analysis, DashboardPin, Run
+from .queries import newest_runs, run_record
+from .records import AnalysisRecord, RunRecord
 
 
 @dataclass(frozen=True, slots=True)

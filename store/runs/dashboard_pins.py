@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ._run_models import Analysis, DashboardPin
+from .models import Analysis, DashboardPin
 
 
 def pin_analysis(db: Session, workspace_id: str, analysis_id: str, now: datetime) -> bool:

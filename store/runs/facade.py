@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
-from . import _analysis_views as views
-from . import _dashboard_pins as pins
-from . import _runs as repo
-from ._analysis_views import AnalysisOrigin, DashboardView, DepthFloor
-from ._fence import fence
-from ._run_records import (
+from ..cluster.fence import fence
+from . import analysis_views as views
+from . import dashboard_pins as pins
+from . import queries as repo
+from .analysis_views import AnalysisOrigin, DashboardView, DepthFloor
+from .records import (
     AnalysisRecord,
     AnalysisSource,
     NewAnalysis,
@@ -22,7 +22,7 @@ from ._run_records import (
 )
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from .._store import Store
 
 
 class RunStore:
@@ -168,7 +168,7 @@ class RunStore:
         self, analysis_id: str, workspace_id: str, *, with_result: bool
     ) -> AnalysisOrigin | None:
         """The analysis with its run and monitor, in one unit; its document only
-        `with_result` (see `_analysis_views`)."""
+        `with_result` (see `store/runs/analysis_views.py`)."""
         return await self._store.unit(
             lambda db: views.analysis_origin(db, analysis_id, workspace_id, with_result=with_result)
         )

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from ._quotas import hold_workspace, refuse_past
-from ._rows import new_row, record_fields, to_record, workspace_row
-from ._run_models import Analysis, Run, RunLogLine
-from ._run_records import (
+from .._db.rows import new_row, record_fields, to_record, workspace_row
+from ..accounts.quotas import hold_workspace, refuse_past
+from .models import Analysis, Run, RunLogLine
+from .records import (
     FINISHED_RUN_STATES,
     AnalysisRecord,
     NewAnalysis,
@@ -31,8 +31,8 @@ def analysis_record(row: Analysis) -> AnalysisRecord:
 
 def admit_run(db: Session, workspace_id: str, at_most: int, now: datetime) -> None:
     """`QuotaFull` (`runs_per_day`) when the workspace has created `at_most` runs and imports
-    since 00:00 UTC of `now`, counted under its quota lock (`_quotas`): call it first in the
-    unit that writes the run or the import."""
+    since 00:00 UTC of `now`, counted under its quota lock (`store/accounts/quotas.py`): call
+    it first in the unit that writes the run or the import."""
     hold_workspace(db, workspace_id)
     midnight = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     refuse_past("runs_per_day", at_most, count_runs_since(db, workspace_id, midnight))

@@ -22,7 +22,7 @@ from engine.monitors._actor import ActorStatusBoard, MonitorActor
 from engine.monitors._commands import Envelope
 from engine.runs._commands import Cancel
 from store import CommandRecord, MonitorRecord, Store
-from store._cluster_models import ClusterCommand
+from store.cluster.models import ClusterCommand
 from tests.conftest import new_monitor, new_workspace
 from tests.engine.fake_market import FakeMarket
 from tests.engine.test_engine import FAST, _start, _until, _until_status

@@ -303,7 +303,7 @@ def _orphans_and(db: Session, poll_id: str) -> tuple[int, tuple[int, int]]:
 
 
 def audit(db: Session, monitor_id: str, market: FakeMarket) -> None:
-    """Every recorded poll of `monitor_id` is whole, as `store/_monitors.py` `record_poll`
+    """Every recorded poll of `monitor_id` is whole, as `store/monitors/polls.py` `record_poll`
     writes one: `new` counts its `new` events, `changed` the distinct listings with any other
     event (one listing may have a price and a counts event in the same poll)."""
     m = {"m": monitor_id}

@@ -4,7 +4,7 @@ Before: every quota was a count in one transaction and the write in another, so 
 arrived together all counted the same usage and all wrote: 12 simultaneous monitor starts on a
 2-monitor plan created 12, 20 runs on a 10-a-day plan all ran, 29 channels went in against a
 limit of 20 and 55 rules against 50. Now the count and the write are one transaction that
-concurrent writers of a workspace take one at a time (`store/_quotas.py`): exactly the limit
+concurrent writers of a workspace take one at a time (`store/accounts/quotas.py`): exactly the limit
 succeeds, and every other request gets the refusal a single request over the limit gets.
 
 The requests are real and simultaneous: one nursery of httpx calls against the service on a

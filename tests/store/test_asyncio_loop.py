@@ -1,4 +1,4 @@
-"""The runtime's asyncio loop forgets cancelled timers (store/_asyncio_loop.py).
+"""The runtime's asyncio loop forgets cancelled timers (store/_db/asyncio_loop.py).
 
 What it guards against: SQLAlchemy's pool takes a connection under `asyncio.timeout(30)` on
 every transaction; with trio-asyncio's loop keeping each cancelled timer for 30 s, and each
@@ -17,7 +17,7 @@ import trio
 import trio_asyncio
 
 from store import asyncio_loop
-from store._asyncio_loop import PURGE_AFTER
+from store._db.asyncio_loop import PURGE_AFTER
 
 TRANSACTIONS = 1_000
 REQUEST: contextvars.ContextVar[object] = contextvars.ContextVar("request")

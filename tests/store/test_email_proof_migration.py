@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, insert, pool, select
 
-from store._billing_models import TrialToken
-from store._migrate import upgrade
-from store._models import PasswordReset, User, Workspace
-from store._notify_models import NotificationChannel
-from store._urls import sync_database_url
+from store._db.migrate import upgrade
+from store._db.urls import sync_database_url
+from store.accounts.models import PasswordReset, User, Workspace
+from store.billing.models import TrialToken
+from store.notify.models import NotificationChannel
 from tests.conftest import BACKENDS, _pg_admin, _pg_url
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, pool
 
-from store._models import Base
-from store._urls import sync_database_url
+from store._db.urls import sync_database_url
+from store._tables import Base
 
 
 def _differences(database_url: str) -> list[object]:

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from engine import decide_error_alerts, decide_poll
 from store import ConfirmedState, PollFailure, RuleFilters, Store
-from store import _polls as polls
-from store._notify_rules import niche_subject
+from store.monitors import polls
+from store.notify.rules import niche_subject
 from tests.store.notify_helpers import (
     add_niche_alerts,
     kinds_and_subjects,

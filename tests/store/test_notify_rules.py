@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from store import RuleFilters
-from store._notify_rules import admits, confidence, due_at, matches, niche_subject
+from store.notify.rules import admits, confidence, due_at, matches, niche_subject
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from store import DatabaseUnavailable, open_store
-from store import _store as store_module
+from store._db import unit as store_module
 
 pytestmark = pytest.mark.postgres
 

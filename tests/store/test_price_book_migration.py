@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from store._migrate import upgrade
-from store._models import UtcDateTime
-from store._urls import sync_database_url
+from store._db.base import UtcDateTime
+from store._db.migrate import upgrade
+from store._db.urls import sync_database_url
 from tests.conftest import BACKENDS, _pg_admin, _pg_url
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

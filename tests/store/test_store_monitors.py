@@ -11,7 +11,7 @@ import pytest
 
 from engine import decide_poll
 from store import LISTING_STATES, ConfirmedState, ObservedListing, PollOutcome, Store
-from store import _listing_pages as listing_pages
+from store.monitors import listing_pages
 from tests.conftest import new_monitor
 from tests.store.poll_helpers import failed_poll
 

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from store import NewUser, Store
-from store import _accounts as accounts
+from store.accounts import queries as accounts
 
 
 def _checked_out(store: Store) -> int:

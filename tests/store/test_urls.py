@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.engine import make_url
 
-from store._urls import sync_database_url, sync_url
+from store._db.urls import sync_database_url, sync_url
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from store._models import UtcDateTime
+from store._db.base import UtcDateTime
 
 revision = "0003"
 down_revision = "0002"

@@ -8,7 +8,7 @@ Create Date: 2026-11-27 10:00:00.000000
 dashboard finds the latest one above the trust floor in one query instead of reading
 documents; `analyses.source_label` names an import after its exported monitor. Analyses
 stored before are filled in here from their documents. `dashboard_pins` holds the analysis
-a workspace pinned (one at most). A branch of its own (see `store/_migrate.py`): it needs
+a workspace pinned (one at most). A branch of its own (see `store/_db/migrate.py`): it needs
 only the `analyses` table of 0003.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, TypeGuard
 import sqlalchemy as sa
 from alembic import op
 
-from store._models import UtcDateTime
+from store._db.base import UtcDateTime
 
 revision = "d001"
 down_revision = "0003"

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 from alembic import op
 
-from store._models import UtcDateTime
+from store._db.base import UtcDateTime
 
 revision = "e001"
 down_revision = "0008"

@@ -6,7 +6,7 @@ Revision ID: p001
 Revises: 0006
 Create Date: 2026-12-03 09:00:00.000000
 
-A branch of its own (see `store/_migrate.py`): it needs the listings' evidence and category
+A branch of its own (see `store/_db/migrate.py`): it needs the listings' evidence and category
 names, which 0006 added. The backfill reads every sold listing with its monitor's URL (the
 site is the URL's origin) and keeps one sale per (site, item id), several monitors having
 seen the same sale: a confirmed one over a likely one, then the earliest. Days to sell are
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 from alembic import op
 
-from store._models import UtcDateTime
+from store._db.base import UtcDateTime
 
 revision = "p001"
 down_revision = "0006"

@@ -8,7 +8,7 @@ NULL (what a new run stores when its caller says nothing) lets the analysis coun
 sales when no sale was confirmed in its window (the marketplace refused every confirming
 source), and confirmed sales only otherwise. Runs made before keep `false`, confirmed sales
 only, the default they were made under: replayed, they analyse as they did. A branch of its
-own (see `store/_migrate.py`): it needs only the column 0006 added.
+own (see `store/_db/migrate.py`): it needs only the column 0006 added.
 """
 
 from __future__ import annotations
