@@ -83,6 +83,18 @@ def _origins(svc: Services) -> dict[str, object]:
         "origins": [
             {key: _iso(value) for key, value in asdict(report).items()} for report in reports
         ],
+        "shared_feeds": _shared_feeds(svc),
+    }
+
+
+def _shared_feeds(svc: Services) -> dict[str, object]:
+    """This node's shared requests: which monitors (of any workspace) poll each search."""
+    report = svc.engine.shared.report()
+    return {
+        "feeds": [{k: _iso(v) for k, v in asdict(feed).items()} for feed in report.feeds],
+        "state_hits": report.state_hits,
+        "state_misses": report.state_misses,
+        "states_kept": report.states_kept,
     }
 
 
@@ -102,7 +114,10 @@ async def list_origins() -> dict[str, object]:
     to get one failed, and since when there has been none); each state source's availability
     (`available`, `refusing`, `unavailable`); the `www` and API origins' breakers apart; the
     egress, its budget (requests per second) and its requests in the last hour. Counters are
-    this node's; the profile and a browser or operator session are shared by every node."""
+    this node's; the profile and a browser or operator session are shared by every node.
+    `shared_feeds`: the feeds this node's monitors share (one request per search and page cap,
+    whatever the workspaces): per feed its URL, recent subscribers (their count and monitor
+    ids), fetches, answers reused and last fetch; and the item lookups' hits and misses."""
     return _origins(services())
 
 
