@@ -10,9 +10,10 @@ Test-only paths: `GET /__sim__/truth[?ids=1,2]`, `GET /__sim__/requests[?since=N
 
 The world (`_catalogue`): six categories, each with its own sizes, brands and price level;
 hot niches dealt across categories; its pace set by `sale_days`, `hot_speed` and
-`stale_share`; `clock_at` and `first_id` continue or move a market, `niche_seed` keeps
-its niches and their prices in a world of another seed (`_niches`). Listing photos are served
-at the URLs the items carry (`/photos/<id>.jpg`, on the site origin).
+`stale_share`; sellers cut prices (`price_drop_share`, `_drops`); `clock_at` and `first_id`
+continue or move a market, `niche_seed` keeps its niches and their prices in a world of
+another seed (`_niches`). Listing photos are served at the URLs the items carry
+(`/photos/<id>.jpg`, on the site origin).
 
 Since September 2026 (`SimulatorConfig`): the site origin behind a browser challenge
 (`challenge_www`), listing ids allotted with drafts (`draft_share`), `access_token_web` a JWT;

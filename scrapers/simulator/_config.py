@@ -123,6 +123,11 @@ class SimulatorConfig:
     # The share of new listings that are stale stock: asking too much, they hardly sell, and
     # every niche, a hot one too, keeps some of them on sale (as real catalogues do).
     stale_share: float = 0.0
+    # The share of listings whose seller cuts the price (10-25%) when they have not sold
+    # after a few days, some of them twice (`_drops`): the feed, item pages and API show the
+    # current price, the ground truth the price each sale was made at. Drawn apart from the
+    # listings: a world with cuts has the same listings and lives, one without is as it was.
+    price_drop_share: float = 0.0
     faults: Faults = field(default_factory=Faults)
     profile: str = LEGACY
     locale: str = "en"
@@ -149,5 +154,7 @@ class SimulatorConfig:
             raise ValueError("first_id must be positive")
         if not 0.0 <= self.stale_share < 1.0:
             raise ValueError("stale_share must be in [0, 1)")
+        if not 0.0 <= self.price_drop_share <= 1.0:
+            raise ValueError("price_drop_share must be in [0, 1]")
         if not (self.sale_days > 0 and self.hot_speed > 0):
             raise ValueError("sale_days and hot_speed must be positive")

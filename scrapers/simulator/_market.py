@@ -146,7 +146,7 @@ def _damage(
 
 def _details(app: SimulatorApp, item_id: int) -> Answer:
     now = app.sim_now()
-    item = app.world.by_id.get(item_id)
+    item = app.world.listing(item_id, now)
     state = item.state_at(now) if item is not None else None
     # Deleted listings answer 404 (odd ids) or a hidden item (even ids): both happen for real.
     if item is None or state is None or (state == "deleted" and item_id % 2):
@@ -186,7 +186,7 @@ def _catalogue_html(app: SimulatorApp, path: str, query: str) -> Answer:
 
 def _item_page(app: SimulatorApp, item_id: int, slug_part: str | None) -> Answer:
     now = app.sim_now()
-    item = app.world.by_id.get(item_id)
+    item = app.world.listing(item_id, now)
     state = item.state_at(now) if item is not None else None
     if item is None or state is None or state == "deleted":
         return Answer(404, b"<h1>This item is gone</h1>", "text/html")

@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--draft-share", type=float, default=0.0,
                         help="share of new listings whose id was allotted days before "
                              "publication, with their draft (default: 0)")  # fmt: skip
+    parser.add_argument("--price-drop-share", type=float, default=0.0,
+                        help="share of listings whose seller cuts the price after a few "
+                             "days unsold (default: 0)")  # fmt: skip
     parser.add_argument("--layout", choices=("A", "B", "alternate"), default="alternate")
     for name in ("rate-429", "rate-403", "rate-5xx", "rate-slow", "rate-truncated",
                  "ids-as-strings", "rate-missing-fields", "client-rate", "detail-refusal",
@@ -179,6 +182,7 @@ def config_from_args(argv: list[str] | None = None) -> SimulatorConfig:
             profile=args.profile, locale=args.locale, promoted_share=args.promoted_share,
             item_page_padding=args.item_page_padding, challenge_www=args.challenge_www,
             clearance_ttl=args.clearance_ttl, draft_share=args.draft_share,
+            price_drop_share=args.price_drop_share,
             start=time.time() if args.start is None else args.start,
         )  # fmt: skip
     except ValueError as err:

@@ -2,9 +2,9 @@
 
 What is sold (categories, their sizes and brands, prices) is `_catalogue`'s; which niches are
 hot or saturated and at what price is `_niches`' (drawn from the seed, or from a niche seed of
-its own); each listing and its life are drawn here, all when the world is built, so the state
-at any simulated time is a lookup: the same seeds give the same answers whatever order
-requests arrive in.
+its own); each listing and its life are drawn here, and its price cuts in `_drops`, all when
+the world is built, so the state at any simulated time is a lookup: the same seeds give the
+same answers whatever order requests arrive in.
 
 Listings are kept in publication order (`born`), and every newest-first feed is that order
 reversed, never id order: a listing's id may have been allotted days before its publication,
@@ -18,7 +18,7 @@ import math
 import random
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ._catalogue import (
@@ -31,6 +31,7 @@ from ._catalogue import (
     SIZES,
 )
 from ._config import SimulatorConfig
+from ._drops import Drop, cuts_until, draw_drops, price_at
 from ._ids import allot_ids
 from ._niches import HOT, NORMAL, SATURATED, Niche, draw_niches
 
@@ -70,7 +71,9 @@ class _Draft:
 class SimListing:
     """One listing and its whole life: `events` are (simulated time, state), the first `open`.
     `born` is its publication; `drafted_at` when its id was allotted, if that was earlier (a
-    draft made days before), else None."""
+    draft made days before), else None. `price` is its first asking price, `drops` the
+    seller's later cuts (time, price from then on; `_drops`): its price at a time is
+    `price_at`, and `World.live` and `World.listing` show it at that price."""
 
     id: int
     title: str
@@ -88,6 +91,7 @@ class SimListing:
     views_per_day: float
     relist_of: int | None = None
     drafted_at: float | None = None
+    drops: tuple[Drop, ...] = ()
 
     def state_at(self, t: float) -> str | None:
         """None before it was born."""
@@ -100,6 +104,13 @@ class SimListing:
 
     def history_until(self, t: float) -> list[tuple[float, str]]:
         return [e for e in self.events if e[0] <= t]
+
+    def price_at(self, t: float) -> Decimal:
+        return price_at(self.price, self.drops, t) if self.drops else self.price
+
+    def priced_at(self, t: float) -> SimListing:
+        """This listing as it is shown at `t`: `price` its price then."""
+        return replace(self, price=self.price_at(t)) if self.drops else self
 
     def favourites_at(self, t: float) -> int:
         return int(max(0.0, t - self.born) / DAY * self.fav_per_day)
@@ -158,7 +169,12 @@ class World:
         c = self.config
         ids = allot_ids([(d.index, d.born) for d in drafts], c.seed, c.draft_share, c.start,
                         first_id=c.first_id)  # fmt: skip
-        return [self._listing(d, ids) for d in drafts]
+        in_draw_order = sorted(drafts, key=lambda d: d.index)
+        # For sale until sold or deleted (a life's last event), else until the horizon.
+        lives = [(d.born, d.price, d.events[-1][0] if d.events[-1][1] in ("sold", "deleted")
+                  else end) for d in in_draw_order]  # fmt: skip
+        drops = draw_drops(c.seed, c.price_drop_share, lives)
+        return [self._listing(d, ids, drops[d.index]) for d in drafts]
 
     def _births(self, rng: random.Random, end: float) -> list[float]:
         """`n_listings` born in the 20 days before the start, then a Poisson stream of
@@ -215,8 +231,11 @@ class World:
                     queue.append((relist_born, key, cheaper, seller, len(drafts) - 1))
         return drafts
 
-    def _listing(self, d: _Draft, ids: dict[int, tuple[int, float | None]]) -> SimListing:
-        """The listing `d` becomes, under its id (`ids`: draw index to id and draft time)."""
+    def _listing(
+        self, d: _Draft, ids: dict[int, tuple[int, float | None]], drops: tuple[Drop, ...]
+    ) -> SimListing:
+        """The listing `d` becomes, under its id (`ids`: draw index to id and draft time),
+        with its price `drops`."""
         cat, brand = d.key
         item_id, drafted_at = ids[d.index]
         return SimListing(
@@ -236,6 +255,7 @@ class World:
             views_per_day=d.views,
             relist_of=ids[d.parent][0] if d.parent != -1 else None,
             drafted_at=drafted_at,
+            drops=drops,
         )
 
     def _life(
@@ -280,13 +300,20 @@ class World:
         return (c.start if c.clock_at is None else c.clock_at) + (clock - clock_zero) * c.speed
 
     def live(self, t: float, feed_filter: FeedFilter) -> list[SimListing]:
-        """Open listings at `t` matching the filter, newest published first (not by id)."""
+        """Open listings at `t` matching the filter, newest published first (not by id), each
+        at its price at `t`."""
         upto = bisect.bisect_right(self._born, t)
-        return [
-            item
-            for item in reversed(self.listings[:upto])
-            if feed_filter.accepts(item) and item.state_at(t) == "open"
-        ]
+        found = []
+        for item in reversed(self.listings[:upto]):
+            shown = item.priced_at(t)
+            if feed_filter.accepts(shown) and item.state_at(t) == "open":
+                found.append(shown)
+        return found
+
+    def listing(self, item_id: int, t: float) -> SimListing | None:
+        """The listing of that id as its pages show it at `t` (at its price then)."""
+        item = self.by_id.get(item_id)
+        return None if item is None else item.priced_at(t)
 
     def feed_page(
         self, t: float, feed_filter: FeedFilter, page: int, per_page: int, order: str | None = None
@@ -314,7 +341,9 @@ class World:
         Sell-through of a niche = listings sold by `t` / listings born by `t`. `categories`
         names each category as its item pages do (its path, "Women › Clothing › Jeans"). Each
         listing states its `published_at` (its birth, the feed's order), whether its id was a
-        `draft_id` (allotted before publication) and when (`drafted_at`, else null).
+        `draft_id` (allotted before publication) and when (`drafted_at`, else null), its
+        `price` at `t` (a sold one's: the price it sold at) and its `prices` until `t` (when
+        published, then each cut: [time, price]).
         """
         upto = bisect.bisect_right(self._born, t)
         born = self.listings[:upto]
@@ -325,7 +354,7 @@ class World:
         niches = []
         for key, niche in self.niches.items():
             items = per_niche.get(key, [])
-            sold = [i for i in items if i.state_at(t) == "sold"]
+            sold = [i for i in items if i.state_at(t) == "sold"]  # at the price they sold at
             niches.append(
                 {
                     "category_id": key[0],
@@ -336,7 +365,7 @@ class World:
                     "sold": len(sold),
                     "sell_through": (len(sold) / len(items)) if items else None,
                     "median_sold_price": (
-                        str(statistics.median([i.price for i in sold])) if sold else None
+                        str(statistics.median([i.price_at(t) for i in sold])) if sold else None
                     ),
                 }
             )
@@ -352,7 +381,8 @@ class World:
                     "id": i.id,
                     "category_id": i.category_id,
                     "brand_id": i.brand_id,
-                    "price": str(i.price),
+                    "price": str(i.price_at(t)),
+                    "prices": [[i.born, str(i.price)], *cuts_until(i.drops, t)],
                     "relist_of": i.relist_of,
                     "published_at": i.born,
                     "draft_id": i.drafted_at is not None,
