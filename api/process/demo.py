@@ -173,9 +173,10 @@ async def fill_demo_account(
 async def add_demo_alerts(store: Store, settings: Settings, workspace_id: str) -> None:
     """An e-mail channel to the demo address (the outbox folder, in development) and two
     workspace rules: new listings under €30 (which the live monitor finds within a minute,
-    so a newcomer sees pushes arrive on the Alerts page), and deals, newly hot niches and
-    monitors in error (deals are judged by the price book that the sample's sales filled:
-    one market, `demo_market.DEMO_NICHE_SEED`, so the first comes within minutes too).
+    so a newcomer sees pushes arrive on the Alerts page), and deals, price drops, newly hot
+    niches and monitors in error (deals and drops are judged by the price book that the
+    sample's sales filled: one market, `demo_market.DEMO_NICHE_SEED`, whose sellers cut
+    prices, so the first of each comes within minutes too).
     Added after the sample month was recorded: its history is not news, and its sales are
     all in the book by then."""
     found = await check_destination("email", {"to": DEMO_EMAIL})
@@ -200,8 +201,8 @@ async def add_demo_alerts(store: Store, settings: Settings, workspace_id: str) -
     await store.notify.add_rule(
         workspace_id,
         NewRule(
-            name="Deals and hot niches",
-            kinds=("deal", "new_hot_niche", "sell_through_jump", "monitor_error"),
+            name="Deals, price drops and hot niches",
+            kinds=("deal", "price_drop", "new_hot_niche", "sell_through_jump", "monitor_error"),
             channel_ids=(channel.id,),
         ),
     )

@@ -55,11 +55,16 @@ ID_BLOCK = 100_000_000  # a renewed market's ids start this far above the old on
 # for; with a seed of their own, the sample's niches sold at other prices than the live
 # ones (Vans sneakers at €60 in the sample, €26 live), and every live listing of a niche
 # cheaper there read as a deal, of one dearer never.
+#
+# Sellers cut their prices as real ones do: half the listings, when still unsold one to six
+# days after publication, drop 10-25% (two in five of those once more, days later), under the
+# same id, so the live monitor sees price drops. In the first ten hours of a first start (ten
+# minutes of `make run`) seven listings on sale are cut, the first after an hour.
 DEMO_NICHE_SEED = 1
 DEMO_MARKET = SimulatorConfig(
     profile="2026-09", promoted_share=0.1, faults=Faults(detail_refusal=0.9),
     n_hot=6, sale_days=30.0, hot_speed=4.0, stale_share=0.25, horizon_days=RENEW_AFTER_DAYS + 5,
-    seed=DEMO_NICHE_SEED, niche_seed=DEMO_NICHE_SEED,
+    seed=DEMO_NICHE_SEED, niche_seed=DEMO_NICHE_SEED, price_drop_share=0.5,
 )  # fmt: skip
 
 

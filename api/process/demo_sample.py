@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import cast
 from urllib.parse import urlencode
 
@@ -54,7 +55,10 @@ LIVE_LABEL = "Live · the simulated marketplace"
 # Measured: the top 25 niches span five categories and two sell 100% (tests/api/
 # test_demo_market.py holds at least four and at most three; seed 11 gives six and two, seed
 # 7 five and four), and the live market's first ten hours (ten minutes of `make run`) bring
-# seven listings under 70% of their niche's sold price, the first within the hour. Its ids
+# three listings under 70% of their niche's sold price, the first after five and a half
+# hours, and seven price cuts, the first after an hour (before its sellers cut prices, in
+# the sample too, seven such listings, the first within the hour: cut prices sell, and the
+# book is lower by them). A listing cut between two polls is seen at its new price. Its ids
 # lie below the live market's: its listings are not the live simulator's, whose item pages
 # answer them "gone" rather than show another listing under the same id.
 SAMPLE_MARKET = dataclasses.replace(
@@ -87,7 +91,7 @@ def _observed(world: World, item: SimListing, origin: str, at: float) -> Observe
         condition_raw=world.conditions[item.status_id],
         category_id=item.category_id,
         category_name=world.category_paths[item.category_id],
-        price=item.price,
+        price=item.price_at(at),
         currency=world.config.currency,
         favourites=item.favourites_at(at),
         views=item.views_at(at),
@@ -119,13 +123,14 @@ async def record_sample(
     monitor = await _sample_monitor(store, workspace_id, origin, sorted(world.categories))
     followed = world.listings
     known: dict[int, str] = {}  # item id -> the state recorded last
+    asked: dict[int, Decimal] = {}  # item id -> the price recorded last
     start = now - timedelta(days=DAYS)
     polls = int(DAYS * 24 / POLL_HOURS)
     for k in range(polls + 1):
         at = start + timedelta(hours=k * POLL_HOURS)
         t = at.timestamp()
         last = k == polls
-        seen, confirmed = _observe(world, followed, known, origin, t, last=last)
+        seen, confirmed = _observe(world, followed, (known, asked), origin, t, last=last)
         await store.monitors.record_poll(
             monitor.id,
             PollOutcome(
@@ -160,14 +165,16 @@ async def record_sample(
 def _observe(
     world: World,
     followed: list[SimListing],
-    known: dict[int, str],
+    recorded: tuple[dict[int, str], dict[int, Decimal]],
     origin: str,
     t: float,
     *,
     last: bool,
 ) -> tuple[list[ObservedListing], list[ConfirmedState]]:
-    """What a poll at `t` sees in the feed and confirms on item pages; `known` (item id ->
-    the state recorded last) is brought up to date."""
+    """What a poll at `t` sees in the feed and confirms on item pages; `recorded` (item id ->
+    the state recorded last, item id -> the price recorded last) is brought up to date. A
+    listing whose seller cut its price is seen again at its new price."""
+    known, asked = recorded
     seen: list[ObservedListing] = []
     confirmed: list[ConfirmedState] = []
     for item in followed:
@@ -180,10 +187,12 @@ def _observe(
         if before is None:
             if state in _FEED_STATES:
                 seen.append(_observed(world, item, origin, t))
-                known[item.id] = "open"
+                known[item.id], asked[item.id] = "open", item.price_at(t)
             continue
-        if state in _FEED_STATES and (last or before != "open"):
+        cut = item.price_at(t) != asked[item.id]
+        if state in _FEED_STATES and (last or cut or before != "open"):
             seen.append(_observed(world, item, origin, t))
+            asked[item.id] = item.price_at(t)
         elif state != before and state is not None and state != "open":
             # The simulator's states are the store's: reserved, sold, deleted.
             confirmed.append(ConfirmedState(item.id, cast(ListingState, state), "item_page"))

@@ -1,7 +1,9 @@
 """The demo shows deals in minutes (issue 31, item 7): the sample month and the live monitor are
 one market, so the price book that the sample's sales fill prices the live market's listings,
 and within ten minutes of `make run` the live monitor alerts on a deal whose reason quotes what
-its niche sold for and over how many sales, while the dashboard's niches say what to pay.
+its niche sold for and over how many sales, while the dashboard's niches say what to pay. Its
+sellers cut prices as real ones do, so within those ten minutes the live monitor alerts on a
+price drop too, whose reason names the old and the new price and what its niche sold for.
 
 The demo runs in-process at five times `make run`'s pace (its market's clock at 300x instead of
 60x), so ten minutes of the demo are two of wall time at most; the bound is on the market's
@@ -12,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shutil
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -60,22 +63,38 @@ def _quotes_its_book(alert: dict[str, Any]) -> bool:
     return quoted in reason and f"over its last {sales} sales" in reason
 
 
-async def _first_deal(client: httpx.AsyncClient, origin: str, start: float) -> dict[str, Any]:
-    """The first deal alert that quotes its book, once there is one; fails once the market's
-    clock has run `WITHIN` past `start` without one (read after the alerts, so an alert found
-    was there by that time)."""
+def _names_the_cut(alert: dict[str, Any]) -> bool:
+    """A price drop whose reason names the old and the new price and what its niche sold for
+    ("price cut from €60.00 to €50.30 (16% less), 12% under the €57.20 this niche sold for
+    over its last 14 sales ...")."""
+    payload = alert["payload"]
+    figures, listing = payload.get("figures") or {}, payload["listing"]
+    sold, was, now = figures.get("median_sold_price"), listing["previous_price"], listing["price"]
+    if alert["kind"] != "price_drop" or None in (sold, was, now) or not figures.get("sales"):
+        return False
+    currency, reason = listing["currency"], payload["reason"]
+    cut = f"price cut from {money(Decimal(was), currency)} to {money(Decimal(now), currency)}"
+    return reason.startswith(cut) and money(Decimal(str(sold)), currency) in reason
+
+
+async def _first(
+    client: httpx.AsyncClient, origin: str, start: float, wanted: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """The first alert `wanted` takes, once there is one; fails once the market's clock has
+    run `WITHIN` past `start` without one (read after the alerts, so an alert found was there
+    by that time)."""
     while True:
         answer = await client.get("/api/notifications/notifications")
         assert answer.status_code == 200, answer.text
         alerts = answer.json()["notifications"]
         elapsed = float((await sim(origin, "/__sim__/clock"))["sim_time"]) - start
         assert elapsed <= WITHIN, (
-            f"no deal alert quoting its niche's sold price and sales within {DEMO_MINUTES:g} "
-            f"minutes of the demo: {[(a['kind'], a['payload'].get('reason')) for a in alerts]}"
+            f"no alert that {wanted.__name__} within {DEMO_MINUTES:g} minutes of the demo: "
+            f"{[(a['kind'], a['payload'].get('reason')) for a in alerts]}"
         )
-        deal = next((a for a in alerts if _quotes_its_book(a)), None)
-        if deal is not None:
-            return deal
+        found = next((a for a in alerts if wanted(a)), None)
+        if found is not None:
+            return found
         await trio.sleep(0.5)
 
 
@@ -108,7 +127,8 @@ async def test_the_demo_alerts_on_a_real_deal_within_ten_minutes(
     settings: Settings, nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Within ten (simulated) minutes of the demo's start, a deal alert whose reason quotes
-    its niche's sold price and number of sales; every deal so far a deal in the simulated
+    its niche's sold price and number of sales, and a price drop alert whose reason names the
+    old and the new price and what its niche sold for; every deal so far a deal in the simulated
     market itself (before, the sample month was another market whose niches sold at other
     prices, and most "deals" were listings of a niche dearer there than live); the dashboard's
     niches show a buy-below price."""
@@ -121,7 +141,8 @@ async def test_the_demo_alerts_on_a_real_deal_within_ten_minutes(
         kept = load_state(market_file(demo_var(settings)))
         assert kept is not None
         async with signed_in_demo(url, settings) as client:
-            deal = await _first_deal(client, origin, kept.start)
+            deal = await _first(client, origin, kept.start, _quotes_its_book)
+            await _first(client, origin, kept.start, _names_the_cut)
             wrong = await _not_real(client, origin)
             assert not wrong, (
                 f"deals that are none in the market (title, price, its niche's median): {wrong}; "
