@@ -139,15 +139,12 @@ async def poll_once(
     Raises whatever the marketplace raises when the feed cannot be read, and `SuspectedBlock`
     when it cannot be believed (nothing is written then); the caller records the error and
     backs off. With a `lease_token` (cluster mode), `LeaseLost` when another node has claimed
-    the monitor meanwhile (nothing written). `fresh_within`: how old a feed or lookup another
-    monitor of the node fetched may be (None: `SHARE_OF_INTERVAL` of the monitor's interval).
+    the monitor meanwhile (nothing written). `fresh_within`: see `SHARE_OF_INTERVAL`.
     """
     policy = policy or ConfirmPolicy()
     started = trio.current_time()
     fresh = SHARE_OF_INTERVAL * monitor.interval_seconds if fresh_within is None else fresh_within
-    feed = await market.fetch_feed(
-        monitor.url, monitor.page_cap, fresh_within=fresh, subscriber=monitor.id
-    )
+    feed = await market.fetch_feed(monitor.url, monitor.page_cap, fresh_within=fresh, subscriber=monitor.id)  # noqa: E501  # fmt: skip
     last = await store.monitors.last_good_poll(monitor.id)
     try:
         check_believable(feed, None if last is None else last.items)
