@@ -25,7 +25,8 @@ NotifyKindName = Literal[
 Health = Literal["healthy", "failing", "disabled", "new", "unconfirmed"]
 
 MAX_NAME = 100
-VISIBLE = r"\S"  # a name of spaces only is no name
+# Not spaces only (`_named`: Python's, JSON Schema's and pydantic's), nor NUL (`Strict`).
+VISIBLE = r"^[^\x00]*[^\s\x00\x1c-\x1f\x85\ufeff][^\x00]*$"
 MAX_LIST = 50
 MAX_ITEM = 200
 HHMM = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"

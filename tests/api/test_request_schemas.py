@@ -25,7 +25,13 @@ from api.notifications.channel_schema import (
     kind_branches,
     webhook_url_pattern,
 )
-from api.notifications.schemas import ID_PATTERN, NEEDS, CreateChannelRequest, MonitorRule
+from api.notifications.schemas import (
+    ID_PATTERN,
+    NEEDS,
+    VISIBLE,
+    CreateChannelRequest,
+    MonitorRule,
+)
 from engine.notifications import DestinationRefused
 from engine.notifications._destinations import (
     check_discord_url,
@@ -210,3 +216,20 @@ def test_a_whole_hour_written_as_a_number_is_taken() -> None:
     for wrong in (16.5, "16", True):
         with pytest.raises(ValidationError):
             MonitorRule.model_validate({**rule, "digest_hour": wrong})
+
+
+@seed(HYPOTHESIS_SEED)
+@EXAMPLES
+@given(st.from_regex(VISIBLE, fullmatch=True).filter(lambda n: len(n) <= 100))
+def test_every_name_the_schema_admits_is_taken(name: str) -> None:
+    MonitorRule.model_validate({"name": name, "kinds": ["deal"]})
+    CreateChannelRequest.model_validate({"kind": "email", "name": name, "email": "a@b.io"})
+
+
+@pytest.mark.parametrize("name", ["   ", "a\x00", "\x1c", "\ufeff", " \x85 "])
+def test_names_refused_are_not_admitted(name: str) -> None:
+    """Schemathesis found a rule named with a NUL refused: `\\S` alone let it through."""
+    schema = MonitorRule.model_json_schema()["properties"]["name"]
+    assert not _admitted(schema, name)
+    with pytest.raises(ValidationError):
+        MonitorRule.model_validate({"name": name, "kinds": ["deal"]})
