@@ -34,6 +34,7 @@ from ..notifications import decide_error_alerts
 from ._commands import ActorStatus, Envelope, Pause, PollNow, Resume, Stop
 from ._market import Marketplace, SuspectedBlock
 from ._poll import ConfirmPolicy, poll_once
+from ._schedule import next_tick, seconds_until
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +316,9 @@ class MonitorActor:
                 )  # fmt: skip
             return False
         self._board.polled(record.finished_at.isoformat())
-        self._next_poll = trio.current_time() + monitor.interval_seconds
+        # On the search's grid (`_schedule`), as the poll stored it.
+        due = next_tick(record.finished_at, monitor.interval_seconds, monitor.url)
+        self._next_poll = trio.current_time() + seconds_until(due, self._store.clock())
         return True
 
     def _retry_in(self, monitor: MonitorRecord, failures: int, kind: str | None) -> float:

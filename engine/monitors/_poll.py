@@ -15,6 +15,7 @@ from ._clock import stamp_poll
 from ._feed_window import has_left, place, window_ends, windows_of
 from ._listing_states import Lookup, decide_poll, drop_out_verdicts, failed_lookup
 from ._market import Feed, Marketplace, SuspectedBlock
+from ._schedule import next_tick
 
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no
 # point queueing hundreds of state requests at once behind its limits.
@@ -165,7 +166,7 @@ async def poll_once(
         pages=feed.pages,
         seen=feed.listings,
         confirmed=lookups.confirmed,
-        next_poll_at=now + elapsed + timedelta(seconds=monitor.interval_seconds),
+        next_poll_at=next_tick(now + elapsed, monitor.interval_seconds, monitor.url),
         absent=absent,
         likely_after=policy.absence_polls,
         observed_at=stamp.at,

@@ -76,6 +76,7 @@ class SimulatorApp:
         self.budget = RequestBudget() if budget is None else budget
         self.challenge = ChallengeGate(world.config.challenge_www, world.config.clearance_ttl)
         self._clock_zero: float | None = None
+        self._paused_at: float | None = None  # the simulated time it stopped at, if paused
         self.served = 0  # marketplace requests answered (the page handlers read it)
         self.request_origin = "http://127.0.0.1"  # the current request's, for absolute URLs
         # The site origin as the current request names its host: photos live there, also
@@ -112,9 +113,22 @@ class SimulatorApp:
             self._clock_zero = trio.current_time()
 
     def sim_now(self) -> float:
+        if self._paused_at is not None:
+            return self._paused_at
         self.start_clock()
         assert self._clock_zero is not None
         return self.world.sim_time(trio.current_time(), self._clock_zero)
+
+    def pause_clock(self, paused: bool) -> None:
+        """Stop simulated time where it is (the market still answers, nothing changes), or
+        let it go on from there: a test's way to let every poller see one settled market."""
+        if paused and self._paused_at is None:
+            self._paused_at = self.sim_now()
+        elif not paused and self._paused_at is not None:
+            stopped_at, self._paused_at = self._paused_at, None
+            speed = self.world.config.speed
+            if speed > 0 and self._clock_zero is not None:
+                self._clock_zero += (self.sim_now() - stopped_at) / speed
 
     def set_faults(self, faults: Faults) -> None:
         self.faults = faults

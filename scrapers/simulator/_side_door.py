@@ -21,7 +21,8 @@ def side_door(app: SimulatorApp, method: str, path: str, query: str, body: bytes
     """`GET /__sim__/truth[?ids=1,2]`, `GET /__sim__/requests[?since=N]`,
     `GET|POST /__sim__/faults` (a JSON object of knobs: replaces every knob, counters restart),
     `GET|POST /__sim__/profile` (`{"profile": "legacy" | "2026-09"}`: switches at once),
-    `GET|POST /__sim__/challenge` (see `_challenge_door`), `GET /__sim__/clock`. A POST that is
+    `GET|POST /__sim__/challenge` (see `_challenge_door`), `GET|POST /__sim__/clock`
+    (`{"paused": bool}`: simulated time stops where it is, or goes on from there). A POST that is
     not what it should be answers 422 and changes nothing.
     """
     params = dict(parse_qsl(query))
@@ -53,6 +54,14 @@ def side_door(app: SimulatorApp, method: str, path: str, query: str, body: bytes
     if path == "/__sim__/challenge":
         return _challenge_door(app, method, body)
     if path == "/__sim__/clock":
+        if method == "POST":
+            try:
+                data = _json_object(body)
+                if set(data) != {"paused"} or not isinstance(data["paused"], bool):
+                    raise ValueError('expected {"paused": true | false}')
+                app.pause_clock(data["paused"])
+            except ValueError as err:
+                return json_answer(422, {"error": str(err)})
         return json_answer(200, {"sim_time": app.sim_now(), "clock": trio.current_time()})
     return json_answer(404, {"error": "unknown side-door path"})
 
