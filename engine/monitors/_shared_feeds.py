@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -82,11 +83,12 @@ class _Flight(Generic[T]):
         self.done = trio.Event()
         self.value: T | None = None
         self.error: Exception | None = None
+        self.trace: TracebackType | None = None  # where the request failed
         self.at = 0.0  # trio time the answer came
 
     def answer(self) -> T:
         if self.error is not None:
-            raise self.error
+            raise self.error.with_traceback(self.trace)  # not the previous waiters' frames
         assert self.value is not None
         return self.value
 
@@ -178,7 +180,8 @@ class SharedMarketplace:
         fresh_within: float = 0.0,
         subscriber: str | None = None,
     ) -> Feed:
-        slot = self._feeds.slot((await self._key(url), page_cap))
+        canonical = await self._key(url)
+        slot = self._feeds.slot((canonical, page_cap))
         now = trio.current_time()
         slot.keep = max(slot.keep, fresh_within)
         if subscriber is not None:
@@ -188,7 +191,9 @@ class SharedMarketplace:
         else:
             slot.fetches += 1
             slot.last_fetch_at = datetime.now(UTC)
-            slot.flight = self._launch(lambda: self.inner.fetch_feed(url, page_cap))
+            # The key's URL, not this caller's spelling of it: whoever launches the request,
+            # every caller of the key gets the feed of the search the key names.
+            slot.flight = self._launch(lambda: self.inner.fetch_feed(canonical, page_cap))
         return await self._wait(slot)
 
     async def fetch_state(
@@ -283,6 +288,7 @@ class SharedMarketplace:
             # An answer without a state is an answer (shared like one); a refusal is not.
             kept = stateless and self.inner.failure_kind(err) in STATELESS_KINDS
             flight.error = _Stateless(err) if kept else err
+            flight.trace = err.__traceback__
         finally:
             if flight.value is None and flight.error is None:
                 flight.error = SharingClosed("the node is shutting down")  # cancelled
@@ -294,10 +300,13 @@ class SharedMarketplace:
         flight = slot.flight
         assert flight is not None
         # Only this caller's wait is cancelled with it: the request goes on for the others.
+        # One error object reaches every waiter (and, kept, every reuse): each raise starts
+        # again from the request's own traceback, or every raise would add its frames to the
+        # object's and keep them, and their locals, alive as long as the error is kept.
         await flight.done.wait()
         error = flight.error
         if isinstance(error, _Stateless):
-            raise error.error
+            raise error.error.with_traceback(flight.trace)
         return flight.answer()
 
 

@@ -23,6 +23,8 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 # What a page's items may take of an answer (the rest: `total`, `nextCursor`, room to spare).
 ITEMS_BUDGET = MAX_ANSWER_BYTES - 1024
+# The largest offset a cursor holds: far past any list's end, well inside a 64-bit OFFSET.
+MAX_OFFSET = 10**9
 Item = TypeVar("Item", bound=BaseModel)
 # How every list tool's description ends.
 PAGING_DOC = (
@@ -37,15 +39,17 @@ def encode_cursor(kind: str, offset: int) -> str:
 
 
 def decode_cursor(kind: str, cursor: str) -> int:
-    """The offset in `cursor`; `ValueError` when it is not a cursor of list `kind`."""
+    """The offset in `cursor`; `ValueError` when it is not a cursor of list `kind`, or its
+    offset is not one this tool could give out (digits only, at most `MAX_OFFSET`: a forged
+    offset past the database's 64-bit OFFSET was an internal error)."""
     try:
         prefix, _, offset = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        value = int(offset)
     except (binascii.Error, UnicodeDecodeError, ValueError) as err:
         raise ValueError("not a cursor this tool gave out") from err
-    if prefix != kind or value < 0:
+    digits = offset.isascii() and offset.isdigit() and len(offset) <= len(str(MAX_OFFSET))
+    if prefix != kind or not digits or int(offset) > MAX_OFFSET:
         raise ValueError("not a cursor this tool gave out")
-    return value
+    return int(offset)
 
 
 class PageFields(TypedDict):
