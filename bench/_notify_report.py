@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from bench._common import cpu_seconds, machine_cpu_seconds, percentile, verdict
+from engine import next_poll_tick
 
 INTERVAL = 30  # the monitors' poll interval, seconds
 TARGET_P99 = 2.0  # seconds, poll commit -> receiver
@@ -78,11 +79,12 @@ class Window:
 
 def windows(run: Run, polls: list[Any]) -> tuple[Window, Window]:
     """Before and with the rule. A poll's lag is its start minus the `next_poll_at` the
-    previous poll promised (its finish + the interval); a re-poll after a failed one is
-    backed off on purpose and not counted."""
+    previous poll promised (the first tick of its search's grid a quarter of an interval or
+    more after its finish, `engine.next_poll_tick`); a re-poll after a failed one is backed
+    off on purpose and not counted."""
     before, with_rule = Window([], []), Window([], [])
     promised, previous = dict(run.first), dict[str, bool]()
-    for monitor_id, started, finished, error in polls:
+    for monitor_id, started, finished, error, url in polls:
         if started > run.cutoff:
             continue
         window = before if started < run.rule_at else with_rule
@@ -94,7 +96,7 @@ def windows(run: Run, polls: list[Any]) -> tuple[Window, Window]:
             if committed is not None:
                 window.commits.append(committed - finished.timestamp())
         previous[monitor_id] = error is None
-        promised[monitor_id] = finished + timedelta(seconds=INTERVAL)
+        promised[monitor_id] = next_poll_tick(finished, INTERVAL, url, monitor_id)
     return before, with_rule
 
 

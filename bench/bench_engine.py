@@ -42,7 +42,7 @@ from bench._common import (
     stop,
     verdict,
 )
-from engine import Engine, MarketplaceSettings, open_marketplace
+from engine import Engine, MarketplaceSettings, next_poll_tick, open_marketplace
 from engine.monitors._market import Feed
 from scrapers.simulator import NICHE_PAIRS
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
@@ -112,19 +112,20 @@ async def _run_monitors(
         stop_seconds = time.monotonic() - stopping
         del engine
 
-    def polls(db: object) -> list[tuple[str, datetime, datetime, str | None, int, int]]:
+    def polls(db: object) -> list[tuple[str, datetime, datetime, str | None, int, int, str]]:
         rows = db.execute(  # type: ignore[attr-defined]
             select(
                 Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error, Poll.confirmed,
-                Poll.duration_ms,
-            ).order_by(Poll.monitor_id, Poll.started_at)
+                Poll.duration_ms, Monitor.url,
+            ).join(Monitor, Monitor.id == Poll.monitor_id)
+            .order_by(Poll.monitor_id, Poll.started_at)
         )  # fmt: skip
         return [tuple(r) for r in rows]
 
     rows = await store.unit(polls)  # type: ignore[arg-type]
     lags, boot_lags, errors, promised = [], [], 0, dict(first)
     previous: dict[str, bool] = {}
-    for monitor_id, poll_started, poll_finished, error, _, _ in rows:
+    for monitor_id, poll_started, poll_finished, error, _, _, url in rows:
         lag = (poll_started - promised[monitor_id]).total_seconds()
         if monitor_id not in previous:
             boot_lags.append(lag)
@@ -132,7 +133,8 @@ async def _run_monitors(
             lags.append(lag)
         previous[monitor_id] = error is None
         errors += error is not None
-        promised[monitor_id] = poll_finished + timedelta(seconds=interval)
+        # The search's next grid tick, as the poll stored it (`engine.next_poll_tick`).
+        promised[monitor_id] = next_poll_tick(poll_finished, interval, url, monitor_id)
     window_start = started + timedelta(seconds=lead + interval)
     steady = [r for r in rows if r[1] >= window_start]
     window = (ended - window_start).total_seconds()

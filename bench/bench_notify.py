@@ -264,7 +264,8 @@ async def _rows(url: str, cutoff: datetime) -> tuple[list[Any], list[Any], list[
             .where(Notification.created_at <= cutoff)
         )  # fmt: skip
         polls = db.execute(
-            select(Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error)
+            select(Poll.monitor_id, Poll.started_at, Poll.finished_at, Poll.error, Monitor.url)
+            .join(Monitor, Monitor.id == Poll.monitor_id)
             .order_by(Poll.monitor_id, Poll.started_at)
         )  # fmt: skip
         deliveries = db.execute(

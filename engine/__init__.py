@@ -9,6 +9,7 @@ from .monitors._handle import EngineBusy
 from .monitors._listing_states import decide_poll
 from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedBlock
 from .monitors._poll import ConfirmPolicy
+from .monitors._schedule import next_tick as next_poll_tick
 from .monitors._scrapers_market import (
     MarketplaceSettings,
     OriginReport,
@@ -82,6 +83,7 @@ __all__ = [
     "decide_niche_alerts",
     "decide_poll",
     "deliver",
+    "next_poll_tick",
     "niche_findings",
     "open_marketplace",
     "open_outbound",

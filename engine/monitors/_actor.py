@@ -24,7 +24,7 @@ import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import trio
 
@@ -33,7 +33,7 @@ from store import LeaseLost, MonitorRecord, PollFailure, Store
 from ..notifications import decide_error_alerts
 from ._commands import ActorStatus, Envelope, Pause, PollNow, Resume, Stop
 from ._market import Marketplace, SuspectedBlock
-from ._poll import ConfirmPolicy, poll_once
+from ._poll import SHARE_OF_INTERVAL, ConfirmPolicy, poll_once
 from ._schedule import next_tick, seconds_until
 
 log = logging.getLogger(__name__)
@@ -102,8 +102,9 @@ class MonitorActor:
         self._initial = initial
         self._next_poll = 0.0  # trio time; 0 means "now"
         # A poll someone asked for (poll now, resume) reads the market afresh, never another
-        # monitor's recent answer; a scheduled one may share it (`_poll.SHARE_OF_INTERVAL`).
+        # monitor's recent answer; a scheduled one may share it (`_reuse_window`).
         self._asked = False
+        self._tick_due: float | None = None  # trio time of the grid tick a poll waits for
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Take commands and poll until stopped; `task_status.started()` once scheduled and
@@ -264,7 +265,7 @@ class MonitorActor:
         """One poll, its failure recorded and backed off; True when it succeeded."""
         self._board.update(monitor, "polling")
         started = self._store.clock()
-        fresh, self._asked = (0.0 if self._asked else None), False
+        fresh = self._reuse_window(monitor)
         try:
             with trio.fail_after(self._policy.poll_timeout_seconds):
                 record = await poll_once(
@@ -316,10 +317,29 @@ class MonitorActor:
                 )  # fmt: skip
             return False
         self._board.polled(record.finished_at.isoformat())
-        # On the search's grid (`_schedule`), as the poll stored it.
-        due = next_tick(record.finished_at, monitor.interval_seconds, monitor.url)
-        self._next_poll = trio.current_time() + seconds_until(due, self._store.clock())
+        self._schedule_tick(monitor, record.finished_at)
         return True
+
+    def _schedule_tick(self, monitor: MonitorRecord, finished_at: datetime) -> None:
+        """The next poll on the search's grid (`_schedule`), as the poll stored it."""
+        due = next_tick(finished_at, monitor.interval_seconds, monitor.url, monitor.id)
+        self._next_poll = trio.current_time() + seconds_until(due, self._store.clock())
+        self._tick_due = self._next_poll
+
+    def _reuse_window(self, monitor: MonitorRecord) -> float:
+        """How old a fetch of its search this poll may take from another monitor (seconds):
+        none when someone asked for the poll; else `SHARE_OF_INTERVAL` of its interval, and
+        on its search's grid as much more as the poll runs late (a busy node), so the
+        monitors of one tick read the fetch made at it however late each gets to its poll
+        (never the tick before's: lateness counts up to one interval)."""
+        asked, due = self._asked, self._tick_due
+        self._asked, self._tick_due = False, None
+        if asked:
+            return 0.0
+        window = SHARE_OF_INTERVAL * monitor.interval_seconds
+        if due is not None:
+            window += min(max(0.0, trio.current_time() - due), monitor.interval_seconds)
+        return window
 
     def _retry_in(self, monitor: MonitorRecord, failures: int, kind: str | None) -> float:
         """Seconds until the next try after a failed poll of `kind`, the `failures`-th in a

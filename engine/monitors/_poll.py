@@ -21,9 +21,10 @@ from ._schedule import next_tick
 # point queueing hundreds of state requests at once behind its limits.
 CONFIRM_CONCURRENCY = 4
 # A poll takes a feed or a lookup another monitor of the node fetched up to this share of its
-# own interval ago: two monitors of one search, whatever their phases, then cost one request
-# per (shortest) interval, and each still sees the market at least once per interval.
-SHARE_OF_INTERVAL = 0.9
+# own interval ago (the actor adds how late a poll on its search's grid runs): the monitors of
+# one search poll at one tick (`_schedule`) and read the one fetch made at it, and none takes
+# the tick before's, made a whole interval earlier.
+SHARE_OF_INTERVAL = 0.5
 # A feed shrinking by more than this share at once, against the last good poll, is a block.
 SHRINK_LIMIT = 0.8
 # ...judged only when the last good poll saw at least this many: a niche of three listings
@@ -166,7 +167,7 @@ async def poll_once(
         pages=feed.pages,
         seen=feed.listings,
         confirmed=lookups.confirmed,
-        next_poll_at=next_tick(now + elapsed, monitor.interval_seconds, monitor.url),
+        next_poll_at=next_tick(now + elapsed, monitor.interval_seconds, monitor.url, monitor.id),
         absent=absent,
         likely_after=policy.absence_polls,
         observed_at=stamp.at,

@@ -12,6 +12,11 @@ anchor drawn from the canonical URL, so different searches spread over the clock
 of one search meet: with intervals of 60 and 300 s, every 300 s tick is also a 60 s tick. A
 monitor's first poll is at once (and a poll someone asked for); its next is the first tick at
 least `MIN_GAP_SHARE` of an interval later, so polls are never closer than that.
+
+Each monitor polls a little after the tick (`SPREAD_SHARE` of an interval at most, at most
+`SPREAD_CAP_SECONDS`, fixed by its id): the first of a tick fetches, the others take that
+fetch (it is far younger than their reuse window), and their writes do not all come at once
+(on SQLite a thousand monitors over sixty searches, all at the tick, queued ten seconds).
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from datetime import UTC, datetime, timedelta
 
 # A poll after an off-grid one waits at least this share of its interval.
 MIN_GAP_SHARE = 0.25
+# How far after its tick a monitor polls: a share of its interval, capped.
+SPREAD_SHARE = 0.1
+SPREAD_CAP_SECONDS = 10.0
 _ANCHOR_SPAN = 86_400  # anchors spread over a day's seconds
 
 
@@ -31,13 +39,23 @@ def grid_anchor(url: str) -> float:
     return int.from_bytes(digest[:8], "big") % (_ANCHOR_SPAN * 1000) / 1000
 
 
-def next_tick(after: datetime, interval_seconds: float, url: str) -> datetime:
-    """The first tick of `url`'s grid at least `MIN_GAP_SHARE` of an interval after `after`."""
+def spread(interval_seconds: float, member: str) -> float:
+    """How many seconds after a tick the monitor `member` polls (0 for no member)."""
+    if not member:
+        return 0.0
+    window = min(SPREAD_SHARE * float(interval_seconds), SPREAD_CAP_SECONDS)
+    digest = hashlib.sha256(member.encode("utf-8", "surrogatepass")).digest()
+    return window * int.from_bytes(digest[:4], "big") / 2**32
+
+
+def next_tick(after: datetime, interval_seconds: float, url: str, member: str = "") -> datetime:
+    """When the monitor `member` of `url` polls next: its place after the first tick of the
+    search's grid that leaves at least `MIN_GAP_SHARE` of an interval after `after`."""
     interval = max(float(interval_seconds), 1e-3)
+    offset = grid_anchor(url) + spread(interval, member)
     earliest = after.timestamp() + MIN_GAP_SHARE * interval
-    anchor = grid_anchor(url)
-    k = math.ceil((earliest - anchor) / interval)
-    tick = anchor + k * interval
+    k = math.ceil((earliest - offset) / interval)
+    tick = offset + k * interval
     return datetime.fromtimestamp(tick, UTC) if after.tzinfo else _naive(tick)
 
 
