@@ -231,9 +231,7 @@ class ScrapersMarketplace:
                     session_error=session.last_error,
                     without_session_since=_at(session.without_since),
                     browser=session.browser,
-                    sources={
-                        name: health.describe() for name, health in activity.sources.items()
-                    },
+                    sources={name: health.describe() for name, health in activity.sources.items()},
                     egress=egress.name,
                     egress_rate=egress.bucket.rate,
                     egress_requests_last_hour=egress.requests_last_hour(),
