@@ -130,6 +130,14 @@ class SimulatorApp:
             if speed > 0 and self._clock_zero is not None:
                 self._clock_zero += (self.sim_now() - stopped_at) / speed
 
+    def advance_clock(self, seconds: float) -> None:
+        """Move a paused clock on by `seconds` of simulated time (a test's step of the market:
+        every poller then reads the same market at the same time). `ValueError` unless paused
+        and `seconds` >= 0."""
+        if self._paused_at is None or not seconds >= 0:
+            raise ValueError("advance needs a paused clock and seconds >= 0")
+        self._paused_at += seconds
+
     def set_faults(self, faults: Faults) -> None:
         self.faults = faults
         self._remaining = self._counters(faults)

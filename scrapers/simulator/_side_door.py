@@ -22,7 +22,8 @@ def side_door(app: SimulatorApp, method: str, path: str, query: str, body: bytes
     `GET|POST /__sim__/faults` (a JSON object of knobs: replaces every knob, counters restart),
     `GET|POST /__sim__/profile` (`{"profile": "legacy" | "2026-09"}`: switches at once),
     `GET|POST /__sim__/challenge` (see `_challenge_door`), `GET|POST /__sim__/clock`
-    (`{"paused": bool}`: simulated time stops where it is, or goes on from there). A POST that is
+    (`{"paused": bool}`: simulated time stops where it is, or goes on from there;
+    `{"advance": seconds}`: a paused clock moves on by that much). A POST that is
     not what it should be answers 422 and changes nothing.
     """
     params = dict(parse_qsl(query))
@@ -57,9 +58,12 @@ def side_door(app: SimulatorApp, method: str, path: str, query: str, body: bytes
         if method == "POST":
             try:
                 data = _json_object(body)
-                if set(data) != {"paused"} or not isinstance(data["paused"], bool):
-                    raise ValueError('expected {"paused": true | false}')
-                app.pause_clock(data["paused"])
+                if set(data) == {"advance"} and type(data["advance"]) in (int, float):
+                    app.advance_clock(float(data["advance"]))
+                elif set(data) == {"paused"} and isinstance(data["paused"], bool):
+                    app.pause_clock(data["paused"])
+                else:
+                    raise ValueError('expected {"paused": true | false} or {"advance": seconds}')
             except ValueError as err:
                 return json_answer(422, {"error": str(err)})
         return json_answer(200, {"sim_time": app.sim_now(), "clock": trio.current_time()})

@@ -109,5 +109,7 @@ async def test_forgot_password_and_registration_cost_the_same_either_way(
     reset = median["reset unknown"] / median["reset known"]
     register = median["register free"] / median["register taken"]
     print({kind: f"{seconds * 1000:.1f} ms" for kind, seconds in median.items()})
-    assert 0.75 <= reset <= 1.33, median
-    assert 0.75 <= register <= 1.33, median
+    # Within 1.5x either way: a CI machine busy with other work read 6.4 against 4.7 ms for
+    # the reset (0.74); the leak it guards against was 10.1 against 5.2 ms (0.51).
+    assert 0.67 <= reset <= 1.5, median
+    assert 0.67 <= register <= 1.5, median
