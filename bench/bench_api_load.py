@@ -96,7 +96,7 @@ from bench._common import (
     verdict,
     wait_http,
 )
-from engine import Engine, MarketplaceSettings, open_marketplace
+from engine import MarketplaceSettings, open_engine, open_marketplace
 from store import FINISHED_RUN_STATES, Store, open_store
 
 CLIENTS = 100
@@ -154,7 +154,7 @@ async def _finished_runs(store: Store, workspace_id: str, origin: str) -> list[s
     settings = MarketplaceSettings(extra_origins=(origin,), rate=0, concurrency=8)
     run_ids = []
     with trio.fail_after(RUNS_SECONDS):
-        async with open_marketplace(settings) as market, Engine(store, market) as engine:
+        async with open_marketplace(settings) as market, open_engine(store, market) as engine:
             for i, (catalogue, max_items) in enumerate(CATALOGUES):
                 run = await engine.runs.start(
                     run_id=f"run_load{i}", workspace_id=workspace_id, label=f"load {i}",

@@ -42,8 +42,8 @@ from bench._common import (
     stop,
     verdict,
 )
-from engine import Engine, MarketplaceSettings, next_poll_tick, open_marketplace
-from engine.monitors._market import Feed
+from engine import MarketplaceSettings, next_poll_tick, open_engine, open_marketplace
+from engine.market import Feed
 from scrapers.simulator import NICHE_PAIRS
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
 from store.monitors.models import Monitor, Poll
@@ -105,7 +105,7 @@ async def _run_monitors(
     settings = MarketplaceSettings(extra_origins=(origin,), rate=0, concurrency=32)
     async with open_marketplace(settings) as market:
         cpu0, wall0, started = cpu_seconds(), time.monotonic(), store.clock()
-        async with Engine(store, market) as engine:
+        async with open_engine(store, market) as engine:
             await trio.sleep(duration)
             cpu1, wall1, ended = cpu_seconds(), time.monotonic(), store.clock()
             stopping = time.monotonic()
@@ -204,7 +204,7 @@ async def _idle(quick: bool) -> None:
             await store.unit(load)  # type: ignore[arg-type]
             records = await store.monitors.in_workspace(workspace)
             rows.clear()
-            async with Engine(store, IdleMarket()) as engine:  # type: ignore[arg-type]
+            async with open_engine(store, IdleMarket()) as engine:  # type: ignore[arg-type]
                 await engine.resumed.wait()
                 await _settle()
                 base = rss_kib()

@@ -56,8 +56,8 @@ import httpx
 import trio
 
 from bench._common import ROOT, load_note, stop
-from engine import Engine, EngineSettings, MarketplaceSettings, open_marketplace
-from engine.monitors._market import Feed
+from engine import EngineSettings, MarketplaceSettings, open_engine, open_marketplace
+from engine.market import Feed
 from engine.monitors._shared_feeds import SharedMarketplace
 from scrapers.simulator import NICHE_PAIRS, SimulatorConfig, serve_simulator
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
@@ -189,11 +189,9 @@ async def _measure(store: Store, origin: str, per_search: int, shared: bool,
         httpx.AsyncClient(base_url=origin, timeout=60) as side,
         open_marketplace(settings) as market,
     ):
-        engine = Engine(store, market, EngineSettings(grace_seconds=5))
-        if not shared:
-            engine.shared = LoneMarketplace(market)
+        lone = None if shared else LoneMarketplace(market)
         began = time.monotonic()
-        async with engine:
+        async with open_engine(store, market, EngineSettings(grace_seconds=5), shared=lone):
 
             async def bootstrapped() -> bool:
                 return all(n >= 1 for n in (await _polls(store, workspaces)).values())

@@ -1,24 +1,33 @@
 """Engine: supervised actors (monitors, runs) and niche analysis."""
 
-from ._engine import Engine, EngineSettings
+from ._commands import Cancel, Pause, PollNow, Resume, Stop
+from ._engine import Engine, EngineSettings, open_engine
+from ._supervisor import ActorStopped, RestartPolicy, supervise
 from .analysis import InvalidExport, render_svg
 from .cluster import ClusterSettings, LeaseKeeper
-from .monitors._actor import MonitorPolicy
-from .monitors._commands import ActorStatus, Pause, PollNow, Resume, Stop
-from .monitors._handle import EngineBusy
-from .monitors._listing_states import decide_poll
-from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedBlock
-from .monitors._poll import ConfirmPolicy
-from .monitors._schedule import next_tick as next_poll_tick
-from .monitors._scrapers_market import (
+from .market import (
+    CatalogueUrlRefused,
+    Feed,
+    FeedWindow,
+    Marketplace,
     MarketplaceSettings,
     OriginReport,
     ScrapersMarketplace,
     StoreProfileMemory,
+    StoreSessionVault,
+    SuspectedBlock,
     open_marketplace,
 )
-from .monitors._session_vault import StoreSessionVault
-from .monitors._supervisor import RestartPolicy
+from .monitors import (
+    ActorStatus,
+    ConfirmPolicy,
+    EngineBusy,
+    MonitorPolicy,
+    MonitorRegistry,
+    SharedMarketplace,
+    decide_poll,
+)
+from .monitors import next_tick as next_poll_tick
 from .notifications import (
     BadSecretBox,
     DestinationRefused,
@@ -36,14 +45,22 @@ from .notifications import (
     ping_notification,
     rotate_signing_secret,
 )
-from .runs._analyser import analyse_export, analyse_import
-from .runs._manager import RunManager, RunNotCancellable, RunStillRunning
-from .runs._task import Analyser, Evidence
+from .runs import (
+    Analyser,
+    Evidence,
+    RunManager,
+    RunNotCancellable,
+    RunStillRunning,
+    analyse_export,
+    analyse_import,
+)
 
 __all__ = [
     "ActorStatus",
+    "ActorStopped",
     "Analyser",
     "BadSecretBox",
+    "Cancel",
     "CatalogueUrlRefused",
     "ClusterSettings",
     "ConfirmPolicy",
@@ -54,11 +71,13 @@ __all__ = [
     "EngineSettings",
     "Evidence",
     "Feed",
+    "FeedWindow",
     "InvalidExport",
     "LeaseKeeper",
     "Marketplace",
     "MarketplaceSettings",
     "MonitorPolicy",
+    "MonitorRegistry",
     "NotificationDispatcher",
     "OriginReport",
     "Pause",
@@ -71,6 +90,7 @@ __all__ = [
     "ScrapersMarketplace",
     "SecretBox",
     "SendResult",
+    "SharedMarketplace",
     "Stop",
     "StoreProfileMemory",
     "StoreSessionVault",
@@ -85,9 +105,11 @@ __all__ = [
     "deliver",
     "next_poll_tick",
     "niche_findings",
+    "open_engine",
     "open_marketplace",
     "open_outbound",
     "ping_notification",
     "render_svg",
     "rotate_signing_secret",
+    "supervise",
 ]

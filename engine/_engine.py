@@ -1,8 +1,11 @@
 """The Engine: owner of every long-lived actor (monitors, runs) and their nursery.
 
-`async with Engine(store, market) as engine:` opens the nursery and re-spawns every monitor
-that was active (or still bootstrapping) so a restart loses nothing. Leaving the block asks
-each actor to stop after its current step, waits up to `grace_seconds`, then cancels.
+`async with open_engine(store, market) as engine:` opens the engine's nursery and re-spawns
+every monitor that was active (or still bootstrapping) so a restart loses nothing. Leaving the
+block asks each actor to stop after its current step, waits up to `grace_seconds`, then
+cancels. The running monitors are the `MonitorRegistry`'s; the engine creates and deletes
+monitors, routes commands to wherever they run, supervises the notification dispatcher and,
+in a cluster, holds leases.
 
 In cluster mode (`EngineSettings.cluster`, PostgreSQL) the engine runs only what it holds a
 lease on: its `LeaseKeeper` claims and renews work, and commands for work another node
@@ -16,33 +19,33 @@ actor carries out; they return once it has (`engine/_routing.py` says where the 
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from types import TracebackType
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 
 import trio
 
 from store import CommandRecord, DatabaseUnavailable, MonitorRecord, NewMonitor, RunRecord, Store
 
+from ._commands import Pause, PollNow, Resume, Stop
+from ._niche_watch import NicheWatch
 from ._routing import CommandRouter
+from ._supervisor import RestartPolicy, supervise
 from .cluster import ClusterSettings, LeaseKeeper
-from .monitors._actor import ActorStatusBoard, MonitorActor, MonitorPolicy
-from .monitors._commands import ActorStatus, Command, Envelope, Pause, PollNow, Resume, Stop
-from .monitors._handle import EngineBusy, MonitorHandle, drop_pending
-from .monitors._market import Marketplace
-from .monitors._shared_feeds import SharedMarketplace
-from .monitors._supervisor import RestartPolicy, supervise
-from .notifications._dispatcher import NotificationDispatcher
-from .notifications._niche_watch import NicheWatch
-from .runs._analyser import analyse_evidence
-from .runs._manager import RunManager
-from .runs._task import Analyser
+from .market import Marketplace
+from .monitors import (
+    ActorKit,
+    ActorStatus,
+    MonitorHandle,
+    MonitorPolicy,
+    MonitorRegistry,
+    SharedMarketplace,
+)
+from .notifications import NotificationDispatcher
+from .runs import Analyser, RunManager, analyse_evidence
 
 log = logging.getLogger(__name__)
-
-COMMAND_BUFFER = 8
 
 
 @dataclass(frozen=True)
@@ -57,31 +60,80 @@ class EngineSettings:
     cluster: ClusterSettings | None = None  # None: a single node (SQLite, or tests)
 
 
+@asynccontextmanager
+async def open_engine(
+    store: Store,
+    market: Marketplace,
+    settings: EngineSettings | None = None,
+    analyser: Analyser = analyse_evidence,
+    *,
+    on_cluster_size: Callable[[int], None] | None = None,
+    dispatcher: NotificationDispatcher | None = None,
+    shared: SharedMarketplace | None = None,
+) -> AsyncIterator[Engine]:
+    """Run an engine for the block: its nursery opened here, the shared feeds ready, previous
+    work resumed in the background (`engine.resumed` says when). On the way out every actor is
+    asked to stop after its current step, waited for up to `grace_seconds`, then cancelled; in
+    a cluster, leases are given back.
+
+    `on_cluster_size(n)` is told the number of live nodes after every heartbeat (cluster
+    mode), so that politeness budgets can be split between them. `dispatcher` delivers the
+    notifications' outbox, supervised like a monitor; every node runs one (channels are
+    claimed one node at a time). `shared` replaces what monitors poll through (by default one
+    `SharedMarketplace` over `market`)."""
+    async with trio.open_nursery() as nursery:
+        engine = Engine(
+            store,
+            market,
+            nursery,
+            settings,
+            analyser,
+            on_cluster_size=on_cluster_size,
+            dispatcher=dispatcher,
+            shared=shared,
+        )
+        await engine.start()
+        try:
+            yield engine
+        finally:
+            with trio.CancelScope(shield=True):
+                await engine.shut_down()
+            nursery.cancel_scope.cancel()
+
+
 class Engine:
+    """Made by `open_engine`, which owns its nursery: never built directly."""
+
     def __init__(
         self,
         store: Store,
         market: Marketplace,
+        nursery: trio.Nursery,
         settings: EngineSettings | None = None,
         analyser: Analyser = analyse_evidence,
         *,
         on_cluster_size: Callable[[int], None] | None = None,
         dispatcher: NotificationDispatcher | None = None,
+        shared: SharedMarketplace | None = None,
     ) -> None:
-        """`on_cluster_size(n)` is told the number of live nodes after every heartbeat
-        (cluster mode), so that politeness budgets can be split between them. `dispatcher`
-        delivers the notifications' outbox, supervised like a monitor; every node runs one
-        (channels are claimed one node at a time)."""
         self.store = store
         self.market = market  # as given: for runs, URL checks, the operators' site reports
-        self.shared = SharedMarketplace(market)  # what monitors poll through (`_shared_feeds`)
+        self.shared = shared or SharedMarketplace(market)  # what monitors poll through
         self.settings = settings or EngineSettings()
-        self._monitors: dict[str, MonitorHandle] = {}
+        self.nursery = nursery
         self.dispatcher = dispatcher
         self.niche_watch = NicheWatch(store)
         cluster = self.settings.cluster
         self.runs = RunManager(store, market, analyser, lambda: self.nursery, cluster=cluster)
-        self._poll_slots = trio.CapacityLimiter(self.settings.poll_concurrency)
+        kit = ActorKit(
+            store=store,
+            market=self.shared,
+            policy=self.settings.monitor_policy,
+            restart_policy=self.settings.restart_policy,
+            poll_slots=trio.CapacityLimiter(self.settings.poll_concurrency),
+            after_poll=self.niche_watch.after_poll,
+        )
+        self.monitors = MonitorRegistry(kit, nursery)
         self.keeper = (
             None
             if cluster is None
@@ -94,21 +146,14 @@ class Engine:
             store,
             node_id=self.node_id,
             timeout=self.settings.command_timeout_seconds,
-            live=self._live,
+            live=self.monitors.live,
             start_actor=self._claim_and_spawn,
             cancel_run_here=self.runs.cancel_here,
         )
-        self._nursery_manager = trio.open_nursery()
-        self._nursery: trio.Nursery | None = None
 
-    @property
-    def nursery(self) -> trio.Nursery:
-        if self._nursery is None:
-            raise RuntimeError("Engine used outside its `async with` block")
-        return self._nursery
-
-    async def __aenter__(self) -> Engine:
-        self._nursery = await self._nursery_manager.__aenter__()
+    async def start(self) -> None:
+        """Called once by `open_engine`: returns once the shared feeds are ready; monitors
+        and runs resume in the background."""
         await self.nursery.start(self.shared.run)
         if self.dispatcher is not None:
             self.nursery.start_soon(self._run_dispatcher, self.dispatcher)
@@ -116,7 +161,14 @@ class Engine:
             self.nursery.start_soon(self._resume_previous_work)
         else:
             self.nursery.start_soon(self._keep_leases, self.keeper)
-        return self
+
+    async def shut_down(self) -> None:
+        """Called once by `open_engine`, shielded: no new claim, every actor stopped (after
+        its step, within the grace period), leases given back."""
+        self._keeper_scope.cancel()
+        with trio.move_on_after(self.settings.grace_seconds):
+            await self.monitors.stop_all_politely()
+        await self._leave_cluster()
 
     async def _run_dispatcher(self, dispatcher: NotificationDispatcher) -> None:
         """The dispatcher under one-for-one supervision, like a monitor. Started with
@@ -155,39 +207,15 @@ class Engine:
                 await trio.sleep(delay)
                 delay = min(delay * 2, 30.0)
                 continue
-            log.info("engine resumed %d monitors, %d runs", len(self._monitors), resumed_runs)
+            log.info("engine resumed %d monitors, %d runs", len(self.monitors), resumed_runs)
             self.resumed.set()
             return
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        try:
-            self._keeper_scope.cancel()
-            with trio.CancelScope(shield=True):
-                with trio.move_on_after(self.settings.grace_seconds):
-                    await self._stop_all()
-                await self._leave_cluster()
-            self.nursery.cancel_scope.cancel()
-            return await self._nursery_manager.__aexit__(exc_type, exc, tb)
-        finally:
-            self._nursery = None
-
-    async def _stop_all(self) -> None:
-        for handle in list(self._monitors.values()):
-            handle.ask_to_stop()
-        for handle in list(self._monitors.values()):
-            await handle.done.wait()
 
     async def _leave_cluster(self) -> None:
         """Stop the runs, then give every lease back so other nodes take over at once."""
         if self.keeper is None:
             return
-        for handle in list(self._monitors.values()):
-            handle.scope.cancel()  # past the grace period: no write may follow the release
+        self.monitors.cancel_all()  # past the grace period: no write may follow the release
         await self.runs.stop_all()
         with trio.move_on_after(5):
             try:
@@ -201,60 +229,8 @@ class Engine:
         self, monitor: MonitorRecord, lease_token: int | None = None
     ) -> MonitorHandle:
         """Start supervising the actor of a stored monitor (no-op if it runs already; a new
-        `lease_token` then replaces the old one)."""
-        existing = self._monitors.get(monitor.id)
-        if existing is not None and not existing.done.is_set():
-            if lease_token is not None:
-                existing.lease_token = lease_token
-            await existing.ready.wait()
-            return existing
-        send, receive = trio.open_memory_channel[Envelope](COMMAND_BUFFER)
-        board = ActorStatusBoard(monitor.id, monitor.workspace_id, send)
-        handle = MonitorHandle(monitor.id, send, board, trio.Event(), lease_token)
-        self._monitors[monitor.id] = handle
-        actor = MonitorActor(
-            monitor.id,
-            store=self.store,
-            market=self.shared,
-            commands=receive,
-            policy=self.settings.monitor_policy,
-            status=board,
-            poll_slots=self._poll_slots,
-            lease_token=lambda: handle.lease_token,
-            after_poll=self.niche_watch.after_poll,
-            initial=monitor,
-        )
-        try:
-            # Returns once the actor is ready: scheduled, on the board, taking commands.
-            await self.nursery.start(self._run_supervised, handle, actor, receive)
-        finally:
-            handle.ready.set()
-        return handle
-
-    async def _run_supervised(
-        self,
-        handle: MonitorHandle,
-        actor: MonitorActor,
-        receive: trio.MemoryReceiveChannel[Envelope],
-        *,
-        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        try:
-            with handle.scope:
-                await supervise(
-                    f"monitor {handle.monitor_id}",
-                    actor.run,
-                    handle.board,
-                    self.settings.restart_policy,
-                    task_status=task_status,
-                )
-        finally:
-            drop_pending(receive)
-            receive.close()
-            handle.board.set_state("stopped")
-            handle.done.set()
-            if self._monitors.get(handle.monitor_id) is handle:
-                del self._monitors[handle.monitor_id]
+        `lease_token` then replaces the old one). Returns once the actor is ready."""
+        return await self.monitors.spawn(monitor, lease_token)
 
     async def start_monitor(
         self,
@@ -301,23 +277,6 @@ class Engine:
     def lease_seconds(self) -> float:
         return 0.0 if self.settings.cluster is None else self.settings.cluster.lease_seconds
 
-    def _live(self, monitor_id: str) -> MonitorHandle | None:
-        handle = self._monitors.get(monitor_id)
-        return None if handle is None or handle.done.is_set() else handle
-
-    def _send(self, monitor_id: str, command: Command) -> bool:
-        """Queue a command nobody waits on; False if no actor runs the monitor here."""
-        handle = self._live(monitor_id)
-        if handle is None:
-            return False
-        try:
-            handle.send.send_nowait(Envelope(command))
-        except trio.WouldBlock as err:
-            raise EngineBusy(monitor_id) from err
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            return False
-        return True
-
     async def pause(self, monitor: MonitorRecord) -> None:
         """Stop polling until resumed. Returns once the monitor's actor has written `paused`
         (after the poll it has in flight, if any); `EngineBusy` if it cannot take it now."""
@@ -331,19 +290,14 @@ class Engine:
 
     async def poll_now(self, monitor_id: str) -> bool:
         """Poll at once, on whichever node runs the monitor; False if none runs it."""
-        if self._send(monitor_id, PollNow()):
+        if self.monitors.tell(monitor_id, PollNow()):
             return True
         return await self._router.tell_owner("monitor", monitor_id, PollNow())
 
     async def delete_monitor(self, monitor: MonitorRecord) -> bool:
         """Stop the actor (after its current step, at most the grace period), delete the data."""
-        handle = self._monitors.get(monitor.id)
-        if handle is not None:
-            handle.ask_to_stop()
-            with trio.move_on_after(self.settings.grace_seconds):
-                await handle.done.wait()
-            handle.scope.cancel()
-            await handle.done.wait()
+        if self.monitors.is_running(monitor.id):
+            await self.monitors.stop([monitor.id], self.settings.grace_seconds)
         else:
             # Another node's actor stops at the command; a poll it is writing meanwhile is
             # refused by its fence once the row is gone.
@@ -351,13 +305,12 @@ class Engine:
         return await self.store.monitors.delete(monitor.id, monitor.workspace_id)
 
     def actors(self) -> list[ActorStatus]:
-        return [handle.board.snapshot() for handle in self._monitors.values()]
+        return self.monitors.statuses()
 
     # -- what the lease keeper sees of this node (cluster mode) --------------------------------
 
     def monitor_tokens(self) -> dict[str, int]:
-        tokens = {monitor_id: h.lease_token for monitor_id, h in self._monitors.items()}
-        return {monitor_id: t for monitor_id, t in tokens.items() if t is not None}
+        return self.monitors.lease_tokens()
 
     def run_tokens(self) -> dict[str, int]:
         return self.runs.lease_tokens()
@@ -370,31 +323,21 @@ class Engine:
 
     def drop_monitor(self, monitor_id: str) -> None:
         """Stop at once, mid-poll if need be: the lease is gone, so is the right to write."""
-        handle = self._monitors.pop(monitor_id, None)
-        if handle is not None:
-            handle.scope.cancel()
+        self.monitors.drop(monitor_id)
 
     def drop_run(self, run_id: str) -> None:
         self.runs.drop(run_id)
 
     async def stop_monitors(self, monitor_ids: Sequence[str]) -> None:
         """Stop these actors after their current step (at most the grace period each)."""
-        handles = [self._monitors[m] for m in monitor_ids if m in self._monitors]
-        for handle in handles:
-            handle.ask_to_stop()
-        with trio.move_on_after(self.settings.grace_seconds):
-            for handle in handles:
-                await handle.done.wait()
-        for handle in handles:
-            handle.scope.cancel()
-            await handle.done.wait()
+        await self.monitors.stop(monitor_ids, self.settings.grace_seconds)
 
     def deliver(self, record: CommandRecord) -> None:
         """A command another node sent for work held here (see `CommandRouter.deliver`)."""
         self._router.deliver(record)
 
     def snapshot_json(self) -> str:
-        return json.dumps([asdict(s) for s in self.actors()], separators=(",", ":"))
+        return self.monitors.statuses_json()
 
     def is_running(self, monitor_id: str) -> bool:
-        return monitor_id in self._monitors
+        return self.monitors.is_running(monitor_id)

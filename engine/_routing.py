@@ -20,11 +20,9 @@ import trio
 
 from store import CommandRecord, MonitorRecord, Store, TargetKind
 
+from ._commands import Cancel, Pause, Resume, Stop
 from .cluster import CommandRefused, RemoteCommand, decode_command, encode_command
-from .monitors._actor import MonitorActor
-from .monitors._commands import Envelope, Pause, Resume, Stop
-from .monitors._handle import EngineBusy, MonitorHandle
-from .runs._commands import Cancel
+from .monitors import EngineBusy, Envelope, MonitorActor, MonitorHandle
 
 log = logging.getLogger(__name__)
 

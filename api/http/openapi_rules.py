@@ -17,7 +17,7 @@ from typing import Any
 from api.billing.plans import configured_plans
 from api.catalogue_urls import url_schema
 from api.http.openapi_errors import validation_failed
-from api.mcp._protocol import SESSION_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER
+from api.mcp.wire import SESSION_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER
 from api.notifications.channel_schema import kind_branches
 from api.settings import Settings
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from api.mcp import _discovery, _transport  # noqa: F401  (they attach their routes to the blueprint)
 from api.mcp._blueprint import REQUESTS_PER_MINUTE, blueprint
-from api.mcp._protocol import SUPPORTED_VERSIONS
 from api.mcp._registry import READ_ONLY, Annotations, Tool, ToolError
+from api.mcp.wire import SUPPORTED_VERSIONS
 
 __all__ = [
     "READ_ONLY",

@@ -15,7 +15,8 @@ from quart_schema import document_response
 
 from api.http.openapi import operation
 from api.mcp._blueprint import blueprint, mcp_state
-from api.mcp._protocol import LATEST_VERSION, SUPPORTED_VERSIONS, json_response
+from api.mcp._protocol import LATEST_VERSION, json_response
+from api.mcp.wire import SUPPORTED_VERSIONS
 from api.ops.system import package_version
 from api.services import services
 

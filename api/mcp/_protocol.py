@@ -12,9 +12,8 @@ from typing import Any, Literal
 
 from quart import Response, json
 
-# Newest first. 2025-06-18 is the revision we implement; the older ones are those the official
-# SDK still negotiates, and a tools-only JSON server answers them the same way.
-SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-06-18", "2025-03-26", "2024-11-05")
+from api.mcp.wire import SUPPORTED_VERSIONS
+
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
 # What the transport spec says to assume when a request carries no MCP-Protocol-Version.
 DEFAULT_HEADER_VERSION = "2025-03-26"
@@ -24,9 +23,6 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
-
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
 
 RequestId = str | int
 _DATE_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -15,7 +15,7 @@ import secrets
 from collections import OrderedDict
 
 from api.http.security import TokenHasher
-from api.mcp._protocol import SUPPORTED_VERSIONS
+from api.mcp.wire import SUPPORTED_VERSIONS
 
 _SIGNATURE_CHARS = 32
 

@@ -24,9 +24,6 @@ from api.mcp._dispatch import dispatch
 from api.mcp._protocol import (
     DEFAULT_HEADER_VERSION,
     PARSE_ERROR,
-    SESSION_HEADER,
-    SUPPORTED_VERSIONS,
-    VERSION_HEADER,
     Message,
     RpcError,
     classify,
@@ -36,6 +33,7 @@ from api.mcp._protocol import (
     result_body,
     transport_error,
 )
+from api.mcp.wire import SESSION_HEADER, SUPPORTED_VERSIONS, VERSION_HEADER
 from api.ops.system import package_version
 from api.services import services
 

@@ -38,6 +38,7 @@ from engine import (
     StoreProfileMemory,
     StoreSessionVault,
     courier,
+    open_engine,
     open_marketplace,
     open_outbound,
 )
@@ -129,7 +130,7 @@ async def open_node(
             open_outbound(settings.outbound_allow, telegram_api_base=settings.telegram_api_base)
         )
         engine = await stack.enter_async_context(
-            Engine(
+            open_engine(
                 store,
                 market,
                 engine_settings(settings, role=role, clustered=clustered),
@@ -140,9 +141,7 @@ async def open_node(
         if isinstance(market, ScrapersMarketplace) and settings.operators:
             watch = await stack.enter_async_context(trio.open_nursery())
             stack.callback(watch.cancel_scope.cancel)  # runs first on exit: the watch ends
-            watch.start_soon(
-                watch_sessions, market, settings.operators, mailer(settings).send
-            )
+            watch.start_soon(watch_sessions, market, settings.operators, mailer(settings).send)
         yield store, engine
 
 

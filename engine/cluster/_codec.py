@@ -25,8 +25,7 @@ import typing
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..monitors._commands import Pause, PollNow, Resume, Stop
-from ..runs._commands import Cancel
+from .._commands import Cancel, Pause, PollNow, Resume, Stop
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

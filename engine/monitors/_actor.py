@@ -23,18 +23,21 @@ import logging
 import math
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import trio
 
 from store import LeaseLost, MonitorRecord, PollFailure, Store
 
+from .._commands import Pause, PollNow, Resume, Stop
+from .._supervisor import ActorStopped
+from ..market import Marketplace, SuspectedBlock
 from ..notifications import decide_error_alerts
-from ._commands import ActorStatus, Envelope, Pause, PollNow, Resume, Stop
-from ._market import Marketplace, SuspectedBlock
+from ._commands import Envelope
 from ._poll import SHARE_OF_INTERVAL, ConfirmPolicy, poll_once
 from ._schedule import next_tick, seconds_until
+from ._status_board import ActorStatusBoard
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +64,7 @@ class MonitorPolicy:
     confirm: ConfirmPolicy = field(default_factory=ConfirmPolicy)
 
 
-class MonitorStopped(Exception):
+class MonitorStopped(ActorStopped):
     """The actor was told to stop; the supervisor must not restart it."""
 
 
@@ -353,48 +356,3 @@ class MonitorActor:
         if failures >= self._policy.max_consecutive_errors:
             return self._policy.error_retry_seconds  # in `error` from now on: the long retry
         return backoff
-
-
-class ActorStatusBoard:
-    """What an actor last said about itself; read by the ops endpoint without a round trip."""
-
-    def __init__(
-        self, monitor_id: str, workspace_id: str, queue: trio.MemorySendChannel[Envelope]
-    ) -> None:
-        self._queue = queue
-        self._status = ActorStatus(
-            kind="monitor",
-            monitor_id=monitor_id,
-            workspace_id=workspace_id,
-            state="starting",
-            last_poll_at=None,
-            next_poll_at=None,
-            consecutive_errors=0,
-            restarts=0,
-            queue_depth=0,
-            last_error=None,
-        )
-
-    def update(self, monitor: MonitorRecord, state: str) -> None:
-        self._status = replace(
-            self._status,
-            state=state,
-            last_poll_at=monitor.last_poll_at.isoformat() if monitor.last_poll_at else None,
-            next_poll_at=monitor.next_poll_at.isoformat() if monitor.next_poll_at else None,
-            consecutive_errors=monitor.consecutive_errors,
-            last_error=monitor.last_error,
-        )
-
-    def polled(self, at: str) -> None:
-        self._status = replace(self._status, last_poll_at=at, consecutive_errors=0, last_error=None)
-
-    def restarted(self, error: str) -> None:
-        self._status = replace(
-            self._status, state="restarting", restarts=self._status.restarts + 1, last_error=error
-        )
-
-    def set_state(self, state: str) -> None:
-        self._status = replace(self._status, state=state)
-
-    def snapshot(self) -> ActorStatus:
-        return replace(self._status, queue_depth=self._queue.statistics().current_buffer_used)

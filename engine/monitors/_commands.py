@@ -1,9 +1,8 @@
-"""Commands a monitor actor understands, the envelope they travel in, and the status it reports.
+"""The envelope a monitor's command travels in to its actor, and the status the actor reports.
 
-Commands are frozen values, dispatched by type, and the same on every node: a command for a
-monitor another node runs travels there serialised (`engine/cluster/_codec.py`). What only
-makes sense in this process, the reply its sender awaits and the deadline past which it is
-no longer wanted, travels beside it in an `Envelope`.
+The commands themselves are values of `engine/_commands.py`, the same on every node. What
+only makes sense in this process, the reply its sender awaits and the deadline past which it
+is no longer wanted, travels beside a command in an `Envelope`.
 """
 
 from __future__ import annotations
@@ -14,28 +13,7 @@ from typing import Literal
 
 import trio
 
-
-@dataclass(frozen=True, slots=True)
-class PollNow:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Pause:
-    """Write `paused` (the actor is the only writer of its monitor's status) and stop polling."""
-
-
-@dataclass(frozen=True, slots=True)
-class Resume:
-    """Write `active`, clearing the error count, and poll at once (also out of `error`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    pass
-
-
-Command = PollNow | Pause | Resume | Stop
+from .._commands import Command
 
 
 class Reply:

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from store import FeedOrder
 
-from ._market import Feed, FeedWindow
+from ..market import Feed, FeedWindow
 
 # Between ranks placed in a row: room for about twenty placements nested into one gap (a gap
 # with no room left gives ties, which never count as newer: see `_between`).

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import trio
 
-from ._actor import ActorStatusBoard
-from ._commands import Command, Envelope, Reply, Stop
+from .._commands import Command, Stop
+from ._commands import Envelope, Reply
+from ._status_board import ActorStatusBoard
 
 
 class EngineBusy(Exception):

@@ -11,10 +11,10 @@ import trio
 
 from store import ConfirmedState, FeedOrder, MonitorRecord, PollOutcome, PollRecord, Store
 
+from ..market import Feed, Marketplace, SuspectedBlock
 from ._clock import stamp_poll
 from ._feed_window import has_left, place, window_ends, windows_of
 from ._listing_states import Lookup, decide_poll, drop_out_verdicts, failed_lookup
-from ._market import Feed, Marketplace, SuspectedBlock
 from ._schedule import next_tick
 
 # Drop-outs are confirmed a few at a time: politeness is the client's job, but there is no

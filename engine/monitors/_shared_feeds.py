@@ -34,8 +34,8 @@ import trio
 
 from store import ConfirmedState
 
+from ..market import CatalogueUrlRefused, Feed, Marketplace
 from ._listing_states import STATELESS_KINDS
-from ._market import CatalogueUrlRefused, Feed, Marketplace
 
 T = TypeVar("T")
 Key = tuple[str, int]  # (canonical URL, page cap) or (site, item id)

@@ -16,9 +16,9 @@ import trio
 
 from store import FINISHED_RUN_STATES, NewRun, RunRecord, RunSource, Store
 
+from .._commands import Cancel
 from ..cluster import ClusterSettings, encode_command
-from ..monitors._market import Marketplace
-from ._commands import Cancel
+from ..market import Marketplace
 from ._task import Analyser, execute_run
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from store import (
 )
 
 from ..analysis import evidence_depth
-from ..monitors._market import Marketplace
+from ..market import Marketplace
 
 log = logging.getLogger(__name__)
 

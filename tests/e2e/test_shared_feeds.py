@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import httpx
 import trio
 
-from engine import Engine, EngineSettings, MarketplaceSettings, open_marketplace
+from engine import EngineSettings, MarketplaceSettings, open_engine, open_marketplace
 from scrapers.simulator import NICHE_PAIRS, SimulatorConfig, serve_simulator
 from store import NewMonitor, Store
 from tests.conftest import new_workspace
@@ -90,7 +90,7 @@ async def _run_arm(store: Store, per_search: int) -> Arm:
         async with (
             httpx.AsyncClient(base_url=origin) as side,
             open_marketplace(settings) as market,
-            Engine(store, market, EngineSettings(grace_seconds=5)),
+            open_engine(store, market, EngineSettings(grace_seconds=5)),
         ):
             # The market moves in steps, paused between them: both arms read the same market
             # at the same times (their sales, and so lookups per sale, compare), and every

@@ -12,7 +12,7 @@ import trio
 import trio.lowlevel
 
 from engine import CatalogueUrlRefused, Feed
-from engine.monitors._market import FeedWindow
+from engine.market import FeedWindow
 from store import ConfirmedState, ListingState, ObservedListing
 
 

@@ -31,6 +31,7 @@ from engine import (
     RestartPolicy,
     decide_error_alerts,
     decide_poll,
+    open_engine,
 )
 from scrapers import ClientSettings, MarketClient
 from scrapers._ratelimit import TokenBucket
@@ -66,7 +67,7 @@ def node_settings(node_id: str) -> EngineSettings:
 async def node(
     store: Store, node_id: str, market: FakeMarket, **kwargs: Any
 ) -> AsyncIterator[Engine]:
-    async with Engine(store, market, node_settings(node_id), **kwargs) as engine:
+    async with open_engine(store, market, node_settings(node_id), **kwargs) as engine:
         with trio.fail_after(60):
             await engine.resumed.wait()
         yield engine

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 import trio
 
-from engine import Engine, EngineBusy
+from engine import Engine, EngineBusy, open_engine
 from store import Store
 from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket
@@ -45,8 +45,8 @@ async def test_a_pause_the_owner_cannot_take_in_time_is_busy_and_never_applied(
         for name in ("node-a", "node-b")
     }
     async with (
-        Engine(store, market, settings["node-a"]) as a,
-        Engine(store, FakeMarket(), settings["node-b"]) as b,
+        open_engine(store, market, settings["node-a"]) as a,
+        open_engine(store, FakeMarket(), settings["node-b"]) as b,
     ):
         await _started(a)
         await _started(b)

@@ -14,13 +14,23 @@ import pytest
 import trio
 import trio.testing
 
-from engine import Engine, EngineBusy, EngineSettings, MonitorPolicy, Pause, PollNow, Resume, Stop
-from engine._engine import COMMAND_BUFFER
+from engine import (
+    Cancel,
+    Engine,
+    EngineBusy,
+    EngineSettings,
+    MonitorPolicy,
+    Pause,
+    PollNow,
+    Resume,
+    Stop,
+    open_engine,
+)
 from engine.cluster import CODEC, CommandRefused, decode_command, encode_command
 from engine.cluster._codec import CommandCodec
-from engine.monitors._actor import ActorStatusBoard, MonitorActor
+from engine.monitors import ActorStatusBoard, MonitorActor
 from engine.monitors._commands import Envelope
-from engine.runs._commands import Cancel
+from engine.monitors._registry import COMMAND_BUFFER
 from store import CommandRecord, MonitorRecord, Store
 from store.cluster.models import ClusterCommand
 from tests.conftest import new_monitor, new_workspace
@@ -45,7 +55,7 @@ async def _engine_with_a_monitor(
     market = FakeMarket()
     market.list(1)
     workspace = await new_workspace(store)
-    async with Engine(store, market, settings) as engine:
+    async with open_engine(store, market, settings) as engine:
         yield engine, market, await _active(engine, store, workspace)
 
 
@@ -116,7 +126,7 @@ async def test_resume_starts_an_actor_where_none_runs(store: Store) -> None:
     """A paused monitor after a restart has no actor: `resume` starts one, which writes."""
     async with _engine_with_a_monitor(store) as (engine, market, monitor):
         await engine.pause(monitor)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         with trio.fail_after(60):
             await engine.resumed.wait()
         assert not engine.is_running(monitor.id)  # paused: nothing to re-spawn
@@ -276,7 +286,7 @@ async def test_an_actor_is_ready_when_start_returns(store: Store) -> None:
 
     market = FakeMarket()
     market.list(1)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         handle = await engine.spawn_monitor(monitor)
         assert handle.ready.is_set() and handle.board.snapshot().state == "idle"
         assert engine.is_running(monitor.id)

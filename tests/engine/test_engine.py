@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import trio
 
-from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy
+from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy, open_engine
 from store import MonitorRecord, Store
 from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket, StateLookupFailed
@@ -58,7 +58,7 @@ async def test_monitor_bootstraps_then_tracks_transitions(store: Store) -> None:
     for item in range(1, 6):
         market.list(item)
     workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
         assert monitor.status == "paused" and monitor.bootstrapped_at is None
 
@@ -89,7 +89,7 @@ async def test_listing_out_of_the_feed_window_is_not_a_sale(store: Store) -> Non
     market.list(1)
     market.list(2)
     workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
         await _until_status(store, monitor, "active")
@@ -113,7 +113,7 @@ async def test_errors_back_off_then_stop_and_resume_recovers(store: Store) -> No
     market = FakeMarket(feed_error=RuntimeError("403 blocked"))
     market.list(1)
     workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
         await _until_status(store, monitor, "error")
@@ -146,13 +146,13 @@ async def test_restart_resumes_monitors_without_duplicates(store: Store) -> None
     market = FakeMarket()
     market.list(1)
     workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace, interval=60)
 
         await _until_status(store, monitor, "active")
     assert not engine.is_running(monitor.id)
     market.states[1] = "sold"
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         with trio.fail_after(60):
             await engine.resumed.wait()
         assert engine.is_running(monitor.id)  # re-spawned from the database
@@ -170,7 +170,7 @@ async def test_pause_stops_polling_and_delete_stops_the_actor(store: Store) -> N
     market = FakeMarket()
     market.list(1)
     workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
 
         await _until_status(store, monitor, "active")
@@ -189,7 +189,7 @@ async def test_shutdown_waits_for_the_poll_in_flight(store: Store) -> None:
     market = FakeMarket(gate=trio.Event())
     market.list(1)
     workspace = await new_workspace(store)
-    async with Engine(store, market, FAST) as engine:
+    async with open_engine(store, market, FAST) as engine:
         monitor = await _start(engine, workspace)
         await _until(lambda: _true_if(market.feed_calls >= 1))
         market.gate.set()  # type: ignore[union-attr]
@@ -213,7 +213,7 @@ async def test_a_monitor_in_error_keeps_trying_and_comes_back_by_itself(store: S
         restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
         grace_seconds=2,
     )
-    async with Engine(store, market, retrying) as engine:
+    async with open_engine(store, market, retrying) as engine:
         monitor = await _start(engine, workspace)
         await _until_status(store, monitor, "error", 30)
         calls = market.feed_calls
@@ -242,7 +242,7 @@ async def test_a_marketplace_outage_never_parks_a_monitor_in_error(store: Store)
         restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
         grace_seconds=2,
     )
-    async with Engine(store, market, patient) as engine:
+    async with open_engine(store, market, patient) as engine:
         monitor = await _start(engine, workspace)
         await _until(lambda: _true_if(market.feed_calls >= 5), 60)
         failing = await store.monitors.get(monitor.id, workspace)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from engine.market import Feed, FeedWindow
 from engine.monitors._feed_window import GAP, WindowEnd, has_left, place, windows_of
-from engine.monitors._market import Feed, FeedWindow
 from engine.monitors._poll import DropOuts, drop_outs
 from store import FeedOrder, LiveListing, ObservedListing
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from engine import decide_poll
-from engine.notifications._niche_watch import NicheWatch
+from engine._niche_watch import NicheWatch
 from store import ConfirmedState, Store
 from tests.store.notify_helpers import listing, new_channel, new_monitor, new_rule, outbox, poll
 

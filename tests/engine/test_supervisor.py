@@ -8,9 +8,9 @@ import pytest
 import trio
 import trio.testing
 
-from engine.monitors._actor import ActorStatusBoard, MonitorStopped
-from engine.monitors._commands import Command
-from engine.monitors._supervisor import RestartPolicy, supervise
+from engine import RestartPolicy, supervise
+from engine._commands import Command
+from engine.monitors import ActorStatusBoard, MonitorStopped
 
 
 def _board() -> ActorStatusBoard:

@@ -259,7 +259,7 @@ async def test_service_rides_out_a_database_outage_without_half_written_polls(
                 while (await client.get("/health")).status_code != 200:
                     await trio.sleep(0.2)
             # Crashed actors restart with a doubling backoff (1, 2, 4, 8 s, see
-            # engine/monitors/_supervisor.py): polls resume a few seconds after the database.
+            # engine/_supervisor.py): polls resume a few seconds after the database.
             with trio.fail_after(60):
                 await polls_reach(client, {m: n + 2 for m, n in before.items()})
             for monitor_id in monitor_ids:
@@ -296,9 +296,7 @@ def _orphans_and(db: Session, poll_id: str) -> tuple[int, tuple[int, int]]:
         " WHERE p.id IS NULL",
     )
     cut_poll = _scalar(db, "SELECT count(*) FROM polls WHERE id = :p", p=poll_id)
-    cut_events = _scalar(
-        db, "SELECT count(*) FROM listing_events WHERE poll_id = :p", p=poll_id
-    )
+    cut_events = _scalar(db, "SELECT count(*) FROM listing_events WHERE poll_id = :p", p=poll_id)
     return orphans, (cut_poll, cut_events)
 
 

@@ -10,7 +10,7 @@ from types import TracebackType
 import trio
 import trio.testing
 
-from engine.monitors._market import Feed
+from engine.market import Feed
 from engine.monitors._shared_feeds import SharedMarketplace
 from tests.engine.fake_market import FakeMarket, StateLookupFailed
 

@@ -2,8 +2,12 @@
 
 The policy, said out loud: `Exception` from an actor is logged, counted on its status board
 and the actor restarted after `min(cap, base * 2**n)` seconds (n = restarts in a row, reset
-once the actor has run for `healthy_after` seconds). `MonitorStopped` ends supervision.
+once the actor has run for `healthy_after` seconds). `ActorStopped` (the actor's own "I am
+done on purpose", e.g. a monitor whose row was deleted) ends supervision, as does returning.
 `trio.Cancelled` (and every other `BaseException`) is never caught: it propagates.
+
+It knows no kind of actor: monitors, the notification dispatcher and anything else the
+engine owns are supervised by the same function.
 
 Supervision is started with `nursery.start`: the actor is handed a `task_status` and says
 when it is ready; a restart before that keeps the starter waiting, and supervision that ends
@@ -19,9 +23,11 @@ from typing import Protocol
 
 import trio
 
-from ._actor import MonitorStopped
-
 log = logging.getLogger(__name__)
+
+
+class ActorStopped(Exception):
+    """Raised by a supervised actor to end its supervision on purpose (not a failure)."""
 
 
 class RestartBoard(Protocol):
@@ -73,7 +79,7 @@ async def supervise(
         try:
             await run_actor(task_status=readiness)
             break
-        except MonitorStopped:
+        except ActorStopped:
             break
         except Exception as err:
             if trio.current_time() - started >= policy.healthy_after:

@@ -24,9 +24,8 @@ import trio
 
 from store import MonitorRecord, NicheAlert, Store
 
-from ..runs._analyser import analyse_evidence
-from ..runs._task import Evidence, monitor_evidence
-from ._alert_rules import decide_niche_alerts, niche_findings
+from .notifications import decide_niche_alerts, niche_findings
+from .runs import Evidence, analyse_evidence, monitor_evidence
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from scrapers import (
 )
 from store import ConfirmedState, Evidence, ListingState, ObservedListing, Store, to_record
 
-from ._market import CatalogueUrlRefused, Feed, FeedWindow
+from ._protocol import CatalogueUrlRefused, Feed, FeedWindow
 
 log = logging.getLogger(__name__)
 
