@@ -41,6 +41,7 @@ from .monitors import (
     MonitorPolicy,
     MonitorRegistry,
     SharedMarketplace,
+    SharingReport,
 )
 from .notifications import NotificationDispatcher
 from .runs import Analyser, RunManager, analyse_evidence
@@ -102,7 +103,13 @@ async def open_engine(
 
 
 class Engine:
-    """Made by `open_engine`, which owns its nursery: never built directly."""
+    """Made by `open_engine`, which owns its nursery: never built directly.
+
+    What the rest of the service may use: the monitor commands (`start_monitor`, `pause`,
+    `resume`, `poll_now`, `delete_monitor`), `runs` (start, cancel, delete analyses),
+    `market` (catalogue URL checks, the operators' site reports), `dispatcher` (its status),
+    `actors()`, `sharing_report()`, `clustered`, `resumed` and `node_id`. The rest serves the
+    lease keeper (`monitor_tokens`, `adopt_monitor`, ...) and tests."""
 
     def __init__(
         self,
@@ -185,6 +192,15 @@ class Engine:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(keeper.run, self.nursery)
                 nursery.start_soon(self.store.cluster.listen_for_commands, keeper.wake)
+
+    @property
+    def clustered(self) -> bool:
+        """Whether this node shares its work with others through leases (PostgreSQL)."""
+        return self.keeper is not None
+
+    def sharing_report(self) -> SharingReport:
+        """What this node's shared feeds hold, for operators (any workspace's monitors)."""
+        return self.shared.report()
 
     @property
     def node_id(self) -> str | None:

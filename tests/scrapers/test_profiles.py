@@ -80,7 +80,7 @@ def _page(availability: str, *, graph: bool = False, before: str = "") -> bytes:
     product = {"@type": "Product", "name": "x", "offers": {"availability": availability}}
     data: object = {"@graph": [{"@type": "BreadcrumbList"}, product]} if graph else product
     return (
-        f"<html><head>{before}</head><body><script type=\"application/ld+json\">"
+        f'<html><head>{before}</head><body><script type="application/ld+json">'
         f"{json.dumps(data)}</script><script>{'x' * 5000}</script></body></html>"
     ).encode()
 

@@ -40,7 +40,10 @@ def session(source: str = "warmup", *, life: float = 3600.0, token: str = "") ->
     opaque = bool(token)
     token = token or jwt(iss="vinted-iam-oauth", exp=now + life)
     return session_from_cookies(
-        SITE, [("access_token_web", token)], source=source, now=now,  # type: ignore[arg-type]
+        SITE,
+        [("access_token_web", token)],
+        source=source,
+        now=now,  # type: ignore[arg-type]
         require_jwt=not opaque,
     )
 
