@@ -42,7 +42,7 @@ from bench._common import (
     stop,
     verdict,
 )
-from engine import Engine, MarketplaceSettings, next_poll_tick, open_marketplace
+from engine import Engine, MarketplaceSettings, OriginReport, next_poll_tick, open_marketplace
 from engine.monitors._market import Feed
 from scrapers.simulator import NICHE_PAIRS
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
@@ -181,6 +181,9 @@ class IdleMarket:
 
     def note_suspicious(self, url: str, kind: str) -> None:
         raise AssertionError("an idle actor polled")
+
+    def origin_reports(self) -> list[OriginReport]:
+        return []
 
 
 async def _idle(quick: bool) -> None:

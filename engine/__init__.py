@@ -7,12 +7,17 @@ from .monitors._actor import MonitorPolicy
 from .monitors._commands import ActorStatus, Pause, PollNow, Resume, Stop
 from .monitors._handle import EngineBusy
 from .monitors._listing_states import decide_poll
-from .monitors._market import CatalogueUrlRefused, Feed, Marketplace, SuspectedBlock
+from .monitors._market import (
+    CatalogueUrlRefused,
+    Feed,
+    Marketplace,
+    OriginReport,
+    SuspectedBlock,
+)
 from .monitors._poll import ConfirmPolicy
 from .monitors._schedule import next_tick as next_poll_tick
 from .monitors._scrapers_market import (
     MarketplaceSettings,
-    OriginReport,
     ScrapersMarketplace,
     StoreProfileMemory,
     open_marketplace,

@@ -76,8 +76,7 @@ class SessionNotAccepted(ApiError):
 
 
 def _origins(svc: Services) -> dict[str, object]:
-    market = svc.engine.market
-    reports = market.origin_reports() if isinstance(market, ScrapersMarketplace) else []
+    reports = svc.engine.market.origin_reports()
     return {
         "node_id": svc.settings.node_id,
         "origins": [

@@ -35,7 +35,7 @@ import trio
 from store import ConfirmedState
 
 from ._listing_states import STATELESS_KINDS
-from ._market import CatalogueUrlRefused, Feed, Marketplace
+from ._market import CatalogueUrlRefused, Feed, Marketplace, OriginReport
 
 T = TypeVar("T")
 Key = tuple[str, int]  # (canonical URL, page cap) or (site, item id)
@@ -223,6 +223,9 @@ class SharedMarketplace:
         self.inner.note_suspicious(url, kind)
 
     # -- the operators' view ------------------------------------------------------------------
+
+    def origin_reports(self) -> list[OriginReport]:
+        return self.inner.origin_reports()
 
     def report(self) -> SharingReport:
         """Every feed kept, busiest first; and the item lookups' hits and misses."""

@@ -19,7 +19,14 @@ from pathlib import Path
 import pytest
 import trio
 
-from engine import ConfirmPolicy, Feed, MarketplaceSettings, ScrapersMarketplace, open_marketplace
+from engine import (
+    ConfirmPolicy,
+    Feed,
+    MarketplaceSettings,
+    OriginReport,
+    ScrapersMarketplace,
+    open_marketplace,
+)
 from engine.monitors._poll import poll_once
 from scrapers.simulator import (
     SimListing,
@@ -75,6 +82,9 @@ class RefusedLookups:
 
     def note_suspicious(self, url: str, kind: str) -> None:
         self.market.note_suspicious(url, kind)
+
+    def origin_reports(self) -> list[OriginReport]:
+        return self.market.origin_reports()
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ from typing import Any
 import trio
 import trio.lowlevel
 
-from engine import CatalogueUrlRefused, Feed
+from engine import CatalogueUrlRefused, Feed, OriginReport
 from engine.monitors._market import FeedWindow
 from store import ConfirmedState, ListingState, ObservedListing
 
@@ -92,3 +92,6 @@ class FakeMarket:
 
     def note_suspicious(self, url: str, kind: str) -> None:
         self.suspicious.append(kind)
+
+    def origin_reports(self) -> list[OriginReport]:
+        return []  # no sites of its own: the operators' view lists none
