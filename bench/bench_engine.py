@@ -42,8 +42,8 @@ from bench._common import (
     stop,
     verdict,
 )
-from engine import MarketplaceSettings, next_poll_tick, open_engine, open_marketplace
-from engine.market import Feed
+from engine import MarketplaceSettings, OriginReport, next_poll_tick, open_engine, open_marketplace
+from engine.market import Feed, PastedSession, SessionNotTaken
 from scrapers.simulator import NICHE_PAIRS
 from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
 from store.monitors.models import Monitor, Poll
@@ -181,6 +181,14 @@ class IdleMarket:
 
     def note_suspicious(self, url: str, kind: str) -> None:
         raise AssertionError("an idle actor polled")
+
+    def origin_reports(self) -> list[OriginReport]:
+        return []
+
+    async def take_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None
+    ) -> PastedSession:
+        raise SessionNotTaken("this node has no marketplace client")
 
 
 async def _idle(quick: bool) -> None:

@@ -29,6 +29,7 @@ from ._sessions import (
 )
 from ._settings import DEFAULT_USER_AGENT, ClientSettings
 from ._site_sessions import BrowserSource, SessionReport, SessionVault
+from ._site_state import SiteState
 from ._sites import API_ORIGINS_ENV, Site, SiteMap
 from ._ssrf import (
     MARKET_HOSTS,
@@ -42,7 +43,7 @@ from ._ssrf import (
     refuse_non_global,
     system_resolver,
 )
-from .adapter import MarketplaceAdapter, ProfileMemory, SiteActivity
+from .adapter import MarketplaceAdapter, ProfileMemory
 from .errors import (
     Blocked,
     BrowserUnavailable,
@@ -119,8 +120,8 @@ __all__ = [
     "SessionReport",
     "SessionVault",
     "Site",
-    "SiteActivity",
     "SiteMap",
+    "SiteState",
     "SourcesUnavailable",
     "SuspiciousAnswer",
     "UrlRefused",

@@ -13,7 +13,8 @@ Policy:
   wait an earlier one asked for.
 - A window further away than the caller's `max_wait` is not slept through: `wait_window`
   fails at once with `RateLimited`.
-The session of a site (one per site, whatever its hosts) is `_site_sessions`'.
+The session of a site (one per site, whatever its hosts) is `_site_sessions`'; a site's two
+hosts together, with what the adapter counts of it, are its `SiteState` (`_site_state`).
 """
 
 from __future__ import annotations

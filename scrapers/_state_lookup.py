@@ -1,4 +1,5 @@
-"""Asking a listing's state of the wire profile's sources, and what operators see of a site.
+"""Asking a listing's state of the wire profile's sources (their health and the refusals are
+counted in the site's `SiteState`, where operators read them).
 
 Policy: the profile's sources are asked best first. A source that refuses (today's detail
 API, a challenged item page, a block page) or answers something unreadable passes the question
@@ -11,12 +12,12 @@ once every source is unavailable, `SourcesUnavailable` is raised at once, with n
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import trio
 
+from ._site_state import SiteState
 from ._sites import Site
-from ._source_health import SourceHealth
 from .errors import (
     Blocked,
     ChallengeRequired,
@@ -40,46 +41,29 @@ _REFUSALS = (EndpointRefused, ChallengeRequired, NoSession, Blocked)
 ReadItemPage = Callable[[str, int], Awaitable[ItemDetail]]
 
 
-@dataclass
-class SiteActivity:
-    """What operators see of one site beyond the client's own counters."""
-
-    profile: str | None = None
-    profile_stored: bool = False  # the memory holds `profile` (auto remembers what works)
-    detail_refusals: int = 0
-    refusals_in_a_row: int = 0
-    detail_rest_until: float = 0.0  # trio time
-    suspected_blocks: int = 0
-    filters_ignored: int = 0
-    profile_moves: int = 0
-    sources: dict[str, SourceHealth] = field(default_factory=dict)  # state source -> health
-
-    def source(self, name: str) -> SourceHealth:
-        return self.sources.setdefault(name, SourceHealth())
-
-
 async def ask_sources(
     client: MarketClient,
     profile: WireProfile,
-    site: Site,
-    activity: SiteActivity,
+    site_state: SiteState,
     item_id: int,
     read_item_page: ReadItemPage,
 ) -> ItemDetail:
     """The listing's state from the profile's sources, with its evidence (see the module
-    doc). When no source answers, the last error propagates (the listing is asked about again
-    later); `SourcesUnavailable` once every source is unavailable."""
+    doc), counting what they do in `site_state`. When no source answers, the last error
+    propagates (the listing is asked about again later); `SourcesUnavailable` once every
+    source is unavailable."""
+    site = site_state.site
     failure: MarketplaceError | None = None
-    asked = [s for s in profile.state_sources if activity.source(s).may_ask()]
+    asked = [s for s in profile.state_sources if site_state.source(s).may_ask()]
     if not asked:
-        raise _unavailable(activity, site, profile)
+        raise _unavailable(site_state, site, profile)
     for source in asked:
-        health = activity.source(source)
+        health = site_state.source(source)
         try:
             if source == "detail_api":
-                if activity.detail_rest_until > trio.current_time():
+                if site_state.detail_rest_until > trio.current_time():
                     continue
-                return await _ask_detail_api(client, profile, site, activity, item_id)
+                return await _ask_detail_api(client, profile, site, site_state, item_id)
             detail = await read_item_page(site.origin, item_id)
         except _REFUSALS as err:
             health.refused(for_good=isinstance(err, NoSession))
@@ -96,13 +80,13 @@ async def ask_sources(
             continue
         health.answered()
         return detail
-    if all(activity.source(s).unavailable for s in profile.state_sources):
-        raise _unavailable(activity, site, profile) from failure
+    if all(site_state.source(s).unavailable for s in profile.state_sources):
+        raise _unavailable(site_state, site, profile) from failure
     raise failure or ParseError("listing state", "every source is resting")
 
 
 async def _ask_detail_api(
-    client: MarketClient, profile: WireProfile, site: Site, activity: SiteActivity, item_id: int
+    client: MarketClient, profile: WireProfile, site: Site, site_state: SiteState, item_id: int
 ) -> ItemDetail:
     call = profile.detail_call(site, item_id)
     try:
@@ -111,33 +95,33 @@ async def _ask_detail_api(
             refusal=profile.detail_refused,
         )  # fmt: skip
     except _REFUSALS:
-        _note_refusal(activity)
+        _note_refusal(site_state)
         raise
     except HttpStatusError as err:
         if profile.detail_gone(err.status):
-            activity.source("detail_api").answered()
+            site_state.source("detail_api").answered()
             return _deleted(item_id, "detail_api")
         raise
     detail = profile.parse_detail(response.content, site)
-    activity.refusals_in_a_row = 0
-    activity.source("detail_api").answered()
+    site_state.refusals_in_a_row = 0
+    site_state.source("detail_api").answered()
     return replace(detail, evidence="detail_api")
 
 
-def _unavailable(activity: SiteActivity, site: Site, profile: WireProfile) -> MarketplaceError:
+def _unavailable(site_state: SiteState, site: Site, profile: WireProfile) -> MarketplaceError:
     """`SourcesUnavailable` when every source is, else "resting" (proves nothing)."""
-    if not all(activity.source(s).unavailable for s in profile.state_sources):
+    if not all(site_state.source(s).unavailable for s in profile.state_sources):
         return ParseError("listing state", "every source is resting")
     names = " and ".join(s.replace("_", " ") + "s" for s in profile.state_sources)
     return SourcesUnavailable(site.origin, f"the marketplace refuses {names}")
 
 
-def _note_refusal(activity: SiteActivity) -> None:
-    activity.detail_refusals += 1
-    activity.refusals_in_a_row += 1
-    if activity.refusals_in_a_row >= _REFUSALS_BEFORE_REST:
-        activity.detail_rest_until = trio.current_time() + _SOURCE_REST
-        activity.refusals_in_a_row = 0
+def _note_refusal(site_state: SiteState) -> None:
+    site_state.detail_refusals += 1
+    site_state.refusals_in_a_row += 1
+    if site_state.refusals_in_a_row >= _REFUSALS_BEFORE_REST:
+        site_state.detail_rest_until = trio.current_time() + _SOURCE_REST
+        site_state.refusals_in_a_row = 0
 
 
 def _deleted(item_id: int, evidence: str) -> ItemDetail:

@@ -22,8 +22,8 @@ from ._category_names import CategoryNames, with_category
 from ._fields import id_from_path
 from ._query import CatalogueQuery, parse_catalogue_url
 from ._retry import http_date
-from ._sites import Site, SiteMap
-from ._state_lookup import SiteActivity, ask_sources
+from ._sites import Site
+from ._state_lookup import ask_sources
 from .errors import (
     HttpStatusError,
     InvalidCatalogueUrl,
@@ -56,7 +56,8 @@ class _Moved(Exception):
 
 class MarketplaceAdapter:
     """Speaks the marketplace contract through one shared `MarketClient` (its politeness and
-    breaker state are per site, so every adapter on the same client shares them).
+    breaker state are per site, so every adapter on the same client shares them). What it
+    learns of a site (profile, sources' health, counters) goes into the client's `SiteState`.
 
     `profile` is "auto" (default), "2026-09" or "legacy". Errors are `MarketplaceError`s;
     cancellation propagates at once and leaves nothing behind.
@@ -68,7 +69,6 @@ class MarketplaceAdapter:
         *,
         per_page: int = 96,
         profile: str = "auto",
-        sites: SiteMap | None = None,
         memory: ProfileMemory | None = None,
     ) -> None:
         if profile != "auto" and profile not in PROFILES:
@@ -76,9 +76,7 @@ class MarketplaceAdapter:
         self.client = client
         self.per_page = per_page
         self.mode = profile
-        self.sites = sites or SiteMap()
         self._memory = memory
-        self._activity: dict[str, SiteActivity] = {}
         self._probe_locks: dict[str, trio.Lock] = {}
         self._item_urls: OrderedDict[int, str] = OrderedDict()
         self.category_names = CategoryNames()  # per site, learned from item pages
@@ -86,36 +84,29 @@ class MarketplaceAdapter:
     # -- sites and profiles ----------------------------------------------------------------------
 
     def site(self, origin: str) -> Site:
-        return self.sites.site(origin)
-
-    def activity(self, origin: str) -> SiteActivity:
-        return self._activity.setdefault(origin.rstrip("/"), SiteActivity())
+        return self.client.sites.site(origin)
 
     def note_suspicious(self, origin: str, kind: str) -> None:
         """Count a poll refused as data (`suspected_block`, `filters_ignored`) for operators."""
-        activity = self.activity(origin)
-        if kind == "suspected_block":
-            activity.suspected_blocks += 1
-        elif kind == "filters_ignored":
-            activity.filters_ignored += 1
+        self.client.site_state(origin).note_suspicious(kind)
 
     async def profile_for(self, site: Site) -> WireProfile:
         """The profile in use for `site`: the fixed one, or auto's remembered choice."""
         if self.mode != "auto":
             return PROFILES[self.mode]
-        activity = self.activity(site.origin)
-        if activity.profile is None:
+        site_state = self.client.site_state(site.origin)
+        if site_state.profile is None:
             remembered = await self._memory.recall(site.origin) if self._memory else None
-            activity.profile_stored = remembered in PROFILES
-            activity.profile = remembered if activity.profile_stored else PROBE_ORDER[0]
-        return PROFILES[activity.profile]  # type: ignore[index]
+            site_state.profile_stored = remembered in PROFILES
+            site_state.profile = remembered if site_state.profile_stored else PROBE_ORDER[0]
+        return PROFILES[site_state.profile]  # type: ignore[index]
 
     async def _worked(self, site: Site, profile: WireProfile) -> None:
         """A catalogue page was read in `profile`: remember it for every node, once."""
-        activity = self.activity(site.origin)
-        if self.mode == "auto" and not activity.profile_stored and self._memory is not None:
+        site_state = self.client.site_state(site.origin)
+        if self.mode == "auto" and not site_state.profile_stored and self._memory is not None:
             await self._memory.remember(site.origin, profile.name)
-            activity.profile_stored = True
+            site_state.profile_stored = True
 
     async def _after_move(self, site: Site, query: CatalogueQuery, failed: str) -> WireProfile:
         """The profile that reads `site` now that `failed` answered "not found": another
@@ -125,9 +116,9 @@ class MarketplaceAdapter:
             raise ProfileMoved(site.origin, (failed,))
         lock = self._probe_locks.setdefault(site.origin, trio.Lock())
         async with lock:
-            activity = self.activity(site.origin)
-            if activity.profile not in (None, failed):  # another task probed meanwhile
-                return PROFILES[activity.profile]  # type: ignore[index]
+            site_state = self.client.site_state(site.origin)
+            if site_state.profile not in (None, failed):  # another task probed meanwhile
+                return PROFILES[site_state.profile]  # type: ignore[index]
             remembered = await self._memory.recall(site.origin) if self._memory else None
             candidates = [remembered] if remembered in PROFILES and remembered != failed else []
             candidates += [name for name in PROBE_ORDER if name not in (failed, remembered)]
@@ -139,9 +130,9 @@ class MarketplaceAdapter:
                     await self._page(PROFILES[name], site, query, 1)
                 except _Moved:
                     continue
-                activity.profile = name
-                activity.profile_moves += 1
-                activity.profile_stored = name == remembered
+                site_state.profile = name
+                site_state.profile_moves += 1
+                site_state.profile_stored = name == remembered
                 return PROFILES[name]
             raise ProfileMoved(site.origin, tuple(tried))
 
@@ -331,9 +322,8 @@ class MarketplaceAdapter:
         """
         site = self.site(origin)
         profile = await self.profile_for(site)
-        return await ask_sources(
-            self.client, profile, site, self.activity(site.origin), item_id, self.read_item_page
-        )
+        site_state = self.client.site_state(site.origin)
+        return await ask_sources(self.client, profile, site_state, item_id, self.read_item_page)
 
     async def fetch_item_state(self, origin: str, item_id: int) -> ItemState:
         return (await self.fetch_item_detail(origin, item_id)).state

@@ -9,11 +9,12 @@ whose token goes to its API origin. A browser challenge is never a block. robots
 cached per origin actually fetched. Every URL passes the SSRF guard first; redirects are
 followed by hand and only within the same origin.
 
-The policies live beside it: the per-host and per-egress state in `_origin_state`, what each
-answer does in `_status_policy` (challenges: `_challenge`), the redirect guard in `_redirects`,
-the byte-capped reading of a body in `_reading`, sockets only to checked addresses in
-`_pinned`. Here: the request loop (retries, backoff), one attempt's pacing, the session's
-cookies on each request, the plain warm-up and robots.txt.
+The policies live beside it: the per-host and per-egress state in `_origin_state`, each
+site's (its hosts' and every counter operators read) in `_site_state`, what each answer does
+in `_status_policy` (challenges: `_challenge`), the redirect guard in `_redirects`, the
+byte-capped reading of a body in `_reading`, sockets only to checked addresses in `_pinned`.
+Here: the request loop (retries, backoff), one attempt's pacing, the session's cookies on each
+request, the plain warm-up and robots.txt.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from ._robots_cache import RobotsCache
 from ._sessions import MarketSession, session_from_cookies
 from ._settings import ClientSettings
 from ._site_sessions import BrowserSource, SessionReport, SessionVault, SiteSessions
+from ._site_state import SiteState
+from ._sites import SiteMap
 from ._ssrf import NormalisedUrl, Resolver, check_catalogue_url, normalise_origin, system_resolver
 from ._status_policy import Next, Progress, Refusal, judge
 from .errors import (
@@ -74,10 +77,13 @@ class MarketClient:
         seed: int | None = None,
         browser: BrowserSource | None = None,
         vault: SessionVault | None = None,
+        sites: SiteMap | None = None,
     ) -> None:
         """`browser` opens a site's session in a real browser when the site challenges plain
-        clients; `vault` shares sessions between the nodes of a cluster (both optional)."""
+        clients; `vault` shares sessions between the nodes of a cluster (both optional);
+        `sites` says where each site's API lives (default: `www.` -> `api.`)."""
         self.settings = settings or ClientSettings()
+        self.sites = sites or SiteMap()
         self.allowed_origins = tuple(normalise_origin(o) for o in self.settings.extra_origins)
         self._resolver = resolver or system_resolver
         self._transport = transport
@@ -88,7 +94,7 @@ class MarketClient:
         self._http: httpx.AsyncClient | None = None
         self._rate_share = 1.0
         self._egress: Egress | None = None
-        self._sites_seen: list[str] = []
+        self._sites: dict[str, SiteState] = {}
         self.sessions = SiteSessions(
             warm_up=self._plain_warm_up,
             browser=browser,
@@ -166,17 +172,24 @@ class MarketClient:
         rate = self.settings.rate
         return rate if rate <= 0 or math.isinf(rate) else rate * self._rate_share
 
+    def site_state(self, site: str) -> SiteState:
+        """Everything this node knows of `site` (a site origin), its hosts' state included:
+        the one place its counters live (`_site_state`)."""
+        key = site.rstrip("/")
+        state = self._sites.get(key)
+        if state is None:
+            where = self.sites.site(key)
+            www, api = self._origin(where.origin), self._origin(where.api_origin)
+            state = self._sites[key] = SiteState(where, www=www, api=api)
+        return state
+
     def origin_status(self, origin: str) -> OriginStatus:
         key = origin.rstrip("/")
         return self._origin(key).status(key)
 
-    def known_origins(self) -> tuple[str, ...]:
-        """Every host this client has sent requests to."""
-        return tuple(self._origins)
-
     def known_sites(self) -> tuple[str, ...]:
         """Every site this client has sent requests for (what the operators' view lists)."""
-        return tuple(dict.fromkeys(self._sites_seen))
+        return tuple(origin for origin, state in self._sites.items() if state.requested)
 
     def session_report(self, site: str) -> SessionReport:
         return self.sessions.report(site.rstrip("/"))
@@ -218,8 +231,7 @@ class MarketClient:
         """
         target = await self.check_url(url)
         site_target = target if site is None else await self.check_url(site.rstrip("/") + "/")
-        if site_target.origin not in self._sites_seen:
-            self._sites_seen.append(site_target.origin)
+        self.site_state(site_target.origin).requested = True
         state = self._origin(target.origin)
         if self.settings.respect_robots and not await self._robots.allows(
             target, self._read_robots

@@ -24,8 +24,7 @@ from api.http.openapi import operation
 from api.ops.schemas import MarketSessionSet, SetMarketSession
 from api.ops.system import package_version
 from api.services import Services, services
-from engine import ScrapersMarketplace
-from scrapers import SessionRefused
+from engine import SessionNotTaken
 from store import DatabaseUnavailable
 
 blueprint = Blueprint("ops", __name__, url_prefix="/api/ops")
@@ -39,7 +38,7 @@ async def _snapshot(svc: Services) -> dict[str, object]:
         {**asdict(a), "node_id": node_id, "lease_expires_at": None} for a in engine.actors()
     ]
     partial = False
-    if engine.keeper is not None:
+    if engine.clustered:
         try:
             actors += await _other_nodes_actors(svc)
             leases = await svc.store.cluster.leases("monitor", [a["monitor_id"] for a in actors])
@@ -76,8 +75,7 @@ class SessionNotAccepted(ApiError):
 
 
 def _origins(svc: Services) -> dict[str, object]:
-    market = svc.engine.market
-    reports = market.origin_reports() if isinstance(market, ScrapersMarketplace) else []
+    reports = svc.engine.market.origin_reports()
     return {
         "node_id": svc.settings.node_id,
         "origins": [
@@ -89,7 +87,7 @@ def _origins(svc: Services) -> dict[str, object]:
 
 def _shared_feeds(svc: Services) -> dict[str, object]:
     """This node's shared requests: which monitors (of any workspace) poll each search."""
-    report = svc.engine.shared.report()
+    report = svc.engine.sharing_report()
     return {
         "feeds": [{k: _iso(v) for k, v in asdict(feed).items()} for feed in report.feeds],
         "state_hits": report.state_hits,
@@ -135,19 +133,15 @@ async def set_market_session(site: str, data: SetMarketSession) -> MarketSession
     422 `session_refused` naming the reason: not a marketplace site, no `access_token_web`,
     not a JWT, already expired, a malformed cookie."""
     market = services().engine.market
-    if not isinstance(market, ScrapersMarketplace):
-        raise SessionNotAccepted("this node has no marketplace client")
     try:
-        session = await market.set_operator_session(site, data.cookie, data.user_agent)
-    except SessionRefused as err:
-        raise SessionNotAccepted(f"session refused: {err.reason}") from err
-    report = market.adapter.client.session_report(session.site)
-    expires = session.expires_at
+        session = await market.take_operator_session(site, data.cookie, data.user_agent)
+    except SessionNotTaken as err:
+        raise SessionNotAccepted(err.reason) from err
     return MarketSessionSet(
         site=session.site,
         source=session.source,
-        expires_at=None if expires is None else datetime.fromtimestamp(expires, UTC),
-        challenge=report.state,
+        expires_at=session.expires_at,
+        challenge=session.challenge,
     )
 
 
@@ -190,7 +184,7 @@ async def list_nodes() -> dict[str, object]:
     single-node (SQLite) mode, just this node, with `cluster: false`."""
     svc = services()
     engine = svc.engine
-    if engine.keeper is None:
+    if not engine.clustered:
         started = datetime.now(UTC) - timedelta(seconds=trio.current_time() - svc.started_at)
         now = datetime.now(UTC).isoformat()
         nodes: list[dict[str, object]] = [
@@ -227,7 +221,7 @@ async def list_nodes() -> dict[str, object]:
             for n in records
         ]
     return {
-        "cluster": engine.keeper is not None,
-        "lease_seconds": svc.settings.lease_seconds if engine.keeper is not None else None,
+        "cluster": engine.clustered,
+        "lease_seconds": svc.settings.lease_seconds if engine.clustered else None,
         "nodes": nodes,
     }

@@ -33,7 +33,6 @@ from engine import (
     MarketplaceSettings,
     MonitorPolicy,
     NotificationDispatcher,
-    ScrapersMarketplace,
     SecretBox,
     StoreProfileMemory,
     StoreSessionVault,
@@ -117,6 +116,7 @@ async def open_node(
             open_store(settings.database_url, run_migrations=not clustered)
         )
         on_cluster_size = None
+        watched = market is None  # the sessions of a marketplace built here, not a test's
         if market is None:
             real = await stack.enter_async_context(
                 open_marketplace(
@@ -138,7 +138,7 @@ async def open_node(
                 dispatcher=notification_dispatcher(store, outbound, settings),
             )
         )
-        if isinstance(market, ScrapersMarketplace) and settings.operators:
+        if watched and settings.operators:
             watch = await stack.enter_async_context(trio.open_nursery())
             stack.callback(watch.cancel_scope.cancel)  # runs first on exit: the watch ends
             watch.start_soon(watch_sessions, market, settings.operators, mailer(settings).send)

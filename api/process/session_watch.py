@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import trio
 
-from engine import OriginReport, ScrapersMarketplace
+from engine import Marketplace, OriginReport
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def message(report: OriginReport) -> tuple[str, str]:
 
 
 async def watch_sessions(
-    market: ScrapersMarketplace, operators: tuple[str, ...], send: SendMail
+    market: Marketplace, operators: tuple[str, ...], send: SendMail
 ) -> NoReturn:
     """Check every `CHECK_EVERY_SECONDS` and mail the operators (see the module doc). A mail
     that fails is logged and not retried for that outage. Runs until cancelled."""

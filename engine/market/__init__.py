@@ -1,10 +1,18 @@
 """The marketplace as the engine sees it: the `Marketplace` protocol monitors and runs read
 through, and its implementation over `scrapers` (sessions kept in the store, sealed)."""
 
-from ._protocol import CatalogueUrlRefused, Feed, FeedWindow, Marketplace, SuspectedBlock
+from ._protocol import (
+    CatalogueUrlRefused,
+    Feed,
+    FeedWindow,
+    Marketplace,
+    OriginReport,
+    PastedSession,
+    SessionNotTaken,
+    SuspectedBlock,
+)
 from ._scrapers import (
     MarketplaceSettings,
-    OriginReport,
     ScrapersMarketplace,
     StoreProfileMemory,
     open_marketplace,
@@ -18,7 +26,9 @@ __all__ = [
     "Marketplace",
     "MarketplaceSettings",
     "OriginReport",
+    "PastedSession",
     "ScrapersMarketplace",
+    "SessionNotTaken",
     "StoreProfileMemory",
     "StoreSessionVault",
     "SuspectedBlock",

@@ -1,4 +1,5 @@
-"""What a monitor needs from the marketplace, as a protocol the scrapers adapter fulfils."""
+"""What monitors, runs and operators need from the marketplace, as a protocol the scrapers
+adapter fulfils."""
 
 from __future__ import annotations
 
@@ -32,6 +33,42 @@ class Feed:
     market_time: datetime | None = None  # the marketplace's clock, when the answer stated it
 
 
+@dataclass(frozen=True, slots=True)
+class OriginReport:
+    """What operators see of one marketplace site, as this node knows it. `breaker`,
+    `blocked_for_seconds` and the block fields are the site's `www` origin's; `api_breaker`
+    and `api_blocked_for_seconds` its API origin's (the two are paused apart)."""
+
+    origin: str
+    api_origin: str
+    profile: str | None  # None: not decided yet (auto, nothing fetched)
+    profile_mode: str  # auto, 2026-09 or legacy
+    breaker: str
+    blocked_for_seconds: float
+    last_success_at: datetime | None
+    last_block_at: datetime | None
+    last_block_kind: str | None
+    requests_last_hour: int
+    detail_refusals: int
+    detail_api_resting: bool
+    suspected_blocks: int
+    filters_ignored: int
+    profile_moves: int
+    api_breaker: str
+    api_blocked_for_seconds: float
+    challenge: str  # "browser session until ...", "operator session until ...", "no session"
+    challenges: int  # challenges answered to this node's plain requests
+    session_source: str | None
+    session_expires_at: datetime | None
+    session_error: str | None  # why the last attempt to get a session failed
+    without_session_since: datetime | None
+    browser: str  # "configured" or "off"
+    sources: dict[str, str]  # state source -> available, refusing or unavailable
+    egress: str
+    egress_rate: float  # requests per second this node may send through the egress
+    egress_requests_last_hour: int
+
+
 class CatalogueUrlRefused(Exception):
     """A user-supplied catalogue URL that must not be fetched (SSRF guard, not the marketplace)."""
 
@@ -53,6 +90,24 @@ class SuspectedBlock(Exception):
         )
         self.seen = seen
         self.before = before
+
+
+@dataclass(frozen=True, slots=True)
+class PastedSession:
+    """A marketplace session an operator pasted, as the service took it."""
+
+    site: str
+    source: str  # "operator"
+    expires_at: datetime | None  # read from the token
+    challenge: str  # the site's challenge state now (`OriginReport.challenge`'s words)
+
+
+class SessionNotTaken(Exception):
+    """A pasted session the marketplace would not use; `reason` says why, for the operator."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Marketplace(Protocol):
@@ -93,4 +148,17 @@ class Marketplace(Protocol):
 
     def note_suspicious(self, url: str, kind: str) -> None:
         """Count a poll refused as data against the URL's site (the operators' view)."""
+        ...
+
+    def origin_reports(self) -> list[OriginReport]:
+        """What operators see of each marketplace site this node has talked to, sorted by
+        origin (`/api/ops/origins`); empty for a marketplace without sites of its own."""
+        ...
+
+    async def take_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None
+    ) -> PastedSession:
+        """Use the session an operator pasted for `site`, on every node. `SessionNotTaken`
+        naming the reason (not a site we may fetch, no token, not a JWT, already expired; a
+        marketplace that keeps no sessions of its own)."""
         ...

@@ -35,8 +35,10 @@ from scrapers import (
     ProfileMemory,
     ProfileMoved,
     RateLimited,
+    SessionRefused,
     SessionVault,
     SiteMap,
+    SiteState,
     SourcesUnavailable,
     SuspiciousAnswer,
     UrlRefused,
@@ -45,7 +47,14 @@ from scrapers import (
 )
 from store import ConfirmedState, Evidence, ListingState, ObservedListing, Store, to_record
 
-from ._protocol import CatalogueUrlRefused, Feed, FeedWindow
+from ._protocol import (
+    CatalogueUrlRefused,
+    Feed,
+    FeedWindow,
+    OriginReport,
+    PastedSession,
+    SessionNotTaken,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,42 +75,6 @@ class MarketplaceSettings:
     # or Playwright's own, when found), "off" or a Chromium executable's path.
     browser: str = "off"
     browser_timeout: float = 45.0
-
-
-@dataclass(frozen=True, slots=True)
-class OriginReport:
-    """What operators see of one marketplace site, as this node knows it. `breaker`,
-    `blocked_for_seconds` and the block fields are the site's `www` origin's; `api_breaker`
-    and `api_blocked_for_seconds` its API origin's (the two are paused apart)."""
-
-    origin: str
-    api_origin: str
-    profile: str | None  # None: not decided yet (auto, nothing fetched)
-    profile_mode: str  # auto, 2026-09 or legacy
-    breaker: str
-    blocked_for_seconds: float
-    last_success_at: datetime | None
-    last_block_at: datetime | None
-    last_block_kind: str | None
-    requests_last_hour: int
-    detail_refusals: int
-    detail_api_resting: bool
-    suspected_blocks: int
-    filters_ignored: int
-    profile_moves: int
-    api_breaker: str
-    api_blocked_for_seconds: float
-    challenge: str  # "browser session until ...", "operator session until ...", "no session"
-    challenges: int  # challenges answered to this node's plain requests
-    session_source: str | None
-    session_expires_at: datetime | None
-    session_error: str | None  # why the last attempt to get a session failed
-    without_session_since: datetime | None
-    browser: str  # "configured" or "off"
-    sources: dict[str, str]  # state source -> available, refusing or unavailable
-    egress: str
-    egress_rate: float  # requests per second this node may send through the egress
-    egress_requests_last_hour: int
 
 
 def observed(listing: Listing) -> ObservedListing:
@@ -193,51 +166,46 @@ class ScrapersMarketplace:
 
     def origin_reports(self) -> list[OriginReport]:
         """Every site this node has talked to, with its profile, breakers, session, state
-        sources, egress and counters."""
-        reports = []
-        now = trio.current_time()
+        sources, egress and counters: each read from the site's one `SiteState`."""
         client = self.adapter.client
+        sites = (client.site_state(origin) for origin in client.known_sites())
+        return sorted((self._report(site) for site in sites), key=lambda r: r.origin)
+
+    def _report(self, state: SiteState) -> OriginReport:
+        client, mode = self.adapter.client, self.adapter.mode
+        www, api = state.www.status(state.origin), state.api.status(state.site.api_origin)
+        session = client.session_report(state.origin)
         egress = client.egress
-        for origin in client.known_sites():
-            status = client.origin_status(origin)
-            site = self.adapter.site(origin)
-            api = client.origin_status(site.api_origin)
-            activity = self.adapter.activity(origin)
-            session = client.session_report(origin)
-            reports.append(
-                OriginReport(
-                    origin=origin,
-                    api_origin=site.api_origin,
-                    profile=activity.profile if self.adapter.mode == "auto" else self.adapter.mode,
-                    profile_mode=self.adapter.mode,
-                    breaker=status.breaker.value,
-                    blocked_for_seconds=round(status.blocked_for, 1),
-                    last_success_at=status.last_success_at,
-                    last_block_at=status.last_block_at,
-                    last_block_kind=status.last_block_kind,
-                    requests_last_hour=status.requests_last_hour,
-                    detail_refusals=activity.detail_refusals,
-                    detail_api_resting=activity.detail_rest_until > now,
-                    suspected_blocks=activity.suspected_blocks,
-                    filters_ignored=activity.filters_ignored,
-                    profile_moves=activity.profile_moves,
-                    api_breaker=api.breaker.value,
-                    api_blocked_for_seconds=round(api.blocked_for, 1),
-                    challenge=session.state,
-                    challenges=status.challenges
-                    + (api.challenges if site.api_origin != origin else 0),
-                    session_source=session.source,
-                    session_expires_at=_at(session.expires_at),
-                    session_error=session.last_error,
-                    without_session_since=_at(session.without_since),
-                    browser=session.browser,
-                    sources={name: health.describe() for name, health in activity.sources.items()},
-                    egress=egress.name,
-                    egress_rate=egress.bucket.rate,
-                    egress_requests_last_hour=egress.requests_last_hour(),
-                )
-            )
-        return sorted(reports, key=lambda r: r.origin)
+        return OriginReport(
+            origin=state.origin,
+            api_origin=state.site.api_origin,
+            profile=state.profile if mode == "auto" else mode,
+            profile_mode=mode,
+            breaker=www.breaker.value,
+            blocked_for_seconds=round(www.blocked_for, 1),
+            last_success_at=www.last_success_at,
+            last_block_at=www.last_block_at,
+            last_block_kind=www.last_block_kind,
+            requests_last_hour=www.requests_last_hour,
+            detail_refusals=state.detail_refusals,
+            detail_api_resting=state.detail_rest_until > trio.current_time(),
+            suspected_blocks=state.suspected_blocks,
+            filters_ignored=state.filters_ignored,
+            profile_moves=state.profile_moves,
+            api_breaker=api.breaker.value,
+            api_blocked_for_seconds=round(api.blocked_for, 1),
+            challenge=session.state,
+            challenges=state.challenges,
+            session_source=session.source,
+            session_expires_at=_at(session.expires_at),
+            session_error=session.last_error,
+            without_session_since=_at(session.without_since),
+            browser=session.browser,
+            sources={name: health.describe() for name, health in state.sources.items()},
+            egress=egress.name,
+            egress_rate=egress.bucket.rate,
+            egress_requests_last_hour=egress.requests_last_hour(),
+        )
 
     async def set_operator_session(
         self, site: str, cookie_text: str, user_agent: str | None = None
@@ -252,6 +220,21 @@ class ScrapersMarketplace:
             await self._vault.save(session)
         self.adapter.client.use_session(session)
         return session
+
+    async def take_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None
+    ) -> PastedSession:
+        try:
+            session = await self.set_operator_session(site, cookie_text, user_agent)
+        except SessionRefused as err:
+            raise SessionNotTaken(f"session refused: {err.reason}") from err
+        expires = session.expires_at
+        return PastedSession(
+            site=session.site,
+            source=session.source,
+            expires_at=None if expires is None else datetime.fromtimestamp(expires, UTC),
+            challenge=self.adapter.client.session_report(session.site).state,
+        )
 
     def note_suspicious(self, url: str, kind: str) -> None:
         parts = urlsplit(url)
@@ -299,6 +282,6 @@ async def open_marketplace(
         user_agent=settings.user_agent,
         proxy=settings.proxy,
     )
-    async with MarketClient(client_settings, browser=browser, vault=vault) as client:
-        adapter = MarketplaceAdapter(client, profile=settings.profile, sites=sites, memory=memory)
+    async with MarketClient(client_settings, browser=browser, vault=vault, sites=sites) as client:
+        adapter = MarketplaceAdapter(client, profile=settings.profile, memory=memory)
         yield ScrapersMarketplace(adapter, vault)

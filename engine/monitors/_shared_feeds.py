@@ -34,7 +34,7 @@ import trio
 
 from store import ConfirmedState
 
-from ..market import CatalogueUrlRefused, Feed, Marketplace
+from ..market import CatalogueUrlRefused, Feed, Marketplace, OriginReport, PastedSession
 from ._listing_states import STATELESS_KINDS
 
 T = TypeVar("T")
@@ -223,6 +223,14 @@ class SharedMarketplace:
         self.inner.note_suspicious(url, kind)
 
     # -- the operators' view ------------------------------------------------------------------
+
+    def origin_reports(self) -> list[OriginReport]:
+        return self.inner.origin_reports()
+
+    async def take_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None
+    ) -> PastedSession:
+        return await self.inner.take_operator_session(site, cookie_text, user_agent)
 
     def report(self) -> SharingReport:
         """Every feed kept, busiest first; and the item lookups' hits and misses."""

@@ -93,10 +93,10 @@ async def test_with_every_source_refused_absence_finds_what_left_the_market(
         listings = [x async for x in store.monitors.iter_listings(monitor.id)]
         events = [e async for e in store.monitors.iter_events(monitor.id)]
         world, now = market.app.world, market.app.sim_now()
-        activity = market.market.adapter.activity(market.origins.site)
+        site_state = market.market.adapter.client.site_state(market.origins.site)
         www = [r for r in market.app.log if not r["api"]]
 
-    assert {h.describe() for h in activity.sources.values()} == {"unavailable"}
+    assert {h.describe() for h in site_state.sources.values()} == {"unavailable"}
     # No source could confirm anything, and it was not asked again and again.
     assert not [e for e in events if e.evidence in ("item_page", "detail_api")]
     assert len(www) < 40, len(www)

@@ -149,7 +149,7 @@ async def test_each_generation_end_to_end_against_the_truth(store: Store, profil
         # Refusals of the detail API never pause or trip the site.
         status = market.market.adapter.client.origin_status(site)
         assert status.breaker is BreakerState.CLOSED and status.blocked_for == 0.0
-        assert len(refused) == market.market.adapter.activity(site).detail_refusals
+        assert len(refused) == market.market.adapter.client.site_state(site).detail_refusals
         listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
         assert {listing.category_id for listing in listings} == {1904, 257, 1231}
         assert all(listing.brand and listing.condition for listing in listings)
@@ -218,8 +218,8 @@ async def test_lying_answers_create_no_false_dropouts(store: Store) -> None:
         assert len(events) == events_before  # not one drop-out, not one foreign listing
         listings = [listing async for listing in store.monitors.iter_listings(monitor.id)]
         assert {listing.brand for listing in listings} == {"Zara"}
-        activity = market.market.adapter.activity(site)
-        assert activity.suspected_blocks == 1 and activity.filters_ignored == 2
+        site_state = market.market.adapter.client.site_state(site)
+        assert site_state.suspected_blocks == 1 and site_state.filters_ignored == 2
         await poll(store, market, monitor)  # and the next honest answer is data again
 
 

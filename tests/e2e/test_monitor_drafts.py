@@ -19,7 +19,15 @@ from pathlib import Path
 import pytest
 import trio
 
-from engine import ConfirmPolicy, Feed, MarketplaceSettings, ScrapersMarketplace, open_marketplace
+from engine import (
+    ConfirmPolicy,
+    Feed,
+    MarketplaceSettings,
+    OriginReport,
+    ScrapersMarketplace,
+    open_marketplace,
+)
+from engine.market import PastedSession
 from engine.monitors._poll import poll_once
 from scrapers.simulator import (
     SimListing,
@@ -75,6 +83,14 @@ class RefusedLookups:
 
     def note_suspicious(self, url: str, kind: str) -> None:
         self.market.note_suspicious(url, kind)
+
+    def origin_reports(self) -> list[OriginReport]:
+        return self.market.origin_reports()
+
+    async def take_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None
+    ) -> PastedSession:
+        return await self.market.take_operator_session(site, cookie_text, user_agent)
 
 
 @asynccontextmanager

@@ -11,8 +11,8 @@ from typing import Any
 import trio
 import trio.lowlevel
 
-from engine import CatalogueUrlRefused, Feed
-from engine.market import FeedWindow
+from engine import CatalogueUrlRefused, Feed, OriginReport
+from engine.market import FeedWindow, PastedSession, SessionNotTaken
 from store import ConfirmedState, ListingState, ObservedListing
 
 
@@ -92,3 +92,11 @@ class FakeMarket:
 
     def note_suspicious(self, url: str, kind: str) -> None:
         self.suspicious.append(kind)
+
+    def origin_reports(self) -> list[OriginReport]:
+        return []  # no sites of its own: the operators' view lists none
+
+    async def take_operator_session(
+        self, site: str, cookie_text: str, user_agent: str | None
+    ) -> PastedSession:
+        raise SessionNotTaken("this node has no marketplace client")
