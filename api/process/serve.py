@@ -96,7 +96,7 @@ async def serve(
             open_node(settings, role="serve", market=market)
         )
         app = create_app(store=store, engine=engine, settings=settings)
-        if engine.keeper is not None:  # cluster mode: sessions and tokens may end on any node
+        if engine.clustered:  # cluster mode: sessions and tokens may end on any node
             sessions = app_services(app).sessions
             helpers.start_soon(store.listen_for_session_ends, sessions.session_ended)
         async with trio.open_nursery() as nursery:
