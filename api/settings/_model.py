@@ -28,6 +28,7 @@ from . import _values as value
 ENV_PREFIX = "NICHESCOPE_"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
 DEFAULT_SECRET_KEY_FILE = Path("var/secret_key")
+TELEGRAM_API_BASE = "https://api.telegram.org"
 # A field so marked is policy, not a knob: no variable sets it (code and tests may).
 FIXED = object()
 # Set to nothing, these variables say "none" rather than "the default".
@@ -155,7 +156,9 @@ class _BillingAndMail(BaseModel):
     # Notifications: where Telegram's Bot API lives, exact origins that user-given webhook
     # and Discord destinations may name although the SSRF guard would refuse them (tests and
     # demos only), and how long a channel may fail before it is disabled.
-    telegram_api_base: Annotated[str, value.from_text(value.http_base)] = "https://api.telegram.org"
+    telegram_api_base: Annotated[str, value.from_text(value.http_base(TELEGRAM_API_BASE))] = (
+        TELEGRAM_API_BASE
+    )
     outbound_allow: Annotated[tuple[str, ...], value.from_text(value.origins)] = ()
     notify_disable_after_hours: Annotated[float, value.from_text(value.number(0.01))] = 24.0
 

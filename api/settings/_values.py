@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator
-from pydantic_core import PydanticUseDefault
 
 from scrapers import PROFILE_MODES, SiteMap, normalise_origin
 
@@ -92,15 +91,19 @@ def without_trailing_slash(raw: str) -> str:
     return raw.rstrip("/")
 
 
-def http_base(raw: str) -> str:
-    """An http(s) base address without a trailing slash; blank keeps the default."""
-    stripped = raw.strip().rstrip("/")
-    if not stripped:
-        raise PydanticUseDefault()
-    parts = urlsplit(stripped)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
-        raise ValueError(f"expected an http(s) address, got {stripped!r}")
-    return stripped
+def http_base(default: str) -> Callable[[str], str]:
+    """An http(s) base address without a trailing slash; blank: `default`."""
+
+    def parse(raw: str) -> str:
+        stripped = raw.strip().rstrip("/")
+        if not stripped:
+            return default
+        parts = urlsplit(stripped)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+            raise ValueError(f"expected an http(s) address, got {stripped!r}")
+        return stripped
+
+    return parse
 
 
 def smtp_url(raw: str) -> str:
