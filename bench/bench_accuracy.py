@@ -12,7 +12,6 @@ tests/e2e/accuracy.py.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import tempfile
 import time
@@ -32,8 +31,7 @@ TARGET = 0.8
 
 
 async def _run(folder: Path) -> Accuracy:
-    settings = dataclasses.replace(
-        Settings(),
+    settings = Settings(
         database_url=f"sqlite+aiosqlite:///{folder / 'bench.db'}",
         cookie_secure=False,
         outbox_dir=folder / "outbox",

@@ -47,7 +47,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -196,8 +195,8 @@ async def _run(url: str, backend: str, quick: bool, arrivals: float, sim: str, r
     async with open_store(url, run_migrations=True) as store:
         first, workspace, rule = await _seed(store, sim, receiver, secret, key)
     with tempfile.TemporaryDirectory() as outbox:
-        settings = replace(
-            Settings(), database_url=url, secret_key=key, outbox_dir=Path(outbox),
+        settings = Settings(
+            database_url=url, secret_key=key, outbox_dir=Path(outbox),
             outbound_allow=(receiver,), node_id="bench-node",
         )  # fmt: skip
         # Politeness lifted for the local simulator, as in bench_engine.

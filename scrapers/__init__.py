@@ -30,16 +30,14 @@ from ._sessions import (
 from ._settings import DEFAULT_USER_AGENT, ClientSettings
 from ._site_sessions import BrowserSource, SessionReport, SessionVault
 from ._site_state import SiteState
-from ._sites import API_ORIGINS_ENV, Site, SiteMap
+from ._sites import Site, SiteMap
 from ._ssrf import (
     MARKET_HOSTS,
     MARKET_TLDS,
-    ORIGINS_ENV,
     NormalisedUrl,
     Resolver,
     check_catalogue_url,
     normalise_origin,
-    origins_from_env,
     refuse_non_global,
     system_resolver,
 )
@@ -70,12 +68,10 @@ from .models import CataloguePage, ItemDetail, ItemState, Listing
 from .profiles import PROBE_ORDER, PROFILE_MODES, PROFILES, WireProfile
 
 __all__ = [
-    "API_ORIGINS_ENV",
     "DEFAULT_USER_AGENT",
     "MARKET_HOSTS",
     "MARKET_TLDS",
     "ORDERS",
-    "ORIGINS_ENV",
     "PROBE_ORDER",
     "PROFILES",
     "PROFILE_MODES",
@@ -135,7 +131,6 @@ __all__ = [
     "newest_first",
     "normalise_origin",
     "operator_session",
-    "origins_from_env",
     "parse_catalogue_html",
     "parse_catalogue_json",
     "parse_catalogue_url",

@@ -2,14 +2,13 @@
 
 A site is what a user's catalogue URL names (`https://www.vinted.<tld>`). Since September 2026 its
 API may live on another origin (`https://api.vinted.<tld>`); the simulator and tests map their
-own origins with `NICHESCOPE_MARKET_API_ORIGINS`. Both origins of a site share one politeness
-budget and one session (see `MarketClient`), because they are one marketplace.
+own origins with `SiteMap.parse` (the service's `NICHESCOPE_MARKET_API_ORIGINS`). Both origins of
+a site share one politeness budget and one session (see `MarketClient`), because they are one
+marketplace.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
@@ -25,7 +24,6 @@ MARKET_TLDS: tuple[str, ...] = tuple(_LOCALES)
 SITE_HOSTS: frozenset[str] = frozenset(f"www.vinted.{tld}" for tld in MARKET_TLDS)
 API_HOSTS: frozenset[str] = frozenset(f"api.vinted.{tld}" for tld in MARKET_TLDS)
 MARKET_HOSTS: frozenset[str] = SITE_HOSTS | API_HOSTS
-API_ORIGINS_ENV = "NICHESCOPE_MARKET_API_ORIGINS"
 DEFAULT_LOCALE = "en-GB"
 
 
@@ -66,21 +64,16 @@ class SiteMap:
     pairs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> SiteMap:
-        """Pairs from `NICHESCOPE_MARKET_API_ORIGINS` (`site=api,site=api`); `ValueError`
-        naming the bad entry, so a typo stops start-up instead of the first poll."""
-        raw = (os.environ if env is None else env).get(API_ORIGINS_ENV, "")
-        return cls.parse(raw)
-
-    @classmethod
     def parse(cls, raw: str) -> SiteMap:
+        """Pairs from `site=api,site=api`; `ValueError` naming the bad entry, so that a typo
+        stops start-up instead of the first poll."""
         pairs: list[tuple[str, str]] = []
         for entry in raw.split(","):
             if not entry.strip():
                 continue
             site, sep, api = entry.partition("=")
             if not sep:
-                raise ValueError(f"{API_ORIGINS_ENV}: {entry.strip()!r} is not site=api")
+                raise ValueError(f"{entry.strip()!r} is not site=api")
             pairs.append((_origin(site), _origin(api)))
         return cls(tuple(pairs))
 

@@ -12,10 +12,9 @@ and numeric hosts in any non-canonical form (decimal, octal, hex, short) are ref
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,8 +23,6 @@ import trio
 from ._sites import MARKET_HOSTS, split_origin
 from ._sites import MARKET_TLDS as MARKET_TLDS  # re-exported
 from .errors import UrlRefused
-
-ORIGINS_ENV = "NICHESCOPE_MARKET_ORIGINS"
 
 # Addresses no marketplace host may resolve to, beyond what `ipaddress` flags as non-global.
 _METADATA = frozenset(
@@ -65,15 +62,6 @@ def normalise_origin(origin: str) -> str:
     assert parts.hostname  # split_origin refuses an origin without one
     port = parts.port or (443 if parts.scheme == "https" else 80)
     return f"{parts.scheme}://{_host_for_origin(parts.hostname.lower())}:{port}"
-
-
-def origins_from_env(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The extra allowlisted origins from `NICHESCOPE_MARKET_ORIGINS` (comma-separated).
-
-    Raises `ValueError` naming the bad entry, so a typo fails at start-up, not on first fetch.
-    """
-    raw = (os.environ if env is None else env).get(ORIGINS_ENV, "")
-    return tuple(normalise_origin(item) for item in raw.split(",") if item.strip())
 
 
 def _host_for_origin(host: str) -> str:

@@ -119,8 +119,7 @@ async def store(database_url: str) -> AsyncIterator[Store]:
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
-    return dataclasses.replace(
-        Settings(),
+    return Settings(
         database_url=database_url,
         cookie_secure=False,
         outbox_dir=tmp_path / "outbox",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -31,11 +30,14 @@ def package_version() -> str:
         return "0+unknown"
 
 
+def git_revision(configured: str) -> str | None:
+    """`configured` (`NICHESCOPE_GIT_REVISION`, set in images) if set, else the checkout's
+    HEAD, else None."""
+    return configured or checkout_revision()
+
+
 @cache
-def git_revision() -> str | None:
-    """`NICHESCOPE_GIT_REVISION` if set (images), else the checkout's HEAD, else None."""
-    if revision := os.environ.get("NICHESCOPE_GIT_REVISION"):
-        return revision
+def checkout_revision() -> str | None:
     root = Path(__file__).resolve().parent.parent
     try:
         result = subprocess.run(
@@ -84,7 +86,7 @@ async def status() -> StatusResponse:
         service="nichescope",
         version=package_version(),
         interface_version=INTERFACE_VERSION,
-        git_revision=git_revision(),
+        git_revision=git_revision(svc.settings.git_revision),
         node_id=svc.settings.node_id,
         started_at=datetime.now(UTC) - timedelta(seconds=uptime),
         uptime_seconds=round(uptime, 3),

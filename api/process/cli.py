@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -78,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"configuration error: {err}", file=sys.stderr)
         return 2
     if args.database_url:
-        settings = dataclasses.replace(settings, database_url=args.database_url)
+        settings = settings.model_copy(update={"database_url": args.database_url})
 
     if args.command == "plans":
         return run_plan_command(args, settings)
@@ -93,9 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "worker":
             trio.run(partial(work, settings))
             return 0
-        if args.port and not os.environ.get("NICHESCOPE_PUBLIC_URL"):
+        if args.port and "public_url" not in settings.model_fields_set:  # not configured
             # Links in e-mails, the banner and the MCP server card follow the port served.
-            settings = dataclasses.replace(settings, public_url=served_url(args.host, args.port))
+            settings = settings.model_copy(update={"public_url": served_url(args.host, args.port)})
         trio.run(
             serve,
             settings,

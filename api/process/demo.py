@@ -3,7 +3,6 @@ demo account, so a newcomer sees monitors fill without internet or set-up."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import secrets
@@ -73,13 +72,14 @@ def demo_settings(settings: Settings, origins: SimOrigins) -> Settings:
     monitors (trial plan included) poll every few seconds: the simulator's time runs fast, a
     newcomer should not wait minutes."""
     trial = {**settings.plan_quotas.get("trial", {}), "min_poll_seconds": DEMO_MIN_POLL_SECONDS}
-    return dataclasses.replace(
-        settings,
-        market_origins=(*settings.market_origins, origins.site, origins.api),
-        market_api_origins=(*settings.market_api_origins, (origins.site, origins.api)),
-        min_poll_seconds=min(settings.min_poll_seconds, DEMO_MIN_POLL_SECONDS),
-        default_poll_seconds=min(settings.default_poll_seconds, 30),
-        plan_quotas={**settings.plan_quotas, "trial": trial},
+    return settings.model_copy(
+        update={
+            "market_origins": (*settings.market_origins, origins.site, origins.api),
+            "market_api_origins": (*settings.market_api_origins, (origins.site, origins.api)),
+            "min_poll_seconds": min(settings.min_poll_seconds, DEMO_MIN_POLL_SECONDS),
+            "default_poll_seconds": min(settings.default_poll_seconds, 30),
+            "plan_quotas": {**settings.plan_quotas, "trial": trial},
+        }
     )
 
 

@@ -3,8 +3,6 @@ caches session look-ups for 30 s (api/http/sessions.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import trio
 
@@ -25,8 +23,8 @@ def database_url(postgres_url: str) -> str:
 async def test_a_logout_on_one_node_ends_the_session_on_the_others(
     settings: Settings, nursery: trio.Nursery
 ) -> None:
-    node_a, _ = await start_service(nursery, dataclasses.replace(settings, node_id="node-a"))
-    node_b, _ = await start_service(nursery, dataclasses.replace(settings, node_id="node-b"))
+    node_a, _ = await start_service(nursery, settings.model_copy(update={"node_id": "node-a"}))
+    node_b, _ = await start_service(nursery, settings.model_copy(update={"node_id": "node-b"}))
     async with node_a.client() as on_a, node_b.client() as on_b:
         await signed_in(on_a)
         cookie = {"Cookie": f"session_token={on_a.cookies['session_token']}"}
@@ -45,8 +43,8 @@ async def test_a_token_revoked_on_one_node_is_refused_by_the_others(
 ) -> None:
     """Tokens are cached like sessions (no database read per agent call): a revocation is
     announced the same way."""
-    node_a, _ = await start_service(nursery, dataclasses.replace(settings, node_id="node-a"))
-    node_b, _ = await start_service(nursery, dataclasses.replace(settings, node_id="node-b"))
+    node_a, _ = await start_service(nursery, settings.model_copy(update={"node_id": "node-a"}))
+    node_b, _ = await start_service(nursery, settings.model_copy(update={"node_id": "node-b"}))
     async with node_a.client() as on_a, node_b.client() as on_b:
         await signed_in(on_a)
         token = await create_token(on_a, ["read"])

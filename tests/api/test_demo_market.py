@@ -3,7 +3,6 @@ market that a restart continues instead of drawing anew (issue 32, items 2 and 7
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from collections import Counter
@@ -141,7 +140,7 @@ async def test_a_restarted_demo_continues_its_market(
     it stopped, and the live monitor sees listings published since within two polls. Before,
     a restart drew the market anew from the wall clock: listings the monitor knew were not
     yet published, and nothing new came for minutes."""
-    settings = dataclasses.replace(settings, page_cap=2)  # a lighter live monitor
+    settings = settings.model_copy(update={"page_cap": 2})  # a lighter live monitor
     port = free_pair()
     origin = f"http://127.0.0.1:{port}"
     url, stop, stopped = await start_demo(nursery, settings, port)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import trio
@@ -276,7 +275,7 @@ async def test_plans_and_quotas_bite_where_things_are_created(
         "items_per_run": 100,
         "min_poll_seconds": 60,
     }
-    strict = dataclasses.replace(settings, plan_quotas={"trial": trial_quotas})
+    strict = settings.model_copy(update={"plan_quotas": {"trial": trial_quotas}})
     running, stop = await start_service(nursery, strict, market)
     async with running.client() as planless, running.client() as trial:
         await signed_in(planless, trial=False)

@@ -4,7 +4,6 @@ loopback webhook receiver (signed, and signed twice after a rotation)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import httpx
@@ -26,7 +25,7 @@ async def _service(
     settings: Settings, nursery: trio.Nursery
 ) -> tuple[RunningService, Receiver, trio.Event]:
     receiver = await start_receiver(nursery)
-    allowed = dataclasses.replace(settings, outbound_allow=(receiver.origin,))
+    allowed = settings.model_copy(update={"outbound_allow": (receiver.origin,)})
     service, stop = await start_service(nursery, allowed, FakeMarket())
     return service, receiver, stop
 

@@ -31,7 +31,7 @@ async def trial_service(
     settings: Settings, market: FakeMarket, nursery: trio.Nursery
 ) -> AsyncIterator[RunningService]:
     running, stop = await start_service(
-        nursery, dataclasses.replace(settings, plan_quotas=TRIAL), market
+        nursery, settings.model_copy(update={"plan_quotas": TRIAL}), market
     )
     yield running
     stop.set()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -33,8 +32,8 @@ async def test_health_is_503_when_the_database_is_down(
     settings: Settings, nursery: trio.Nursery
 ) -> None:
     # Port 1 on loopback: nothing listens, so every connection is refused.
-    down = dataclasses.replace(
-        settings, database_url="postgresql+asyncpg://postgres@127.0.0.1:1/nothing"
+    down = settings.model_copy(
+        update={"database_url": "postgresql+asyncpg://postgres@127.0.0.1:1/nothing"}
     )
     running, stop = await start_service(nursery, down)
     async with running.client() as client:
@@ -67,7 +66,9 @@ async def test_oversized_body_is_refused(service: RunningService) -> None:
 
 
 async def test_login_is_rate_limited_per_account(settings: Settings, nursery: trio.Nursery) -> None:
-    tight = dataclasses.replace(settings, login_failures_per_account=3, login_attempts_per_ip=100)
+    tight = settings.model_copy(
+        update={"login_failures_per_account": 3, "login_attempts_per_ip": 100}
+    )
     running, stop = await start_service(nursery, tight)
     email = unique_email()
     async with running.client() as client:
@@ -88,7 +89,7 @@ async def test_login_is_rate_limited_per_account(settings: Settings, nursery: tr
 
 
 async def test_login_is_rate_limited_per_ip(settings: Settings, nursery: trio.Nursery) -> None:
-    tight = dataclasses.replace(settings, login_attempts_per_ip=4)
+    tight = settings.model_copy(update={"login_attempts_per_ip": 4})
     running, stop = await start_service(nursery, tight)
     async with running.client() as client:
         codes = [

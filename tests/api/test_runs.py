@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 
@@ -236,7 +235,7 @@ async def test_export_import_round_trip_without_scraping(
 async def test_oversized_import_is_refused_before_reading(
     settings: Settings, market: FakeMarket, nursery: trio.Nursery
 ) -> None:
-    small = dataclasses.replace(settings, import_max_bytes=2000)
+    small = settings.model_copy(update={"import_max_bytes": 2000})
     running, stop = await start_service(nursery, small, market)
     async with running.client() as client:
         await signed_in(client)

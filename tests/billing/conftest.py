@@ -3,7 +3,6 @@ both, and helpers to sign webhook payloads with the stripe package's own helper.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 import uuid
@@ -42,16 +41,17 @@ async def fake_stripe(nursery: trio.Nursery) -> AsyncIterator[FakeStripe]:
 
 
 def billing_settings(settings: Settings, fake: FakeStripe, smtp_port: int | None) -> Settings:
-    return dataclasses.replace(
-        settings,
-        stripe_secret_key=STRIPE_KEY,
-        stripe_webhook_secret=WEBHOOK_SECRET,
-        stripe_api_base=fake.url,
-        stripe_price_starter=PRICE_STARTER,
-        stripe_price_pro=PRICE_PRO,
-        smtp_url=f"smtp://127.0.0.1:{smtp_port}" if smtp_port else "",
-        mail_from="Nichescope <billing@nichescope.test>",
-        plan_quotas={},  # billing tests check the plans' own quotas
+    return settings.model_copy(
+        update={
+            "stripe_secret_key": STRIPE_KEY,
+            "stripe_webhook_secret": WEBHOOK_SECRET,
+            "stripe_api_base": fake.url,
+            "stripe_price_starter": PRICE_STARTER,
+            "stripe_price_pro": PRICE_PRO,
+            "smtp_url": f"smtp://127.0.0.1:{smtp_port}" if smtp_port else "",
+            "mail_from": "Nichescope <billing@nichescope.test>",
+            "plan_quotas": {},  # billing tests check the plans' own quotas
+        }
     )
 
 

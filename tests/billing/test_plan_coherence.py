@@ -4,7 +4,6 @@ checking every 5 s and a Pro plan every 60 s)."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import pytest
@@ -15,9 +14,7 @@ from api.settings import Settings
 from scrapers.simulator import SimOrigins
 from store import PlanRecord
 
-BASE = dataclasses.replace(
-    Settings(secret_key="k"), stripe_price_starter="price_s", stripe_price_pro="price_p"
-)
+BASE = Settings(secret_key="k", stripe_price_starter="price_s", stripe_price_pro="price_p")
 DEMO = demo_settings(BASE, SimOrigins(site="http://127.0.0.1:8100", api="http://127.0.0.1:8101"))
 
 
@@ -38,11 +35,11 @@ def _coherent(plans: list[PlanRecord]) -> None:
         pytest.param(BASE, id="defaults"),
         pytest.param(DEMO, id="demo"),
         pytest.param(
-            dataclasses.replace(BASE, plan_quotas={"trial": {"min_poll_seconds": 30}}),
+            BASE.model_copy(update={"plan_quotas": {"trial": {"min_poll_seconds": 30}}}),
             id="a fast trial",
         ),
         pytest.param(
-            dataclasses.replace(BASE, plan_quotas={"pro": {"min_poll_seconds": 3600}}),
+            BASE.model_copy(update={"plan_quotas": {"pro": {"min_poll_seconds": 3600}}}),
             id="a slow pro",
         ),
     ],

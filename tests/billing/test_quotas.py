@@ -24,9 +24,7 @@ from api.http.security import new_id
 from api.settings import Settings
 from store import BillingAccountRecord, Entitlement, NewRun, NewUser, Store
 
-SETTINGS = dataclasses.replace(
-    Settings(secret_key="k"), stripe_price_starter="price_s", stripe_price_pro="price_p"
-)
+SETTINGS = Settings(secret_key="k", stripe_price_starter="price_s", stripe_price_pro="price_p")
 
 
 async def _workspace(store: Store) -> str:
@@ -190,7 +188,7 @@ async def test_usage_counts_what_quotas_count(store: Store) -> None:
 async def test_seeding_is_idempotent_and_follows_configuration(store: Store) -> None:
     await store.billing.seed_plans(configured_plans(SETTINGS))
     await store.billing.seed_plans(configured_plans(SETTINGS))
-    unpriced = dataclasses.replace(SETTINGS, stripe_price_pro="")
+    unpriced = SETTINGS.model_copy(update={"stripe_price_pro": ""})
     await store.billing.seed_plans(configured_plans(unpriced))
     plans = {p.name: p for p in await store.billing.plans()}
     assert list(plans) == ["trial", "starter", "pro"]
@@ -210,7 +208,7 @@ async def test_the_demo_trial_is_granted_once(store: Store) -> None:
 
 async def _on_unsold_trial(store: Store) -> str:
     """A trial workspace on a server without payments: no plan can be bought (the demo)."""
-    unsold = dataclasses.replace(SETTINGS, stripe_price_starter="", stripe_price_pro="")
+    unsold = SETTINGS.model_copy(update={"stripe_price_starter": "", "stripe_price_pro": ""})
     await store.billing.seed_plans(configured_plans(unsold))
     workspace_id = await _workspace(store)
     trial = Entitlement(plan="trial", status="trialing", source="grant")

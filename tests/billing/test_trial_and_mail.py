@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -113,10 +112,8 @@ async def test_an_expired_trial_link_is_refused(
     nursery: trio.Nursery,
 ) -> None:
     # Links that expire at once: the service issues them with a validity of zero hours.
-    expiring = dataclasses.replace(
-        billing_settings(settings, fake_stripe, smtp[1]),  # type: ignore[arg-type]
-        trial_token_hours=0,
-    )
+    billed = billing_settings(settings, fake_stripe, smtp[1])  # type: ignore[arg-type]
+    expiring = billed.model_copy(update={"trial_token_hours": 0})
     running, stop = await start_service(nursery, expiring, FakeMarket())
     inbox = smtp[0]
     async with running.client() as client:

@@ -296,9 +296,7 @@ async def test_three_nodes_one_killed_mid_poll(
         "NICHESCOPE_PLAN_QUOTAS": json.dumps(quotas),
         "NICHESCOPE_OPERATORS": operator,
     }
-    settings = dataclasses.replace(
-        Settings(), database_url=postgres_url, outbox_dir=outbox, cookie_secure=False
-    )
+    settings = Settings(database_url=postgres_url, outbox_dir=outbox, cookie_secure=False)
     nodes: dict[str, Node] = {}
     for name in NODES:
         process = ServiceProcess(

@@ -372,15 +372,16 @@ async def measure(nursery: trio.Nursery, settings: Settings, scenario: Scenario)
         profile=scenario.profile,
     )
     origin: str = await nursery.start(serve_simulator, config)
-    settings = dataclasses.replace(
-        settings,
-        market_origins=(origin,),
-        market_rate=0,
-        min_poll_seconds=1,
-        page_cap=scenario.page_cap,
-        # Polls days apart see hundreds of drop-outs each: ask about every one of them, as a
-        # monitor polling every few minutes does with its few.
-        confirm_per_poll=100_000,
+    settings = settings.model_copy(
+        update={
+            "market_origins": (origin,),
+            "market_rate": 0,
+            "min_poll_seconds": 1,
+            "page_cap": scenario.page_cap,
+            # Polls days apart see hundreds of drop-outs each: ask about every one of them,
+            # as a monitor polling every few minutes does with its few.
+            "confirm_per_poll": 100_000,
+        }
     )
     service, stop = await start_service(nursery, settings)
     async with httpx.AsyncClient(base_url=origin, timeout=30) as sim, service.client() as client:

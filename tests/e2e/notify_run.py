@@ -238,9 +238,7 @@ async def set_up(
     service = ServiceProcess(free_port(), postgres_url, env, tmp_path / "service.log")
     running = RunningService(
         url=service.url,
-        settings=dataclasses.replace(
-            Settings(), database_url=postgres_url, smtp_url=env["NICHESCOPE_SMTP_URL"]
-        ),
+        settings=Settings(database_url=postgres_url, smtp_url=env["NICHESCOPE_SMTP_URL"]),
     )
     return Run(world, app, origin, hook, telegram, discord, inbox, service, running)
 

@@ -12,7 +12,6 @@ to a client without a clearance; the API origin is never challenged), the whole 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator
@@ -44,13 +43,14 @@ def challenged_market(**overrides: Any) -> SimulatorConfig:
 
 
 def service_settings(settings: Settings, origins: SimOrigins, **overrides: Any) -> Settings:
-    return dataclasses.replace(
-        settings,
-        market_origins=(origins.site, origins.api),
-        market_api_origins=((origins.site, origins.api),),
-        market_rate=0,
-        min_poll_seconds=1,
-        **overrides,
+    return settings.model_copy(
+        update={
+            "market_origins": (origins.site, origins.api),
+            "market_api_origins": ((origins.site, origins.api),),
+            "market_rate": 0,
+            "min_poll_seconds": 1,
+            **overrides,
+        }
     )
 
 

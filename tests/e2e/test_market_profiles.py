@@ -8,7 +8,6 @@ two backends are covered by tests/store.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from collections.abc import AsyncIterator
@@ -260,10 +259,10 @@ async def test_operators_see_each_site_and_users_see_why_a_poll_failed(
                              faults=Faults(detail_refusal=1.0))  # fmt: skip
     app = create_simulator_app(World(config))
     origins: SimOrigins = await nursery.start(serve_app, app, "127.0.0.1", 0, 0)
-    settings = dataclasses.replace(
-        settings, market_origins=(origins.site, origins.api), market_rate=0,
-        market_api_origins=((origins.site, origins.api),), min_poll_seconds=1,
-    )  # fmt: skip
+    settings = settings.model_copy(update={
+        "market_origins": (origins.site, origins.api), "market_rate": 0,
+        "market_api_origins": ((origins.site, origins.api),), "min_poll_seconds": 1,
+    })  # fmt: skip
     service, _ = await start_service(nursery, settings)
     async with service.client() as ops, service.client() as user:
         await signed_in(ops, "ops@example.com")

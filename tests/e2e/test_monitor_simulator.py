@@ -4,7 +4,6 @@ faults survived, and a restart of the service that loses and duplicates nothing.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 
 import httpx
@@ -41,8 +40,8 @@ async def test_monitor_tracks_the_simulator_truth_across_faults_and_a_restart(
     origin: str = await nursery.start(
         serve_simulator, SimulatorConfig(seed=7, speed=SPEED, n_listings=400)
     )
-    settings = dataclasses.replace(
-        settings, market_origins=(origin,), market_rate=0, min_poll_seconds=1
+    settings = settings.model_copy(
+        update={"market_origins": (origin,), "market_rate": 0, "min_poll_seconds": 1}
     )
     async with httpx.AsyncClient(base_url=origin) as sim:
         # First life of the service: bootstrap and a few polls.

@@ -41,7 +41,6 @@ outbound client's resolver can be injected.
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import shutil
 from collections import Counter
@@ -112,7 +111,7 @@ async def test_ssrf_destinations_are_refused_when_made(
     service must not send to; only the exact allowlisted origin passes; nothing is stored."""
     allowed = "http://127.0.0.1:8123"
     service, stop = await start_service(
-        nursery, dataclasses.replace(settings, outbound_allow=(allowed,))
+        nursery, settings.model_copy(update={"outbound_allow": (allowed,)})
     )
     refused = [
         ("webhook", "https://127.0.0.1/hook"),

@@ -7,7 +7,6 @@ node holding the work, and that a node which stops renewing loses its work to th
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -251,9 +250,7 @@ async def _running(store: Store, run_id: str, workspace: str) -> bool:
 
 
 async def test_sqlite_is_single_node(tmp_path: Path) -> None:
-    settings = dataclasses.replace(
-        Settings(), database_url=f"sqlite+aiosqlite:///{tmp_path / 'one.sqlite'}"
-    )
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'one.sqlite'}")
     async with trio_asyncio.open_loop(), open_node(settings, role="serve", market=FakeMarket()):
         with pytest.raises(SecondNodeOnSqlite, match="single-node"):
             async with open_node(settings, role="worker", market=FakeMarket()):

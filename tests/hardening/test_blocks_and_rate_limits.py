@@ -16,7 +16,6 @@ whole, no event twice, no made-up or early transition, nothing missing.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
@@ -58,13 +57,14 @@ async def test_blocks_and_rate_limits_all_day_lose_nothing(
 ) -> None:
     app = create_simulator_app(World(SimulatorConfig(seed=23, speed=SPEED, n_listings=1000)))
     origin: str = await nursery.start(serve_app, app)
-    settings = dataclasses.replace(
-        settings,
-        market_origins=(origin,),
-        market_rate=0.0,
-        market_block_seconds=1.0,
-        min_poll_seconds=1,
-        monitor_max_errors=5,
+    settings = settings.model_copy(
+        update={
+            "market_origins": (origin,),
+            "market_rate": 0.0,
+            "market_block_seconds": 1.0,
+            "min_poll_seconds": 1,
+            "monitor_max_errors": 5,
+        }
     )
     # Its own nursery: leaving it waits until the service has stopped, so that the database
     # is read with no poll still being written.

@@ -9,7 +9,6 @@ every poll's events agree with the poll row, and every monitor's counts with its
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import re
 import socket
@@ -241,7 +240,7 @@ async def test_service_rides_out_a_database_outage_without_half_written_polls(
     for item in range(1, 41):
         market.list(item, price=f"{item}.00")
     await nursery.start(proxy.run)
-    settings = dataclasses.replace(settings, min_poll_seconds=1)
+    settings = settings.model_copy(update={"min_poll_seconds": 1})
     freeze = trio.Event()
     async with trio.open_nursery() as life:  # the service's one and only life: no restart
         service, stop = await start_service(life, settings, market)

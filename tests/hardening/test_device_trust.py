@@ -15,7 +15,6 @@ once: made one by one, the failures would each have to wait out the delay they b
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from http.cookies import SimpleCookie
@@ -41,7 +40,7 @@ NEW_PASSWORD = "a brand new password"
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, login_failures_per_account=FREE)
+    return settings.model_copy(update={"login_failures_per_account": FREE})
 
 
 @pytest.fixture

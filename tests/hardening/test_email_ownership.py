@@ -13,7 +13,6 @@ in) and makes no operator. Over the real service, its outbox and the local OIDC 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -148,11 +147,12 @@ async def test_a_reset_link_and_a_trial_link_to_the_address_prove_it(
 async def _oidc_service(
     settings: Settings, nursery: trio.Nursery, provider: LocalOidcProvider
 ) -> RunningService:
-    configured = dataclasses.replace(
-        settings,
-        oidc_issuer=provider.issuer,
-        oidc_client_id="nichescope-test",
-        oidc_client_secret="test-secret",
+    configured = settings.model_copy(
+        update={
+            "oidc_issuer": provider.issuer,
+            "oidc_client_id": "nichescope-test",
+            "oidc_client_secret": "test-secret",
+        }
     )
     service, _stop = await start_service(nursery, configured)
     return service

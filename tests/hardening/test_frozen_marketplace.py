@@ -10,7 +10,6 @@ retry of monitors in `error`, tests/engine/test_engine.py.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 from typing import Any
@@ -46,11 +45,11 @@ async def test_a_frozen_marketplace_shows_as_failed_polls_and_heals(
 ) -> None:
     app = create_simulator_app(World(SimulatorConfig(seed=4, speed=600.0, n_listings=150)))
     origins: SimOrigins = await nursery.start(serve_app, app, "127.0.0.1", 0, 0)
-    settings = dataclasses.replace(
-        settings, market_origins=(origins.site, origins.api), market_rate=0,
-        market_api_origins=((origins.site, origins.api),), min_poll_seconds=1,
-        market_timeout_seconds=TIMEOUT, monitor_max_errors=1000,
-    )  # fmt: skip
+    settings = settings.model_copy(update={
+        "market_origins": (origins.site, origins.api), "market_rate": 0,
+        "market_api_origins": ((origins.site, origins.api),), "min_poll_seconds": 1,
+        "market_timeout_seconds": TIMEOUT, "monitor_max_errors": 1000,
+    })  # fmt: skip
     service, _ = await start_service(nursery, settings)
     async with service.client() as user:
         await signed_in(user)

@@ -10,7 +10,6 @@ before the body is read), and imports count as runs under the plan.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 
@@ -90,9 +89,8 @@ async def test_one_import_per_workspace_and_two_per_node(
 async def test_imports_need_a_plan_and_count_as_runs(
     settings: Settings, market: FakeMarket, nursery: trio.Nursery
 ) -> None:
-    one_a_day = dataclasses.replace(
-        settings,
-        plan_quotas={"trial": {**settings.plan_quotas["trial"], "runs_per_day": 1}},
+    one_a_day = settings.model_copy(
+        update={"plan_quotas": {"trial": {**settings.plan_quotas["trial"], "runs_per_day": 1}}}
     )
     service, stop = await start_service(nursery, one_a_day, market)
     async with service.client() as owner, service.client() as planless:
@@ -113,7 +111,7 @@ async def test_imports_need_a_plan_and_count_as_runs(
 async def test_a_chunked_import_is_cut_at_the_limit(
     settings: Settings, market: FakeMarket, nursery: trio.Nursery
 ) -> None:
-    small = dataclasses.replace(settings, import_max_bytes=50_000)
+    small = settings.model_copy(update={"import_max_bytes": 50_000})
     service, stop = await start_service(nursery, small, market)
 
     async def endless() -> AsyncIterator[bytes]:

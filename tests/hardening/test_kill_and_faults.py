@@ -404,9 +404,7 @@ async def test_kill_9_mid_poll_under_faults_loses_and_duplicates_nothing(
     # The helpers read the outbox through a `RunningService` (to confirm the trial by mail).
     running = RunningService(
         url=service.url,
-        settings=dataclasses.replace(
-            Settings(), database_url=postgres_url, outbox_dir=outbox, cookie_secure=False
-        ),
+        settings=Settings(database_url=postgres_url, outbox_dir=outbox, cookie_secure=False),
     )
     server_errors: list[str] = []
     try:

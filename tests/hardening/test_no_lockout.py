@@ -9,7 +9,6 @@ in before: device cookie) and other accounts are not slowed at all.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 
@@ -34,8 +33,8 @@ def _from(address: str) -> dict[str, str]:
 async def test_many_addresses_guessing_cannot_lock_the_owner_out(
     settings: Settings, nursery: trio.Nursery
 ) -> None:
-    behind_proxy = dataclasses.replace(
-        settings, trusted_proxies=("127.0.0.1",), login_failures_per_account=5
+    behind_proxy = settings.model_copy(
+        update={"trusted_proxies": ("127.0.0.1",), "login_failures_per_account": 5}
     )
     service: RunningService
     service, stop = await start_service(nursery, behind_proxy)

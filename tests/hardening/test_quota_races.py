@@ -13,7 +13,6 @@ loopback socket, started together, nothing sleeping in between.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -55,7 +54,7 @@ async def strict(
         "min_poll_seconds": 60,
     }
     running, stop = await start_service(
-        nursery, dataclasses.replace(settings, plan_quotas={"trial": quotas}), market
+        nursery, settings.model_copy(update={"plan_quotas": {"trial": quotas}}), market
     )
     yield running
     stop.set()

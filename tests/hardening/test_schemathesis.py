@@ -12,7 +12,6 @@ docs/reliability.md says how to run a longer one locally.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -116,18 +115,20 @@ async def test_schemathesis_finds_nothing(
     settings: Settings, nursery: trio.Nursery, tmp_path: Path, fake_stripe: FakeStripe
 ) -> None:
     origin: str = await nursery.start(serve_simulator, SimulatorConfig(seed=4, n_listings=300))
-    settings = dataclasses.replace(
-        billing_settings(settings, fake_stripe, smtp_port=None),
-        # Generous (fuzzing creates many monitors and runs), with production's poll floor.
-        plan_quotas={"trial": {**settings.plan_quotas["trial"], "min_poll_seconds": 60}},
-        market_origins=(origin,),
-        # Only the simulator is a site here: the document's URL pattern then names it alone,
-        # and generated URLs never name a marketplace host this offline machine cannot resolve.
-        market_sites=(),
-        market_rate=0,
-        # Monitors the fuzzer starts poll at most once a minute, as in production: at one
-        # second, dozens of them saturate this one test process and starve the requests.
-        min_poll_seconds=60,
+    settings = billing_settings(settings, fake_stripe, smtp_port=None).model_copy(
+        update={
+            # Generous (fuzzing creates many monitors and runs), with production's poll floor.
+            "plan_quotas": {"trial": {**settings.plan_quotas["trial"], "min_poll_seconds": 60}},
+            "market_origins": (origin,),
+            # Only the simulator is a site here: the document's URL pattern then names it
+            # alone, and generated URLs never name a marketplace host this offline machine
+            # cannot resolve.
+            "market_sites": (),
+            "market_rate": 0,
+            # Monitors the fuzzer starts poll at most once a minute, as in production: at one
+            # second, dozens of them saturate this one test process and starve the requests.
+            "min_poll_seconds": 60,
+        }
     )
     service, _ = await start_service(nursery, settings)
     tokens: dict[str, str] = {}

@@ -9,7 +9,6 @@ the difference it guards against was twentyfold.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import statistics
 import time
@@ -35,8 +34,8 @@ ATTEMPTS = 9
 async def test_an_unknown_email_costs_what_a_wrong_password_costs(
     settings: Settings, nursery: trio.Nursery
 ) -> None:
-    roomy = dataclasses.replace(
-        settings, login_attempts_per_ip=1000, login_failures_per_account=1000
+    roomy = settings.model_copy(
+        update={"login_attempts_per_ip": 1000, "login_failures_per_account": 1000}
     )
     service, stop = await start_service(nursery, roomy)
     async with service.client() as client:
@@ -68,8 +67,8 @@ async def test_forgot_password_and_registration_cost_the_same_either_way(
     own address (the per-address limits are not what is measured here), and the next one
     waits for the previous one's mail, so that background work never lands in a measurement.
     """
-    behind_proxy = dataclasses.replace(
-        settings, trusted_proxies=("127.0.0.1",), login_attempts_per_ip=1000
+    behind_proxy = settings.model_copy(
+        update={"trusted_proxies": ("127.0.0.1",), "login_attempts_per_ip": 1000}
     )
     service, stop = await start_service(nursery, behind_proxy)
     n = 21

@@ -6,7 +6,6 @@ the workers share one file, the first to need it recording it under a lock."""
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import uuid
 from pathlib import Path
@@ -30,9 +29,7 @@ CATALOGUE = "https://www.vinted.fr/catalog?catalog[]=1904&search_text=jeans"
 async def _sample(database_url: str, folder: Path) -> tuple[str, str]:
     """The sample month recorded and analysed in a new account's workspace: (workspace id,
     the analysis' document)."""
-    settings = dataclasses.replace(
-        Settings(), database_url=database_url, outbox_dir=folder / "outbox"
-    )
+    settings = Settings(database_url=database_url, outbox_dir=folder / "outbox")
     async with open_node(settings, role="serve") as (store, engine):
         user = await store.create_user(
             NewUser(

@@ -4,8 +4,6 @@ is an error naming the next plan up; `list_monitorings` counts, `list_analyses` 
 
 from __future__ import annotations
 
-import dataclasses
-
 import trio
 
 from api.naming import catalogue_name
@@ -23,7 +21,7 @@ async def test_a_trial_agent_analyses_with_the_defaults(
     for item in range(1, HELD + 1):
         market.list(item, price=f"{10 + item % 7}.00")
     service, stop = await start_service(
-        nursery, dataclasses.replace(settings, plan_quotas=TRIAL), market
+        nursery, settings.model_copy(update={"plan_quotas": TRIAL}), market
     )
     async with service.client() as browser:
         await signed_in(browser)

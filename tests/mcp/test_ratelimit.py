@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import httpx
 import pytest
 import trio
@@ -34,7 +32,7 @@ async def _burst(client: httpx.AsyncClient, count: int, forwarded_for: list[str]
 async def test_the_301st_request_is_429_and_other_ips_are_unaffected(
     settings: Settings, market: Marketplace, nursery: trio.Nursery
 ) -> None:
-    trusted = dataclasses.replace(settings, trusted_proxies=("127.0.0.1",))
+    trusted = settings.model_copy(update={"trusted_proxies": ("127.0.0.1",)})
     service, stop = await start_service(nursery, trusted, market)
     async with service.client() as client:
         assert await _burst(client, LIMIT, ["203.0.113.7"]) == [200] * LIMIT

@@ -11,7 +11,7 @@ from scrapers import (
     MarketplaceAdapter,
     UrlRefused,
     check_catalogue_url,
-    origins_from_env,
+    normalise_origin,
 )
 
 from ._servers import RawServer, fixed_response
@@ -105,14 +105,12 @@ async def test_allowlist_is_exact_origin() -> None:
             await check_catalogue_url(url, allowed, resolver=public)
 
 
-def test_origins_from_env() -> None:
-    env = {"NICHESCOPE_MARKET_ORIGINS": " http://127.0.0.1:8100 ,https://sim.example,"}
-    assert origins_from_env(env) == ("http://127.0.0.1:8100", "https://sim.example:443")
-    assert origins_from_env({}) == ()
-    with pytest.raises(ValueError):
-        origins_from_env({"NICHESCOPE_MARKET_ORIGINS": "ftp://x"})
-    with pytest.raises(ValueError):
-        origins_from_env({"NICHESCOPE_MARKET_ORIGINS": "http://x/path"})
+def test_normalise_origin() -> None:
+    assert normalise_origin(" http://127.0.0.1:8100 ") == "http://127.0.0.1:8100"
+    assert normalise_origin("https://sim.example") == "https://sim.example:443"
+    for bad in ("ftp://x", "http://x/path", "http://user@x"):
+        with pytest.raises(ValueError):
+            normalise_origin(bad)
 
 
 async def test_attacks_never_reach_the_canary() -> None:

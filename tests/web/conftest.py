@@ -9,7 +9,6 @@ in the test's nursery.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
@@ -69,8 +68,7 @@ def start_web(
         # The public URL (used in e-mailed links and the OIDC redirect) must be known before
         # the service starts, so the port is picked here rather than by binding port 0.
         port = free_port()
-        settings = dataclasses.replace(
-            Settings(),
+        settings = Settings(
             database_url=f"sqlite+aiosqlite:///{database}",
             cookie_secure=False,
             outbox_dir=tmp_path / f"outbox-{len(stops)}",
