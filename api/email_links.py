@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+from api.backend import Mailing
 from api.http.errors import ApiError, BadRequest
 from api.http.security import new_secret
-from api.services import services
 from store import ConfirmationPurpose as Purpose
-from store import Confirmed, NewConfirmation
+from store import Confirmed, NewConfirmation, Store
 
 LINK_HOURS = 48
 MAX_TOKEN_LENGTH = 200
@@ -28,6 +28,7 @@ class LinkGone(ApiError):
 
 
 async def mail_link(
+    mailing: Mailing,
     purpose: Purpose,
     email: str,
     *,
@@ -42,31 +43,30 @@ async def mail_link(
     Raises `MailUnavailable` when the mail server refuses (the stored link then stays unused
     until the next one replaces it). Cancellation propagates.
     """
-    svc = services()
     secret = new_secret()
-    await svc.store.confirmations.add(
+    await mailing.store.confirmations.add(
         NewConfirmation(
-            token_hash=svc.hasher.digest(secret),
+            token_hash=mailing.hasher.digest(secret),
             purpose=purpose,
             email=email,
-            expires_at=svc.store.clock() + timedelta(hours=LINK_HOURS),
+            expires_at=mailing.store.clock() + timedelta(hours=LINK_HOURS),
             user_id=user_id,
             channel_id=channel_id,
         )
     )
-    await svc.mailer.send(email, subject, body(f"{svc.settings.public_url}{path}?token={secret}"))
+    link = f"{mailing.settings.public_url}{path}?token={secret}"
+    await mailing.mailer.send(email, subject, body(link))
 
 
-async def open_link(token: str, purpose: Purpose, *, ask_again: str) -> Confirmed:
+async def open_link(mailing: Mailing, token: str, purpose: Purpose, *, ask_again: str) -> Confirmed:
     """Spend the link `token` of `purpose` (its address is proven from now on).
 
     Raises `BadRequest` (`invalid_token`) for a token never issued for this purpose, and
     `LinkGone` (410, `token_used` or `token_expired`) for one used or past `LINK_HOURS`;
     `ask_again` says where a new link comes from."""
     token = token.strip()
-    svc = services()
     confirmed = (
-        await svc.store.confirmations.use(svc.hasher.digest(token), purpose)
+        await mailing.store.confirmations.use(mailing.hasher.digest(token), purpose)
         if token and len(token) <= MAX_TOKEN_LENGTH
         else Confirmed("unknown_token")
     )
@@ -85,8 +85,8 @@ async def open_link(token: str, purpose: Purpose, *, ask_again: str) -> Confirme
     return confirmed
 
 
-async def proven_address(user_id: str) -> str | None:
+async def proven_address(store: Store, user_id: str) -> str | None:
     """The account's address if its owner proved it, else None. Read from the store, never
     from the credential cache, so that a confirmation counts at once on every node."""
-    user = await services().store.get_user(user_id)
+    user = await store.get_user(user_id)
     return user.email if user is not None and user.email_verified else None

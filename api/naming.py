@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlsplit
 
-from api.services import services
-from store import AnalysisRecord, MonitorRecord, RunRecord
+from store import AnalysisRecord, MonitorRecord, RunRecord, Store
 
 DELETED_MONITOR = "A deleted monitor's history"
 IMPORTED = "An imported monitor export"
@@ -111,48 +110,48 @@ def analysis_title(
     return catalogue_name(analysis.source_url)
 
 
-async def monitors_by_id(workspace_id: str) -> dict[str, MonitorRecord]:
+async def monitors_by_id(store: Store, workspace_id: str) -> dict[str, MonitorRecord]:
     """The workspace's monitors by id (one query: a workspace holds a handful)."""
-    return {m.id: m for m in await services().store.monitors.in_workspace(workspace_id)}
+    return {m.id: m for m in await store.monitors.in_workspace(workspace_id)}
 
 
-async def run_titles(workspace_id: str, runs: Iterable[RunRecord]) -> dict[str, str]:
+async def run_titles(store: Store, workspace_id: str, runs: Iterable[RunRecord]) -> dict[str, str]:
     """Run id -> name, for a page or a list of runs."""
     runs = list(runs)
-    monitors = await monitors_by_id(workspace_id) if any(r.monitor_id for r in runs) else {}
+    monitors = await monitors_by_id(store, workspace_id) if any(r.monitor_id for r in runs) else {}
     return {r.id: run_title(r, monitors.get(r.monitor_id or "")) for r in runs}
 
 
-async def analysis_titles(workspace_id: str, analyses: Iterable[AnalysisRecord]) -> dict[str, str]:
+async def analysis_titles(
+    store: Store, workspace_id: str, analyses: Iterable[AnalysisRecord]
+) -> dict[str, str]:
     """Analysis id -> name, reading each analysis' run (a list is one page: at most 100)."""
     analyses = list(analyses)
-    store = services().store
     monitors: dict[str, MonitorRecord] | None = None
     titles: dict[str, str] = {}
     for analysis in analyses:
         run = await store.runs.get(analysis.run_id, workspace_id) if analysis.run_id else None
         if run is not None and run.monitor_id and monitors is None:
-            monitors = await monitors_by_id(workspace_id)
+            monitors = await monitors_by_id(store, workspace_id)
         monitor = (monitors or {}).get(run.monitor_id or "") if run is not None else None
         titles[analysis.id] = analysis_title(analysis, run, monitor)
     return titles
 
 
 async def run_and_monitor(
-    analysis: AnalysisRecord,
+    store: Store, analysis: AnalysisRecord
 ) -> tuple[RunRecord | None, MonitorRecord | None]:
     """The run that made `analysis` and that run's monitor, as they are now (None when gone,
     or never: an import has no run, a URL run no monitor)."""
     if not analysis.run_id:
         return None, None
-    store = services().store
     run = await store.runs.get(analysis.run_id, analysis.workspace_id)
     if run is None or not run.monitor_id:
         return run, None
     return run, await store.monitors.get(run.monitor_id, analysis.workspace_id)
 
 
-async def title_of_analysis(analysis: AnalysisRecord) -> str:
+async def title_of_analysis(store: Store, analysis: AnalysisRecord) -> str:
     """The name of one analysis."""
-    run, monitor = await run_and_monitor(analysis)
+    run, monitor = await run_and_monitor(store, analysis)
     return analysis_title(analysis, run, monitor)

@@ -8,6 +8,8 @@ import trio
 from quart import Quart, current_app
 
 from api.analyses.cache import AnalysisCache
+from api.backend import Backend, Mailing
+from api.billing.state import Billing, BillingState
 from api.http.ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from api.http.security import TokenHasher
 from api.http.sessions import CredentialCache
@@ -53,9 +55,27 @@ class Services:
     started_at: float = field(default_factory=trio.current_time)
     import_slots: ImportSlots = field(default_factory=ImportSlots)
     analyses: AnalysisCache = field(default_factory=AnalysisCache)
+    billing_state: BillingState = field(default_factory=BillingState)
+
+    @property
+    def backend(self) -> Backend:
+        """What the monitor and run actions act on (`api.backend`)."""
+        return Backend(self.store, self.engine, self.settings)
+
+    @property
+    def billing(self) -> Billing:
+        """What the billing actions act on (`api.billing.state`)."""
+        return Billing(self.store, self.settings, self.billing_state)
+
+    @property
+    def mailing(self) -> Mailing:
+        """What mailing links and opening channels' secrets use (`api.backend`)."""
+        return Mailing(self.store, self.settings, self.hasher, self.mailer, self.mail_limiter)
 
 
 def services() -> Services:
+    """The services of the app serving this request: for request handlers, page handlers and
+    MCP tools only, which pass what an action uses into it (`api.backend`)."""
     return app_services(current_app)
 
 

@@ -1,8 +1,11 @@
 """Account actions shared by the JSON API (`rest.py`, `keys.py`) and the web pages.
 
-Each function works inside a request (it reads `services()` and, for limits, the client IP) and
-raises the same `ApiError` subclasses the JSON API answers with; the pages turn them into
-sentences. Nothing here builds a response body.
+Each function takes the app's `Services` from the handler that calls it (signing in and out
+uses nearly all of them: the store, the token hasher, the credential cache, the mailer and
+every sign-in limiter), or only the `Settings` for a cookie. They still work inside a request,
+whose cookies, client address and after-response tasks they read. Each raises the
+same `ApiError` subclasses the JSON API answers with; the pages turn them into sentences.
+Nothing here builds a response body.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from api.http.auth import SESSION_COOKIE, Principal, client_ip, is_operator
 from api.http.errors import BadRequest, InvalidCredentials, TooManyRequests
 from api.http.security import hash_password, new_access_token, new_id, new_secret, verify_password
 from api.mail import normalise_email
-from api.services import services
+from api.services import Services
+from api.settings import Settings
 from store import (
     AccessTokenRecord,
     AlreadyExists,
@@ -60,7 +64,7 @@ class MintedToken:
     plaintext: str
 
 
-async def register_account(email: str, password: str, name: str | None) -> None:
+async def register_account(svc: Services, email: str, password: str, name: str | None) -> None:
     """Create an account and its workspace, and mail the link that proves its address (the
     address counts for nothing else until then: `confirmation.py`). A taken e-mail is not an
     error (no enumeration): its owner is told by e-mail instead, at most once per window
@@ -70,7 +74,6 @@ async def register_account(email: str, password: str, name: str | None) -> None:
     Raises `TooManyRequests` past `NICHESCOPE_LOGIN_ATTEMPTS_PER_IP` registrations per IP or
     five per e-mail per window, checked before the password is hashed: each attempt costs an
     argon2 hash and maybe an e-mail, which nobody may make us pay without bound."""
-    svc = services()
     email = normalise_email(email)
     wait = max(
         svc.register_ip_limiter.hit(client_ip()),
@@ -87,15 +90,14 @@ async def register_account(email: str, password: str, name: str | None) -> None:
         if svc.owner_notice_limiter.hit(email) > 0.0:
             return  # the owner was told within the window: once is enough
         # After the answer, not before it: the mail's cost would tell who has an account.
-        after_response(_tell_owner_of_registration, email)
+        after_response(_tell_owner_of_registration, svc, email)
         return
     # The address counts only once its owner opens this link (`confirmation.py`); also after
     # the answer, so that a new address costs what a taken one does.
-    after_response(mail_account_confirmation, user.id, email)
+    after_response(mail_account_confirmation, svc.mailing, user.id, email)
 
 
-async def _tell_owner_of_registration(email: str) -> None:
-    svc = services()
+async def _tell_owner_of_registration(svc: Services, email: str) -> None:
     await svc.mailer.send(
         email,
         "Someone tried to register with your e-mail",
@@ -105,7 +107,7 @@ async def _tell_owner_of_registration(email: str) -> None:
     )
 
 
-async def check_password(email: str, password: str) -> SignedIn:
+async def check_password(svc: Services, email: str, password: str) -> SignedIn:
     """The user whose e-mail and password these are, and this browser's new device cookie.
 
     Guessing is slowed without locking the owner out (OWASP's authentication guidance):
@@ -120,14 +122,13 @@ async def check_password(email: str, password: str) -> SignedIn:
     Raises `TooManyRequests` (with the wait) and `InvalidCredentials` on a wrong pair (same
     answer and timing whether or not the account exists).
     """
-    svc = services()
     email = normalise_email(email)
     pair = f"{email}|{client_ip()}"
     wait = svc.login_ip_limiter.hit(client_ip()) or svc.login_pair_limiter.retry_after(pair)
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many sign-in attempts; wait before trying again")
     credentials = await svc.store.get_credentials(email)
-    device = trusted_device(credentials)
+    device = trusted_device(svc, credentials)
     wait = 0.0 if device is not None else svc.login_account_delay.retry_after(email)
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many failed sign-ins on this account; wait a moment")
@@ -144,18 +145,18 @@ async def check_password(email: str, password: str) -> SignedIn:
     svc.login_pair_limiter.reset(pair)
     svc.login_account_delay.reset(email)
     nonce = new_secret()
-    return SignedIn(credentials.user, f"{nonce}.{_device_signature(credentials, nonce)}")
+    return SignedIn(credentials.user, f"{nonce}.{_device_signature(svc, credentials, nonce)}")
 
 
-def _device_signature(credentials: Credentials, nonce: str) -> str:
+def _device_signature(svc: Services, credentials: Credentials, nonce: str) -> str:
     # Bound to the password hash, which every reset or change of the password replaces (a
     # fresh salt even for the same password): a browser trusted under the old password,
     # maybe the thief's, is not trusted under the new one.
     user_id, password_hash = credentials.user.id, credentials.password_hash
-    return services().hasher.digest(f"device:{user_id}:{password_hash}:{nonce}")
+    return svc.hasher.digest(f"device:{user_id}:{password_hash}:{nonce}")
 
 
-def trusted_device(credentials: Credentials | None) -> str | None:
+def trusted_device(svc: Services, credentials: Credentials | None) -> str | None:
     """This browser's device cookie (OWASP's), as the key its failures are counted under, if
     it is trusted on `credentials`' account: set at a sign-in with the current password,
     and fewer than `login_failures_per_account` failed sign-ins made with it since (a
@@ -163,14 +164,14 @@ def trusted_device(credentials: Credentials | None) -> str | None:
     nonce, _, signature = request.cookies.get(DEVICE_COOKIE, "").partition(".")
     if credentials is None or not nonce or len(nonce) > 100 or not signature:
         return None
-    if not hmac.compare_digest(signature, _device_signature(credentials, nonce)):
+    if not hmac.compare_digest(signature, _device_signature(svc, credentials, nonce)):
         return None
-    if services().login_device_failures.retry_after(signature) > 0.0:
+    if svc.login_device_failures.retry_after(signature) > 0.0:
         return None
     return signature
 
 
-def set_device_cookie(response: Response, signed_in: SignedIn) -> None:
+def set_device_cookie(settings: Settings, response: Response, signed_in: SignedIn) -> None:
     """Remember that this browser signed in to the account: its later sign-ins skip the
     per-account delay that failures made elsewhere impose."""
     response.set_cookie(
@@ -178,15 +179,14 @@ def set_device_cookie(response: Response, signed_in: SignedIn) -> None:
         signed_in.device_cookie,
         max_age=DEVICE_COOKIE_DAYS * 86400,
         path="/",
-        secure=services().settings.cookie_secure,
+        secure=settings.cookie_secure,
         httponly=True,
         samesite="Lax",
     )
 
 
-async def end_current_session() -> None:
+async def end_current_session(svc: Services) -> None:
     """Delete the session named by the request's cookie, if any (idempotent)."""
-    svc = services()
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie and len(cookie) <= 200:
         digest = svc.hasher.digest(cookie)
@@ -194,11 +194,10 @@ async def end_current_session() -> None:
         svc.sessions.drop(digest)
 
 
-async def start_session(user_id: str) -> NewSession:
+async def start_session(svc: Services, user_id: str) -> NewSession:
     """Store a fresh session for `user_id`. A session the browser already held is ended first,
     so a planted cookie can never become a signed-in one (session fixation)."""
-    svc = services()
-    await end_current_session()
+    await end_current_session(svc)
     secret = new_secret()
     lifetime = timedelta(days=svc.settings.session_days)
     await svc.store.add_session(
@@ -209,34 +208,33 @@ async def start_session(user_id: str) -> NewSession:
     return NewSession(secret=secret, max_age_seconds=int(lifetime.total_seconds()))
 
 
-def set_session_cookie(response: Response, session: NewSession) -> None:
+def set_session_cookie(settings: Settings, response: Response, session: NewSession) -> None:
     response.set_cookie(
         SESSION_COOKIE,
         session.secret,
         max_age=session.max_age_seconds,
         path="/",
-        secure=services().settings.cookie_secure,
+        secure=settings.cookie_secure,
         httponly=True,
         samesite="Lax",
     )
 
 
-def clear_session_cookie(response: Response) -> None:
+def clear_session_cookie(settings: Settings, response: Response) -> None:
     response.delete_cookie(
         SESSION_COOKIE,
         path="/",
-        secure=services().settings.cookie_secure,
+        secure=settings.cookie_secure,
         httponly=True,
         samesite="Lax",
     )
 
 
-async def send_password_reset(email: str) -> None:
+async def send_password_reset(svc: Services, email: str) -> None:
     """E-mail a single-use reset link if the account exists; silent otherwise.
 
     Raises `TooManyRequests` past five requests per IP or per e-mail per window.
     """
-    svc = services()
     email = normalise_email(email)
     wait = max(svc.mail_limiter.hit(f"ip:{client_ip()}"), svc.mail_limiter.hit(f"to:{email}"))
     if wait > 0.0:
@@ -245,11 +243,10 @@ async def send_password_reset(email: str) -> None:
     if credentials is not None:
         # The link is made and mailed after the answer, so that an existing account's answer
         # costs what an unknown one's does.
-        after_response(_mail_reset_link, credentials.user.id, email)
+        after_response(_mail_reset_link, svc, credentials.user.id, email)
 
 
-async def _mail_reset_link(user_id: str, email: str) -> None:
-    svc = services()
+async def _mail_reset_link(svc: Services, user_id: str, email: str) -> None:
     secret = new_secret()
     await svc.store.add_password_reset(
         token_hash=svc.hasher.digest(secret),
@@ -285,22 +282,20 @@ def tokens_paragraph(tokens: list[AccessTokenRecord]) -> str:
     )
 
 
-async def tokens_at_reset(token: str) -> list[AccessTokenRecord] | None:
+async def tokens_at_reset(svc: Services, token: str) -> list[AccessTokenRecord] | None:
     """The live access tokens a reset link's account holds; None for a dead link."""
-    svc = services()
     if not token or len(token) > 200:
         return None
     return await svc.store.tokens_at_reset(svc.hasher.digest(token))
 
 
-async def reset_password(token: str, password: str, *, revoke_tokens: bool) -> None:
+async def reset_password(svc: Services, token: str, password: str, *, revoke_tokens: bool) -> None:
     """Set a new password with a reset token and end every session of the user; with
     `revoke_tokens`, revoke every access token too (recovering a stolen account must be able
     to evict the thief's tokens, not only their sessions).
 
     Raises `BadRequest` (code `invalid_token`) when the token is unknown, used or expired.
     """
-    svc = services()
     password_hash = await hash_password(password)
     ended = await svc.store.reset_password(
         svc.hasher.digest(token), password_hash, revoke_tokens=revoke_tokens
@@ -315,10 +310,9 @@ async def reset_password(token: str, password: str, *, revoke_tokens: bool) -> N
 
 
 async def mint_access_token(
-    *, user_id: str, workspace_id: str, label: str, scopes: tuple[str, ...]
+    svc: Services, *, user_id: str, workspace_id: str, label: str, scopes: tuple[str, ...]
 ) -> MintedToken:
     """Create a personal access token; the plaintext exists only in the returned value."""
-    svc = services()
     plaintext = new_access_token()
     record = await svc.store.add_access_token(
         NewAccessToken(
@@ -333,7 +327,7 @@ async def mint_access_token(
     return MintedToken(record=record, plaintext=plaintext)
 
 
-async def describe_me(user: UserRecord, principal: Principal) -> MeResponse:
+async def describe_me(svc: Services, user: UserRecord, principal: Principal) -> MeResponse:
     return MeResponse.model_validate(
         {
             "user": {
@@ -350,7 +344,7 @@ async def describe_me(user: UserRecord, principal: Principal) -> MeResponse:
                 "scopes": sorted(principal.scopes),
                 "token_id": principal.token_id,
             },
-            "operator": is_operator(user),
-            "billing": await billing_summary(principal.workspace_id),
+            "operator": is_operator(svc.settings, user),
+            "billing": await billing_summary(svc.billing, principal.workspace_id),
         }
     )

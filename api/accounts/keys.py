@@ -39,6 +39,7 @@ async def create_key(data: CreateKeyRequest) -> tuple[CreatedKey, int]:
     """Create a personal access token; the plaintext `nsc_...` is in this answer only."""
     principal = current_principal()
     minted = await mint_access_token(
+        services(),
         user_id=principal.user_id,
         workspace_id=principal.workspace_id,
         label=data.label,

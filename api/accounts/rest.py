@@ -18,7 +18,7 @@ from api.accounts.schemas import (
     ResetPasswordRequest,
     UpdateMeRequest,
 )
-from api.http.auth import current_principal
+from api.http.auth import client_ip, current_principal
 from api.http.errors import found
 from api.http.openapi import operation
 from api.services import services
@@ -44,7 +44,7 @@ async def register(data: RegisterRequest) -> tuple[MessageResponse, int]:
     The answer is the same whether or not the e-mail was taken, so nobody can learn who has
     an account; the owner of a taken e-mail gets a notice instead.
     """
-    await identity.register_account(str(data.email), data.password, data.name)
+    await identity.register_account(services(), str(data.email), data.password, data.name)
     return MessageResponse(message=REGISTERED), 201
 
 
@@ -61,15 +61,16 @@ async def login(data: LoginRequest) -> Response:
     trusted until the password changes or its browser fails that many sign-ins itself. Every
     sign-in gets a fresh session id; a session cookie the browser already held is ended.
     """
-    signed_in = await identity.check_password(str(data.email), data.password)
-    session = await identity.start_session(signed_in.user.id)
+    svc = services()
+    signed_in = await identity.check_password(svc, str(data.email), data.password)
+    session = await identity.start_session(svc, signed_in.user.id)
     response = Response(
         MessageResponse(message="Signed in").model_dump_json(),
         status=200,
         content_type="application/json",
     )
-    identity.set_session_cookie(response, session)
-    identity.set_device_cookie(response, signed_in)
+    identity.set_session_cookie(svc.settings, response, session)
+    identity.set_device_cookie(svc.settings, response, signed_in)
     return response
 
 
@@ -78,13 +79,14 @@ async def login(data: LoginRequest) -> Response:
 @document_response(MessageResponse, 200)
 async def logout() -> Response:
     """End the session of the cookie, if any, and clear the cookie. Always 200."""
-    await identity.end_current_session()
+    svc = services()
+    await identity.end_current_session(svc)
     response = Response(
         MessageResponse(message="Signed out").model_dump_json(),
         status=200,
         content_type="application/json",
     )
-    identity.clear_session_cookie(response)
+    identity.clear_session_cookie(svc.settings, response)
     return response
 
 
@@ -93,9 +95,10 @@ async def logout() -> Response:
 @validate_response(MeResponse, 200)
 async def me() -> MeResponse:
     """The signed-in user, their workspace and how this request authenticated."""
+    svc = services()
     principal = current_principal()
-    user = found(await services().store.get_user(principal.user_id), "user")
-    return await describe_me(user, principal)
+    user = found(await svc.store.get_user(principal.user_id), "user")
+    return await describe_me(svc, user, principal)
 
 
 @blueprint.patch("/me")
@@ -104,10 +107,11 @@ async def me() -> MeResponse:
 @validate_response(MeResponse, 200)
 async def update_me(data: UpdateMeRequest) -> MeResponse:
     """Change the display name (the only profile field a user edits; e-mail is the login)."""
+    svc = services()
     principal = current_principal()
     name = data.name.strip() if data.name and data.name.strip() else None
-    user = found(await services().store.set_user_name(principal.user_id, name), "user")
-    return await describe_me(user, principal)
+    user = found(await svc.store.set_user_name(principal.user_id, name), "user")
+    return await describe_me(svc, user, principal)
 
 
 @blueprint.post("/forgot-password")
@@ -117,7 +121,7 @@ async def update_me(data: UpdateMeRequest) -> MeResponse:
 async def forgot_password(data: ForgotPasswordRequest) -> MessageResponse:
     """E-mail a single-use reset link (valid one hour). Same answer whether or not the
     account exists; limited per e-mail and per IP so it cannot be used to flood an inbox."""
-    await identity.send_password_reset(str(data.email))
+    await identity.send_password_reset(services(), str(data.email))
     return MessageResponse(message=RESET_SENT)
 
 
@@ -129,7 +133,9 @@ async def reset_password(data: ResetPasswordRequest) -> MessageResponse:
     """Set a new password with a reset token; the token is single-use and every session of
     the user ends (sign in again). Every access token of the user is revoked too unless
     `revoke_tokens` is false."""
-    await identity.reset_password(data.token, data.password, revoke_tokens=data.revoke_tokens)
+    await identity.reset_password(
+        services(), data.token, data.password, revoke_tokens=data.revoke_tokens
+    )
     return MessageResponse(message="Password changed; sign in with the new password")
 
 
@@ -141,7 +147,7 @@ async def confirm_email(data: ConfirmEmailRequest) -> MessageResponse:
     """Prove the account's address with the link mailed to it (at registration, or by
     `resend`): single-use, valid 48 hours. 400 `invalid_token` for a token never issued;
     410 `token_used` or `token_expired`."""
-    await confirm_account(data.token)
+    await confirm_account(services().mailing, data.token)
     return MessageResponse(message=CONFIRMED)
 
 
@@ -152,7 +158,7 @@ async def resend_confirmation() -> MessageResponse:
     """Mail a new confirmation link to the caller's address (earlier links stop working);
     nothing is sent when it is confirmed already. 429 past five mails to the address, or from
     the client's address, per window."""
-    sent = await resend_account_confirmation(current_principal())
+    sent = await resend_account_confirmation(services().mailing, current_principal(), client_ip())
     if not sent:
         return MessageResponse(message="Your e-mail address is confirmed already")
     return MessageResponse(message="A new confirmation link is on its way")

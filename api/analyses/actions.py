@@ -12,14 +12,12 @@ from typing import Any
 
 import trio
 
-from api.analyses.cache import AnalysisParts
+from api.analyses.cache import AnalysisCache, AnalysisParts
 from api.analyses.schemas import AnalysisOut, AnalysisSummary
-from api.http.auth import current_principal
 from api.http.errors import NotFound, found
 from api.naming import analysis_title, analysis_titles
-from api.services import services
 from engine.analysis import with_sales_basis
-from store import AnalysisRecord, record_fields
+from store import AnalysisRecord, Store, record_fields
 
 DASHBOARD_NICHES = 10  # niches an analysis' cached parts keep ready for the dashboard
 GRAPH_NAMES = ("niche-map", "price-bands", "time-to-sell", "market-flow")
@@ -35,12 +33,12 @@ def summary(analysis: AnalysisRecord, title: str) -> AnalysisSummary:
 
 
 async def summaries(
-    workspace_id: str, offset: int, limit: int
+    store: Store, workspace_id: str, offset: int, limit: int
 ) -> tuple[list[AnalysisSummary], int]:
     """A page of the workspace's analyses, newest first, titled (the REST list and the MCP
     tool answer the same), and how many analyses there are."""
-    analyses, total = await services().store.runs.analyses(workspace_id, offset, limit)
-    titles = await analysis_titles(workspace_id, analyses)
+    analyses, total = await store.runs.analyses(workspace_id, offset, limit)
+    titles = await analysis_titles(store, workspace_id, analyses)
     return [summary(a, titles[a.id]) for a in analyses], total
 
 
@@ -52,9 +50,11 @@ def graph_links(analysis_id: str) -> dict[str, dict[str, str]]:
     }
 
 
-async def analysis_in_workspace(analysis_id: str, workspace_id: str) -> AnalysisRecord:
+async def analysis_in_workspace(
+    store: Store, analysis_id: str, workspace_id: str
+) -> AnalysisRecord:
     """The analysis; `NotFound` when it does not exist or belongs to another workspace."""
-    return found(await services().store.runs.analysis(analysis_id, workspace_id), "analysis")
+    return found(await store.runs.analysis(analysis_id, workspace_id), "analysis")
 
 
 def analysis_out(analysis: AnalysisRecord, title: str) -> AnalysisOut:
@@ -78,30 +78,29 @@ class AnalysisRead:
     parts: AnalysisParts
 
 
-async def read_analysis(analysis_id: str) -> AnalysisRead:
-    """The caller's analysis with its document's parts (parsed once per process, see
-    `cache.py`); `NotFound` when it does not exist or belongs to another workspace."""
-    svc = services()
-    workspace_id = current_principal().workspace_id
-    parts = svc.analyses.get(analysis_id)
-    origin = await svc.store.runs.analysis_origin(
-        analysis_id, workspace_id, with_result=parts is None
-    )
+async def read_analysis(
+    store: Store, cache: AnalysisCache, analysis_id: str, workspace_id: str
+) -> AnalysisRead:
+    """The workspace's analysis with its document's parts (parsed once per process into
+    `cache`, see `cache.py`); `NotFound` when it does not exist or belongs to another
+    workspace."""
+    parts = cache.get(analysis_id)
+    origin = await store.runs.analysis_origin(analysis_id, workspace_id, with_result=parts is None)
     if origin is None:
-        svc.analyses.forget(analysis_id)
+        cache.forget(analysis_id)
         raise NotFound("analysis")
     if parts is None:
-        parts = await parse_parts(origin.analysis.id, origin.analysis.result_json)
+        parts = await parse_parts(cache, origin.analysis.id, origin.analysis.result_json)
     title = analysis_title(origin.analysis, origin.run, origin.monitor)
     return AnalysisRead(origin.analysis, title, parts)
 
 
-async def parse_parts(analysis_id: str, result_json: str) -> AnalysisParts:
-    """Parse a stored document into the cache (a big one in a worker thread: it would hold
+async def parse_parts(cache: AnalysisCache, analysis_id: str, result_json: str) -> AnalysisParts:
+    """Parse a stored document into `cache` (a big one in a worker thread: it would hold
     the event loop for tens of milliseconds)."""
     if len(result_json) > INLINE_PARSE_BYTES:
         parts = await trio.to_thread.run_sync(AnalysisParts.parse, result_json, DASHBOARD_NICHES)
     else:
         parts = AnalysisParts.parse(result_json, DASHBOARD_NICHES)
-    services().analyses.put(analysis_id, parts)
+    cache.put(analysis_id, parts)
     return parts

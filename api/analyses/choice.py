@@ -14,9 +14,8 @@ from typing import Any, Literal
 
 from api.http.errors import NotFound
 from api.naming import analysis_title
-from api.services import services
 from engine.analysis import TRUST_FLOOR, EvidenceDepth, TrustFloor
-from store import AnalysisOrigin, AnalysisRecord, DashboardView, DepthFloor, RunRecord
+from store import AnalysisOrigin, AnalysisRecord, DashboardView, DepthFloor, RunRecord, Store
 
 ChosenBy = Literal["pinned", "trusted", "latest", "asked"]
 
@@ -93,6 +92,7 @@ def choose(view: DashboardView, floor: TrustFloor = TRUST_FLOOR) -> DashboardCho
 
 
 async def dashboard_choice(
+    store: Store,
     workspace_id: str,
     *,
     analysis_id: str | None = None,
@@ -103,7 +103,7 @@ async def dashboard_choice(
     `by_default`, the rule's; and the `recent_runs` newest runs, in one unit of work. No
     document is read."""
     floor = DepthFloor(TRUST_FLOOR.min_days, TRUST_FLOOR.min_sales)
-    view = await services().store.runs.dashboard(
+    view = await store.runs.dashboard(
         workspace_id,
         analysis_id=analysis_id,
         floor=floor if by_default and analysis_id is None else None,
@@ -128,12 +128,12 @@ def choice_fields(choice: DashboardChoice) -> dict[str, Any]:
     }
 
 
-async def pin_in(workspace_id: str, analysis_id: str) -> None:
+async def pin_in(store: Store, workspace_id: str, analysis_id: str) -> None:
     """Pin the analysis to the workspace's dashboard; `NotFound` for none in the workspace."""
-    if not await services().store.runs.pin(workspace_id, analysis_id):
+    if not await store.runs.pin(workspace_id, analysis_id):
         raise NotFound("analysis")
 
 
-async def unpin_in(workspace_id: str) -> None:
+async def unpin_in(store: Store, workspace_id: str) -> None:
     """Back to the analysis the trust floor picks (nothing happens when none was pinned)."""
-    await services().store.runs.unpin(workspace_id)
+    await store.runs.unpin(workspace_id)

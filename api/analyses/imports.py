@@ -31,10 +31,10 @@ from api.billing.quotas import refused, require_quota
 from api.http.errors import ApiError, BadRequest, TooManyRequests
 from api.http.limits import refuse_too_large
 from api.http.security import new_id
-from api.services import services
+from api.services import ImportSlots
 from engine import InvalidExport, analyse_import
 from engine.analysis import evidence_depth
-from store import AnalysisRecord, NewAnalysis, QuotaFull
+from store import AnalysisRecord, NewAnalysis, QuotaFull, Store
 
 SPOOL_IN_MEMORY = 1 << 20
 BUSY_RETRY_SECONDS = 5.0
@@ -50,10 +50,9 @@ class LengthRequired(ApiError):
 
 
 @asynccontextmanager
-async def import_slot(workspace_id: str) -> AsyncIterator[None]:
-    """Hold one of the node's import slots and the workspace's; `TooManyRequests` when
+async def import_slot(slots: ImportSlots, workspace_id: str) -> AsyncIterator[None]:
+    """Hold one of the node's import `slots` and the workspace's; `TooManyRequests` when
     either is taken (asked before the body is read, so a refusal costs nothing)."""
-    slots = services().import_slots
     if workspace_id in slots.workspaces:
         raise TooManyRequests(
             BUSY_RETRY_SECONDS, "An import of this workspace is running; wait until it ends"
@@ -72,13 +71,14 @@ async def import_slot(workspace_id: str) -> AsyncIterator[None]:
         slots.node.release()
 
 
-async def require_import_quota(workspace_id: str) -> int:
+async def require_import_quota(store: Store, workspace_id: str) -> int:
     """An import is an analysis like a run's: the plan must allow creating, and it counts
     against the plan's runs per day (`plan_required`/`quota_exceeded`). Returns the runs a
     day, which the write checks again with its insert: runs started meanwhile count too."""
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    done_today = await services().store.runs.count_since(workspace_id, today)
-    return (await require_quota(workspace_id, "runs_per_day", done_today)).runs_per_day
+    done_today = await store.runs.count_since(workspace_id, today)
+    limits = await require_quota(workspace_id, "runs_per_day", done_today, store=store)
+    return limits.runs_per_day
 
 
 async def spool_json_body() -> IO[bytes]:
@@ -155,23 +155,25 @@ def _first_unstorable(chunk: bytearray) -> str | None:
 
 
 async def import_from_request(
-    workspace_id: str, *, include_likely_sales: bool | None = None
+    store: Store, slots: ImportSlots, workspace_id: str, *, include_likely_sales: bool | None = None
 ) -> AnalysisRecord:
     """The import REST and the web page share: a slot, the plan, the body spooled (JSON, or
-    the multipart field `file`), analysed and stored."""
-    async with import_slot(workspace_id):
-        runs = await require_import_quota(workspace_id)
+    the multipart field `file`), analysed and stored in `store`. Reads the request: call it
+    from a handler."""
+    async with import_slot(slots, workspace_id):
+        runs = await require_import_quota(store, workspace_id)
         if request.mimetype == "multipart/form-data":
             export = await uploaded_file()
         else:
             export = await spool_json_body()
         with export:
             return await import_export_in(
-                workspace_id, export, include_likely_sales=include_likely_sales, at_most=runs
+                store, workspace_id, export, include_likely_sales=include_likely_sales, at_most=runs
             )
 
 
 async def import_export_in(
+    store: Store,
     workspace_id: str,
     export: IO[bytes],
     *,
@@ -179,14 +181,13 @@ async def import_export_in(
     at_most: int | None = None,
 ) -> AnalysisRecord:
     """Analyse a monitor export (`export`, a binary file at its start) into a new analysis
-    of `workspace_id`; which sales rank is `include_likely_sales` (None: the evidence decides,
-    `engine.analysis.choose_sales_basis`).
+    of `workspace_id` in `store`; which sales rank is `include_likely_sales` (None: the
+    evidence decides, `engine.analysis.choose_sales_basis`).
 
     `InvalidExportError` (422) for anything that is not a usable export; nothing is stored.
     With `at_most` (the plan's runs a day), `quota_exceeded` when runs and imports took the
     day's last one while this was read, counted with the insert (`store/accounts/quotas.py`).
     """
-    svc = services()
     problem = await trio.to_thread.run_sync(unstorable_escape, export)
     if problem is not None:
         raise InvalidExportError(f"The export holds text that cannot be stored: {problem}")
@@ -198,7 +199,7 @@ async def import_export_in(
         raise InvalidExportError(f"This is not a usable monitor export: {err}") from err
     depth = evidence_depth(result)  # kept beside it: the dashboard picks on it
     try:
-        return await svc.store.runs.add_analysis(
+        return await store.runs.add_analysis(
             NewAnalysis(
                 analysis_id=new_id("an"),
                 workspace_id=workspace_id,
@@ -213,4 +214,4 @@ async def import_export_in(
             at_most=at_most,
         )
     except QuotaFull as full:
-        raise await refused(workspace_id, full) from full
+        raise await refused(workspace_id, full, store=store) from full

@@ -72,7 +72,7 @@ ANALYSIS_LINKS = (*ANALYSIS.links(), *RUN.links("run_id"))
 async def list_analyses(query_args: PageQuery) -> AnalysisList:
     """The workspace's analyses, newest first, paged."""
     analyses, total = await summaries(
-        current_principal().workspace_id, query_args.offset, query_args.page_size
+        services().store, current_principal().workspace_id, query_args.offset, query_args.page_size
     )
     return AnalysisList(analyses=analyses, **query_args.fields(total))
 
@@ -87,7 +87,7 @@ async def get_analysis(analysis_id: str) -> Response:
     its run's and monitor's names), so a client that sends it back in `If-None-Match` gets
     `304 Not Modified` and no body. A deleted analysis is a 404 at once.
     """
-    read = await read_analysis(analysis_id)
+    read = await _read(analysis_id)
     tag = etag(read.analysis.id, read.title)
     if matches(request.headers.get("If-None-Match"), tag):
         return not_modified(tag)
@@ -145,9 +145,17 @@ async def graph_svg(analysis_id: str, name: str) -> Response:
     return cached_json(svg, tag, content_type="image/svg+xml; charset=utf-8")
 
 
+async def _read(analysis_id: str) -> AnalysisRead:
+    """The caller's analysis with its document's parts; `NotFound`."""
+    svc = services()
+    return await read_analysis(
+        svc.store, svc.analyses, analysis_id, current_principal().workspace_id
+    )
+
+
 async def _graph(analysis_id: str, name: str) -> tuple[AnalysisRead, bytes]:
     """The caller's analysis and its graph `name` (a Vega-Lite spec, encoded); `NotFound`."""
-    read = await read_analysis(analysis_id)
+    read = await _read(analysis_id)
     spec = read.parts.graphs.get(name)
     if name not in GRAPH_NAMES or spec is None:
         raise NotFound("graph")
@@ -178,8 +186,12 @@ async def import_monitoring(query_args: ImportQuery) -> tuple[AnalysisOut, int]:
     or oversized export is a 4xx and nothing is stored.
     """
     principal = current_principal()
+    svc = services()
     analysis = await import_from_request(
-        principal.workspace_id, include_likely_sales=query_args.include_likely_sales
+        svc.store,
+        svc.import_slots,
+        principal.workspace_id,
+        include_likely_sales=query_args.include_likely_sales,
     )
     return analysis_out(analysis, analysis_title(analysis, None, None)), 201
 
@@ -207,6 +219,7 @@ async def dashboard(query_args: DashboardQuery) -> Response:
         run = found(await svc.store.runs.get(query_args.run_id, workspace_id), "run")
         analysis_id = run.analysis_id  # None until it has one: no analysis shown
     choice, recent = await dashboard_choice(
+        svc.store,
         workspace_id,
         analysis_id=analysis_id if wanted else None,
         by_default=wanted and query_args.run_id is None,
@@ -246,7 +259,7 @@ async def _parts(analysis_id: str, workspace_id: str) -> AnalysisParts:
     parts = svc.analyses.get(analysis_id)
     if parts is None:
         stored = await svc.store.runs.analysis_result(analysis_id, workspace_id)
-        parts = await parse_parts(analysis_id, stored or "{}")
+        parts = await parse_parts(svc.analyses, analysis_id, stored or "{}")
     return parts
 
 
@@ -267,7 +280,7 @@ async def get_dashboard_pin() -> DashboardPin:
 async def pin_dashboard_analysis(data: PinRequest) -> DashboardPin:
     """Show this analysis on the dashboard whatever is analysed later, until unpinned or
     deleted (it replaces any pin before). 404 for an analysis not in your workspace."""
-    await pin_in(current_principal().workspace_id, data.analysis_id)
+    await pin_in(services().store, current_principal().workspace_id, data.analysis_id)
     return DashboardPin(analysis_id=data.analysis_id)
 
 
@@ -275,5 +288,5 @@ async def pin_dashboard_analysis(data: PinRequest) -> DashboardPin:
 @operation("unpinDashboardAnalysis", success=DELETED)
 async def unpin_dashboard_analysis() -> Response:
     """Back to the most recent analysis that clears the trust floor. 204, pinned or not."""
-    await unpin_in(current_principal().workspace_id)
+    await unpin_in(services().store, current_principal().workspace_id)
     return Response(b"", status=204)

@@ -1,26 +1,25 @@
-"""Billing's per-app state (the Stripe gateway) and the operations the views compose."""
+"""The billing operations the views compose: each takes what it acts on (`Billing`: the store,
+the settings and the Stripe client; `Mailing` for the trial's link) from its handler."""
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from quart import current_app
-
+from api.backend import Mailing
 from api.billing.fulfil import fulfil_subscription
 from api.billing.gateway import BillingUnconfigured, StripeGateway
 from api.billing.plans import TRIAL_PLAN, configured_plans
 from api.billing.quotas import PlanLimits, limits_of, usage
 from api.billing.schemas import BillingSummary, QuotasOut, UsageOut
 from api.billing.signature import verify
-from api.http.auth import Principal, client_ip
+from api.billing.state import Billing
+from api.http.auth import Principal
 from api.http.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound, TooManyRequests
 from api.http.security import new_secret
 from api.mail import normalise_email
-from api.services import services
 from store import (
     BillingAccountRecord,
     DatabaseUnavailable,
@@ -32,7 +31,6 @@ from store import (
 )
 
 log = logging.getLogger(__name__)
-EXTENSION = "nichescope_billing"
 HANDLED_EVENTS = frozenset(
     {
         "checkout.session.completed",
@@ -45,45 +43,31 @@ HANDLED_EVENTS = frozenset(
 )
 
 
-@dataclass
-class BillingState:
-    gateway: StripeGateway | None
-    seeded: bool = False
-
-
-async def start(store: Store) -> None:
+async def start(billing: Billing) -> None:
     """At app start: open the Stripe client when a key is set, seed the plan catalogue.
 
     A database that is down at start-up must not stop the service (health answers 503
     meanwhile): seeding is then retried by the first billing request.
     """
-    settings = services().settings
-    gateway = StripeGateway(settings) if settings.stripe_secret_key else None
-    current_app.extensions[EXTENSION] = BillingState(gateway=gateway)
+    settings = billing.settings
+    billing.state.gateway = StripeGateway(settings) if settings.stripe_secret_key else None
+    billing.state.seeded = False  # each start seeds again: the configured plans may differ
     try:
-        await ensure_plans()
+        await ensure_plans(billing)
     except DatabaseUnavailable as err:
         log.warning("plans not seeded yet (%s); retried on the first billing request", err)
 
 
-async def ensure_plans() -> None:
-    state: BillingState = current_app.extensions[EXTENSION]
-    if not state.seeded:
-        await services().store.billing.seed_plans(configured_plans(services().settings))
-        state.seeded = True
+async def ensure_plans(billing: Billing) -> None:
+    if not billing.state.seeded:
+        await billing.store.billing.seed_plans(configured_plans(billing.settings))
+        billing.state.seeded = True
 
 
-async def stop() -> None:
-    state: BillingState | None = current_app.extensions.pop(EXTENSION, None)
-    if state is not None and state.gateway is not None:
-        await state.gateway.aclose()
-
-
-def gateway() -> StripeGateway:
-    state: BillingState | None = current_app.extensions.get(EXTENSION)
-    if state is None or state.gateway is None:
-        raise BillingUnconfigured()
-    return state.gateway
+async def stop(billing: Billing) -> None:
+    gateway, billing.state.gateway = billing.state.gateway, None
+    if gateway is not None:
+        await gateway.aclose()
 
 
 class NoCustomer(ApiError):
@@ -119,9 +103,9 @@ def quotas_out(limits: PlanLimits | PlanRecord) -> QuotasOut:
     return QuotasOut.model_validate(limits, from_attributes=True)
 
 
-async def summary(workspace_id: str) -> BillingSummary:
-    await ensure_plans()
-    store = services().store
+async def summary(billing: Billing, workspace_id: str) -> BillingSummary:
+    await ensure_plans(billing)
+    store = billing.store
     account = await store.billing.account(workspace_id)
     plans = await store.billing.plans()
     limits = limits_of(account, plans, store.clock())
@@ -145,19 +129,18 @@ async def summary(workspace_id: str) -> BillingSummary:
 # -- checkout, portal, sync ------------------------------------------------------------------
 
 
-async def checkout(principal: Principal, plan_name: str) -> tuple[str, str]:
+async def checkout(billing: Billing, principal: Principal, plan_name: str) -> tuple[str, str]:
     """Create a subscription Checkout Session for the caller's workspace; (url, session id)."""
-    svc = services()
-    stripe = gateway()
-    await ensure_plans()
-    plan = await svc.store.billing.plan(plan_name)
+    stripe = billing.gateway()
+    await ensure_plans(billing)
+    plan = await billing.store.billing.plan(plan_name)
     if plan is None or not plan.purchasable or plan.stripe_price_id is None:
         raise BadRequest(
             f"No purchasable plan named '{plan_name}'",
             code="unknown_plan",
             suggest=["List plans: GET /api/billing/plans"],
         )
-    account = await svc.store.billing.account(principal.workspace_id)
+    account = await billing.store.billing.account(principal.workspace_id)
     if _subscribed(account):
         raise AlreadySubscribed()
     customer = account.stripe_customer_id if account is not None else None
@@ -166,8 +149,8 @@ async def checkout(principal: Principal, plan_name: str) -> tuple[str, str]:
             email=principal.email, workspace_id=principal.workspace_id, user_id=principal.user_id
         )
         # Two concurrent first checkouts: the first stored customer wins and both use it.
-        customer = await svc.store.billing.set_customer(principal.workspace_id, created)
-    base = svc.settings.public_url
+        customer = await billing.store.billing.set_customer(principal.workspace_id, created)
+    base = billing.settings.public_url
     session = await stripe.create_checkout_session(
         customer=customer,
         price_id=plan.stripe_price_id,
@@ -179,7 +162,7 @@ async def checkout(principal: Principal, plan_name: str) -> tuple[str, str]:
     )
     if not session.url:
         raise BadRequest("The payment provider returned no checkout address", code="bad_gateway")
-    await svc.store.billing.add_checkout_session(
+    await billing.store.billing.add_checkout_session(
         NewCheckoutSession(
             session_id=session.id,
             workspace_id=principal.workspace_id,
@@ -190,32 +173,30 @@ async def checkout(principal: Principal, plan_name: str) -> tuple[str, str]:
     return session.url, session.id
 
 
-async def portal(principal: Principal) -> str:
-    svc = services()
-    stripe = gateway()
-    account = await svc.store.billing.account(principal.workspace_id)
+async def portal(billing: Billing, principal: Principal) -> str:
+    stripe = billing.gateway()
+    account = await billing.store.billing.account(principal.workspace_id)
     if account is None or account.stripe_customer_id is None:
         raise NoCustomer()
     return await stripe.create_portal_session(
-        customer=account.stripe_customer_id, return_url=f"{svc.settings.public_url}/account"
+        customer=account.stripe_customer_id, return_url=f"{billing.settings.public_url}/account"
     )
 
 
-async def sync_checkout(principal: Principal, session_id: str | None) -> str:
+async def sync_checkout(billing: Billing, principal: Principal, session_id: str | None) -> str:
     """Synchronise the subscription of a completed Checkout Session of the caller.
 
     Only a session we created for this user and workspace is considered (else 404, so a
     stranger's id reveals nothing), and Stripe's copy must name the same user (client
     reference), workspace (metadata) and customer (else 403). Nothing changes on refusal.
     """
-    svc = services()
-    stripe = gateway()
+    stripe = billing.gateway()
     if session_id is None:
-        stored = await svc.store.billing.latest_checkout_session(
+        stored = await billing.store.billing.latest_checkout_session(
             principal.workspace_id, principal.user_id
         )
     else:
-        stored = await svc.store.billing.checkout_session(session_id)
+        stored = await billing.store.billing.checkout_session(session_id)
     if (
         stored is None
         or stored.workspace_id != principal.workspace_id
@@ -225,7 +206,7 @@ async def sync_checkout(principal: Principal, session_id: str | None) -> str:
     remote = await stripe.retrieve_checkout_session(stored.id)
     if remote is None:
         raise NotFound("checkout session")
-    account = await svc.store.billing.account(principal.workspace_id)
+    account = await billing.store.billing.account(principal.workspace_id)
     if (
         remote.client_reference_id != principal.user_id
         or remote.workspace_id != principal.workspace_id
@@ -242,7 +223,7 @@ async def sync_checkout(principal: Principal, session_id: str | None) -> str:
             suggest=["Finish the payment, then call this again"],
         )
     return await fulfil_subscription(
-        svc.store,
+        billing.store,
         stripe,
         principal.workspace_id,
         remote.subscription,
@@ -254,13 +235,12 @@ async def sync_checkout(principal: Principal, session_id: str | None) -> str:
 # -- webhook ---------------------------------------------------------------------------------
 
 
-async def receive_webhook(payload: bytes, signature: str | None) -> str:
+async def receive_webhook(billing: Billing, payload: bytes, signature: str | None) -> str:
     """Verify, deduplicate and apply one Stripe event; returns the outcome."""
-    svc = services()
-    secret = svc.settings.stripe_webhook_secret
+    secret = billing.settings.stripe_webhook_secret
     if not secret:
         raise BillingUnconfigured()
-    verify(payload, signature, secret, svc.store.clock().timestamp())
+    verify(payload, signature, secret, billing.store.clock().timestamp())
     try:
         event = json.loads(payload)
         key = StripeEventKey(id=str(event["id"]), type=str(event["type"]))
@@ -270,14 +250,14 @@ async def receive_webhook(payload: bytes, signature: str | None) -> str:
     except (ValueError, KeyError, TypeError) as err:
         raise BadRequest("The event is not a Stripe event", code="invalid_event") from err
     if key.type not in HANDLED_EVENTS:
-        return "duplicate" if not await svc.store.billing.record_event(key) else "ignored"
-    stripe = gateway()
-    workspace_id, subscription_id, session_id = await _target(svc.store, key, obj)
+        return "duplicate" if not await billing.store.billing.record_event(key) else "ignored"
+    stripe = billing.gateway()
+    workspace_id, subscription_id, session_id = await _target(billing.store, key, obj)
     if workspace_id is None or subscription_id is None:
         log.info("event %s (%s) names nothing of ours", key.id, key.type)
-        return "duplicate" if not await svc.store.billing.record_event(key) else "ignored"
+        return "duplicate" if not await billing.store.billing.record_event(key) else "ignored"
     return await fulfil_subscription(
-        svc.store,
+        billing.store,
         stripe,
         workspace_id,
         subscription_id,
@@ -333,36 +313,38 @@ class TrialUsed(Conflict):
         )
 
 
-async def start_trial(principal: Principal, email: str) -> None:
-    from api.http.ratelimit import SlidingWindowLimiter  # noqa: F401  (type of svc.mail_limiter)
-
-    svc = services()
+async def start_trial(
+    mailing: Mailing, principal: Principal, email: str, client_address: str
+) -> None:
+    """Mail `email` the link that starts the workspace's trial; `TooManyRequests` past five
+    mails per window to the address or from `client_address` (shared with the reset and
+    confirmation mails)."""
     email = normalise_email(email)
-    account = await svc.store.billing.account(principal.workspace_id)
+    account = await mailing.store.billing.account(principal.workspace_id)
     if _subscribed(account):
         raise AlreadySubscribed()
-    if await svc.store.billing.trial_taken(principal.workspace_id, email):
+    if await mailing.store.billing.trial_taken(principal.workspace_id, email):
         raise TrialUsed()
-    wait = max(svc.mail_limiter.hit(f"ip:{client_ip()}"), svc.mail_limiter.hit(f"to:{email}"))
+    wait = max(mailing.limiter.hit(f"ip:{client_address}"), mailing.limiter.hit(f"to:{email}"))
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many e-mails requested; wait before trying again")
     token = new_secret()
-    hours = svc.settings.trial_token_hours
-    await svc.store.billing.add_trial_token(
+    hours = mailing.settings.trial_token_hours
+    await mailing.store.billing.add_trial_token(
         NewTrialToken(
-            token_hash=svc.hasher.digest(token),
+            token_hash=mailing.hasher.digest(token),
             workspace_id=principal.workspace_id,
             user_id=principal.user_id,
             email=email,
-            expires_at=svc.store.clock() + timedelta(hours=hours),
+            expires_at=mailing.store.clock() + timedelta(hours=hours),
         )
     )
-    await svc.mailer.send(
+    await mailing.mailer.send(
         email,
         "Confirm your Nichescope trial",
-        f"Confirm your e-mail to start your free {svc.settings.trial_days}-day Nichescope "
+        f"Confirm your e-mail to start your free {mailing.settings.trial_days}-day Nichescope "
         "trial (no payment card needed):\n"
-        f"{svc.settings.public_url}/billing/trial/confirm?token={token}\n\n"
+        f"{mailing.settings.public_url}/billing/trial/confirm?token={token}\n\n"
         f"The link works once, within {hours} hours. If you did not ask for it, ignore it.\n",
     )
 
@@ -371,14 +353,13 @@ class TokenGone(ApiError):
     status = 410
 
 
-async def confirm_trial(token: str) -> tuple[str, Any]:
-    svc = services()
+async def confirm_trial(mailing: Mailing, token: str) -> tuple[str, Any]:
     token = token.strip()
     if not token or len(token) > 200:
         raise BadRequest("The trial link has no token", code="invalid_token")
-    trial_end = svc.store.clock() + timedelta(days=svc.settings.trial_days)
-    outcome, _workspace = await svc.store.billing.confirm_trial(
-        svc.hasher.digest(token), trial_end=trial_end, plan=TRIAL_PLAN
+    trial_end = mailing.store.clock() + timedelta(days=mailing.settings.trial_days)
+    outcome, _workspace = await mailing.store.billing.confirm_trial(
+        mailing.hasher.digest(token), trial_end=trial_end, plan=TRIAL_PLAN
     )
     if outcome == "started":
         return TRIAL_PLAN, trial_end

@@ -4,8 +4,7 @@ A workspace is entitled by a Stripe subscription (status `active` or `trialing`)
 an operator's grant (until its end). Without one it can read its data but create nothing:
 `can_create` is False and every `require_*` raises `PlanRequired`.
 
-Call from a request handler (the store comes from the app's services), or pass `store=`
-elsewhere (tests, CLI).
+Each check takes the `store=` it reads: a handler passes the app's, a test or the CLI its own.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from typing import Literal
 
 from api.billing.plans import allowance, plan_name
 from api.http.errors import ApiError
-from api.services import services
 from store import BillingAccountRecord, PlanRecord, QuotaFull, Store
 
 Quota = Literal["active_monitors", "runs_per_day"]
@@ -193,9 +191,8 @@ def upgrade_for(plans: list[PlanRecord], current: str | None, quota: str, limit:
     return None
 
 
-async def plan_limits(workspace_id: str, *, store: Store | None = None) -> PlanLimits:
+async def plan_limits(workspace_id: str, *, store: Store) -> PlanLimits:
     """The workspace's current limits (NO_PLAN-like, `can_create=False`, without a plan)."""
-    store = store or services().store
     account = await store.billing.account(workspace_id)
     return limits_of(account, await store.billing.plans(), store.clock())
 
@@ -204,12 +201,11 @@ async def _check(
     workspace_id: str,
     quota: str,
     requested: int,
-    store: Store | None,
+    store: Store,
     *,
     at_most: bool,
     shown: int | None = None,
 ) -> PlanLimits:
-    store = store or services().store
     plans = await store.billing.plans()
     limits = limits_of(await store.billing.account(workspace_id), plans, store.clock())
     if not limits.can_create:
@@ -232,14 +228,11 @@ def _exceeded(
     )
 
 
-async def refused(
-    workspace_id: str, full: QuotaFull, *, store: Store | None = None
-) -> QuotaExceeded:
+async def refused(workspace_id: str, full: QuotaFull, *, store: Store) -> QuotaExceeded:
     """The 403 `quota_exceeded` for a write the database refused at the plan's limit
     (`QuotaFull`, counted under the workspace's quota lock: see `store/accounts/quotas.py`): what
     `require_quota` answers at the same usage. The check before the write passed on a count
     that simultaneous requests shared; this is the one that holds."""
-    store = store or services().store
     plans = await store.billing.plans()
     limits = limits_of(await store.billing.account(workspace_id), plans, store.clock())
     return _exceeded(plans, limits.name, full.quota, full.limit, full.in_use, full.in_use + 1)
@@ -259,7 +252,7 @@ def _allows(plan: PlanRecord, quota: str, requested: int) -> bool:
 
 
 async def require_quota(
-    workspace_id: str, quota: Quota, in_use: int, *, store: Store | None = None
+    workspace_id: str, quota: Quota, in_use: int, *, store: Store
 ) -> PlanLimits:
     """Allow creating one more of `quota` when `in_use` exist now (monitors that are active,
     runs created since 00:00 UTC); raises `QuotaExceeded` (403) at the limit, `PlanRequired`
@@ -269,23 +262,18 @@ async def require_quota(
     return await _check(workspace_id, quota, in_use + 1, store, at_most=True, shown=in_use)
 
 
-async def require_items_per_run(
-    workspace_id: str, items: int, *, store: Store | None = None
-) -> PlanLimits:
+async def require_items_per_run(workspace_id: str, items: int, *, store: Store) -> PlanLimits:
     """Allow a run (or monitor poll) that asks for `items` listings."""
     return await _check(workspace_id, "items_per_run", items, store, at_most=True)
 
 
-async def require_poll_interval(
-    workspace_id: str, seconds: int, *, store: Store | None = None
-) -> PlanLimits:
+async def require_poll_interval(workspace_id: str, seconds: int, *, store: Store) -> PlanLimits:
     """Allow a monitor polling every `seconds` (not faster than the plan's minimum)."""
     return await _check(workspace_id, "min_poll_seconds", seconds, store, at_most=False)
 
 
-async def usage(workspace_id: str, *, store: Store | None = None) -> Usage:
+async def usage(workspace_id: str, *, store: Store) -> Usage:
     """What counts against the quotas now: active monitors, runs created today (UTC)."""
-    store = store or services().store
     now = store.clock()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     assert midnight <= now < midnight + timedelta(days=1)

@@ -22,7 +22,7 @@ from api.billing.schemas import (
     TrialStartResponse,
     WebhookResponse,
 )
-from api.http.auth import current_principal
+from api.http.auth import client_ip, current_principal
 from api.http.errors import validation_errors, validation_problem
 from api.http.openapi import operation
 from api.services import services
@@ -33,12 +33,12 @@ blueprint = Blueprint("billing", __name__, url_prefix="/api/billing")
 
 @blueprint.before_app_serving
 async def _start() -> None:
-    await service.start(services().store)
+    await service.start(services().billing)
 
 
 @blueprint.after_app_serving
 async def _stop() -> None:
-    await service.stop()
+    await service.stop(services().billing)
 
 
 @blueprint.get("/plans")
@@ -46,8 +46,9 @@ async def _stop() -> None:
 @validate_response(PlansResponse, 200)
 async def list_plans() -> PlansResponse:
     """Every plan with its price and quotas; `purchasable` plans can be bought at checkout."""
-    await service.ensure_plans()
-    plans = await services().store.billing.plans()
+    billing = services().billing
+    await service.ensure_plans(billing)
+    plans = await billing.store.billing.plans()
     # A plan's record holds its quotas as fields of its own; the answer nests them.
     return PlansResponse(
         plans=[
@@ -61,7 +62,7 @@ async def list_plans() -> PlansResponse:
 @operation("getSubscription")
 async def get_subscription() -> dict[str, object]:
     """The workspace's plan, subscription status, trial end, period end, quotas and usage."""
-    summary = await service.summary(current_principal().workspace_id)
+    summary = await service.summary(services().billing, current_principal().workspace_id)
     return summary.model_dump(mode="json")
 
 
@@ -75,7 +76,7 @@ async def create_checkout_session(data: CheckoutRequest) -> CheckoutResponse:
     503 `billing_unconfigured` without Stripe keys; 409 `already_subscribed` when the
     workspace has a live subscription (use the portal to change it).
     """
-    url, session_id = await service.checkout(current_principal(), data.plan)
+    url, session_id = await service.checkout(services().billing, current_principal(), data.plan)
     return CheckoutResponse(url=url, session_id=session_id)
 
 
@@ -84,7 +85,7 @@ async def create_checkout_session(data: CheckoutRequest) -> CheckoutResponse:
 @validate_response(PortalResponse, 200)
 async def create_portal_session() -> PortalResponse:
     """A Stripe billing-portal address for the workspace's customer (409 `no_customer`)."""
-    return PortalResponse(url=await service.portal(current_principal()))
+    return PortalResponse(url=await service.portal(services().billing, current_principal()))
 
 
 @blueprint.post("/sync-checkout")
@@ -101,8 +102,9 @@ async def sync_checkout() -> Response | dict[str, object]:
     except ValidationError as err:
         return validation_problem(validation_errors(err, "body"))
     principal = current_principal()
-    outcome = await service.sync_checkout(principal, data.session_id)
-    summary = await service.summary(principal.workspace_id)
+    billing = services().billing
+    outcome = await service.sync_checkout(billing, principal, data.session_id)
+    summary = await service.summary(billing, principal.workspace_id)
     return SyncResponse(outcome=outcome, subscription=summary).model_dump(mode="json")
 
 
@@ -114,7 +116,9 @@ async def receive_stripe_webhook() -> WebhookResponse:
     raw body, 300 s tolerance either way). Each event id has effect once."""
     raw = await request.get_data()
     payload = raw.encode() if isinstance(raw, str) else raw
-    outcome = await service.receive_webhook(payload, request.headers.get("Stripe-Signature"))
+    outcome = await service.receive_webhook(
+        services().billing, payload, request.headers.get("Stripe-Signature")
+    )
     return WebhookResponse(received=True, outcome=outcome)
 
 
@@ -125,7 +129,7 @@ async def receive_stripe_webhook() -> WebhookResponse:
 async def start_trial(data: TrialStartRequest) -> TrialStartResponse:
     """E-mail a confirmation link that starts the free trial (no payment card). Once per
     workspace and per e-mail (409 `trial_used`)."""
-    await service.start_trial(current_principal(), str(data.email))
+    await service.start_trial(services().mailing, current_principal(), str(data.email), client_ip())
     return TrialStartResponse(message="Check your inbox: the link starts your free trial")
 
 
@@ -140,7 +144,7 @@ class TrialConfirmQuery(BaseModel):
 async def confirm_trial(query_args: TrialConfirmQuery) -> TrialConfirmResponse:
     """Start the trial of the link's workspace. Empty or unknown token 400 `invalid_token`,
     used 410 `token_used`, expired 410 `token_expired`, trial taken 409 `trial_used`."""
-    plan, trial_end = await service.confirm_trial(query_args.token)
+    plan, trial_end = await service.confirm_trial(services().mailing, query_args.token)
     assert isinstance(trial_end, datetime)
     return TrialConfirmResponse(
         message="Your free trial has started", plan=plan, trial_end=trial_end

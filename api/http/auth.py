@@ -19,6 +19,7 @@ from api.http.errors import Forbidden, InsufficientScope, Unauthorized
 from api.http.openapi import access_of
 from api.http.security import looks_like_access_token
 from api.services import services
+from api.settings import Settings
 from store import SessionOwner, TokenOwner, UserRecord
 
 SESSION_COOKIE = "session_token"
@@ -157,21 +158,24 @@ async def enforce_access() -> None:
     needed = "read" if request.method in READ_METHODS else "write"
     if needed not in principal.scopes:
         raise InsufficientScope(needed)
-    if access == "operator" and not is_operator(await services().store.get_user(principal.user_id)):
+    svc = services()
+    if access == "operator" and not is_operator(
+        svc.settings, await svc.store.get_user(principal.user_id)
+    ):
         raise Forbidden("Operators only", suggest=["Ask an administrator to add you"])
     if principal.via == "session" and needed == "write":
         refuse_cross_site_writes()
     g.principal = principal
 
 
-def is_operator(user: UserRecord | None) -> bool:
+def is_operator(settings: Settings, user: UserRecord | None) -> bool:
     """Whether `user` is an operator: its address is listed in `NICHESCOPE_OPERATORS` and its
     owner proved it. A listed address nobody proved makes no operator, or whoever registered
     it first would be one. Callers pass a user read from the store, not from the credential
     cache, so that a confirmation counts at once."""
     if user is None or not user.email_verified:
         return False
-    return user.email.lower() in services().settings.operators
+    return user.email.lower() in settings.operators
 
 
 def install(app: Quart) -> None:

@@ -34,8 +34,7 @@ class McpDocument(BaseModel):
     version: str
 
 
-def _auth() -> dict[str, Any]:
-    public_url = services().settings.public_url
+def _auth(public_url: str) -> dict[str, Any]:
     return {
         "type": "bearer",
         "scheme": "Bearer",
@@ -67,26 +66,24 @@ def _server() -> dict[str, Any]:
     }
 
 
-def manifest() -> dict[str, Any]:
-    public_url = services().settings.public_url
+def manifest(public_url: str) -> dict[str, Any]:
     return {
         **_server(),
         "endpoint": f"{public_url}/mcp",
         "transport": "streamable-http",
-        "auth": _auth(),
+        "auth": _auth(public_url),
         "tools": [{**tool.descriptor(), "scope": tool.scope} for tool in mcp_state().registry],
     }
 
 
-def server_card() -> dict[str, Any]:
-    public_url = services().settings.public_url
+def server_card(public_url: str) -> dict[str, Any]:
     server = _server()
     return {
         **server,
         "serverInfo": {key: server[key] for key in ("name", "title", "version")},
         "remotes": [{"type": "streamable-http", "url": f"{public_url}/mcp"}],
         "capabilities": {"tools": {"listChanged": False}},
-        "auth": _auth(),
+        "auth": _auth(public_url),
         "manifest": f"{public_url}/.well-known/mcp/manifest.json",
         "documentation": f"{public_url}/docs",
     }
@@ -97,7 +94,7 @@ def server_card() -> dict[str, Any]:
 @document_response(McpDocument, 200)
 async def get_manifest() -> Response:
     """The MCP tool manifest: tools, their scopes and schemas, and how to authenticate."""
-    return json_response(manifest())
+    return json_response(manifest(services().settings.public_url))
 
 
 @blueprint.get("/.well-known/mcp/manifest.json")
@@ -105,7 +102,7 @@ async def get_manifest() -> Response:
 @document_response(McpDocument, 200)
 async def get_well_known_manifest() -> Response:
     """The MCP tool manifest at its well-known address (same document as /mcp/manifest)."""
-    return json_response(manifest())
+    return json_response(manifest(services().settings.public_url))
 
 
 @blueprint.get("/.well-known/mcp.json")
@@ -113,4 +110,4 @@ async def get_well_known_manifest() -> Response:
 @document_response(McpDocument, 200)
 async def get_server_card() -> Response:
     """The static MCP server card: name, version, remote URL, protocol versions, auth."""
-    return json_response(server_card())
+    return json_response(server_card(services().settings.public_url))

@@ -17,6 +17,7 @@ from quart_schema import (
     validate_response,
 )
 
+from api.backend import Backend
 from api.http.auth import current_principal
 from api.http.errors import found
 from api.http.json_encoding import api_json
@@ -61,7 +62,8 @@ async def start_monitor(data: StartMonitorRequest) -> tuple[MonitorOut, int]:
 
     The bootstrap scrape runs in the background and moves the monitor to `active`.
     """
-    return monitor_out(await start_monitor_in(current_principal().workspace_id, data)), 202
+    workspace_id = current_principal().workspace_id
+    return monitor_out(await start_monitor_in(services().backend, workspace_id, data)), 202
 
 
 @blueprint.get("")
@@ -69,8 +71,9 @@ async def start_monitor(data: StartMonitorRequest) -> tuple[MonitorOut, int]:
 @validate_response(MonitorList, 200)
 async def list_monitors() -> MonitorList:
     """The workspace's monitors, newest first, each with its listing counts by state."""
-    monitors = await services().store.monitors.in_workspace(current_principal().workspace_id)
-    return MonitorList(monitors=await counted(monitors))
+    store = services().store
+    monitors = await store.monitors.in_workspace(current_principal().workspace_id)
+    return MonitorList(monitors=await counted(store, monitors))
 
 
 @blueprint.get("/<id:monitor_id>")
@@ -78,14 +81,14 @@ async def list_monitors() -> MonitorList:
 @validate_response(MonitorOut, 200)
 async def get_monitor(monitor_id: str) -> MonitorOut:
     """Status, listing counts by state (with likely sales), last and next poll, errors."""
-    return await one_monitor_out(await owned_monitor(monitor_id))
+    return await one_monitor_out(services().backend, await _owned(monitor_id))
 
 
 @blueprint.delete("/<id:monitor_id>")
 @operation("deleteMonitor", success=DELETED)
 async def delete_monitor(monitor_id: str) -> Response:
     """Stop the monitor's actor and delete the monitor with all its data. 204."""
-    await delete_monitor_in(await owned_monitor(monitor_id))
+    await delete_monitor_in(services().backend, await _owned(monitor_id))
     return Response(b"", status=204)
 
 
@@ -106,11 +109,16 @@ async def resume_monitor(monitor_id: str) -> MonitorOut:
 
 
 async def _changed(
-    monitor_id: str, change: Callable[[MonitorRecord], Awaitable[None]]
+    monitor_id: str, change: Callable[[Backend, MonitorRecord], Awaitable[None]]
 ) -> MonitorOut:
     """The caller's monitor after `change` (pause, resume), read again."""
-    await change(await owned_monitor(monitor_id))
-    return monitor_out(await owned_monitor(monitor_id))
+    await change(services().backend, await _owned(monitor_id))
+    return monitor_out(await _owned(monitor_id))
+
+
+async def _owned(monitor_id: str) -> MonitorRecord:
+    """The API caller's monitor `monitor_id`; `NotFound` for another workspace's or none."""
+    return await owned_monitor(services().store, monitor_id, current_principal().workspace_id)
 
 
 @blueprint.get("/<id:monitor_id>/listings")
@@ -169,7 +177,7 @@ async def export_monitor(monitor_id: str) -> Response:
     sales by absence); its JSON Schema is served at
     `/api/monitoring/export-schema`. `POST /api/analysis/import-monitoring` takes it back.
     """
-    monitor = await owned_monitor(monitor_id)
+    monitor = await _owned(monitor_id)
     filename = f"nichescope-monitor-{monitor.id}.json"
     response = Response(
         stream_export(services().store, monitor),

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from api.backend import Mailing
 from api.http.errors import ApiError, Conflict, deleted, found
 from api.mail import MailUnavailable, normalise_email
 from api.notifications._confirm import check_mail_allowance, mail_channel_confirmation
 from api.notifications.schemas import ChannelOut, CreateChannelRequest, UpdateChannelRequest
-from api.services import services
+from api.settings import Settings
 from engine.notifications import (
     BadSecretBox,
     DestinationRefused,
@@ -26,7 +27,7 @@ from engine.notifications import (
     check_destination,
     rotate_signing_secret,
 )
-from store import ChannelRecord, NewChannel, QuotaFull
+from store import ChannelRecord, NewChannel, QuotaFull, Store
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,8 @@ class LimitReached(Conflict):
     code = "limit_reached"
 
 
-def secret_box() -> SecretBox:
-    return SecretBox(services().settings.secret_key)
+def secret_box(settings: Settings) -> SecretBox:
+    return SecretBox(settings.secret_key)
 
 
 def channel_out(channel: ChannelRecord) -> ChannelOut:
@@ -55,13 +56,13 @@ def channel_out(channel: ChannelRecord) -> ChannelOut:
     return ChannelOut.model_validate(channel, from_attributes=True)
 
 
-async def list_channels(workspace_id: str) -> list[ChannelRecord]:
-    return await services().store.notify.channels(workspace_id)
+async def list_channels(store: Store, workspace_id: str) -> list[ChannelRecord]:
+    return await store.notify.channels(workspace_id)
 
 
-async def owned_channel(workspace_id: str, channel_id: str) -> ChannelRecord:
+async def owned_channel(store: Store, workspace_id: str, channel_id: str) -> ChannelRecord:
     """The workspace's channel; `NotFound` for another workspace's (same as none)."""
-    return found(await services().store.notify.channel(workspace_id, channel_id), CHANNEL)
+    return found(await store.notify.channel(workspace_id, channel_id), CHANNEL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +122,21 @@ def channels_full() -> LimitReached:
     )
 
 
-async def _add_within_limit(new: NewChannel) -> ChannelRecord:
+async def _add_within_limit(store: Store, new: NewChannel) -> ChannelRecord:
     """Store the channel unless the workspace has `MAX_CHANNELS`, counted with the insert
     (`store/accounts/quotas.py`): simultaneous creations all passed `create_channel`'s count."""
     try:
-        return await services().store.notify.add_channel(new, at_most=MAX_CHANNELS)
+        return await store.notify.add_channel(new, at_most=MAX_CHANNELS)
     except QuotaFull as full:
         raise channels_full() from full
 
 
 async def create_channel(
-    workspace_id: str, data: CreateChannelRequest, *, proven_email: str | None = None
+    mailing: Mailing,
+    workspace_id: str,
+    data: CreateChannelRequest,
+    *,
+    proven_email: str | None = None,
 ) -> CreatedChannel:
     """Check the destination, seal its secrets and store the channel. An e-mail channel to
     any address but `proven_email` (the caller's own, once they proved it) waits for its
@@ -142,48 +147,49 @@ async def create_channel(
     an address or a workspace may get. The DNS look-up of a webhook host is the only thing
     that leaves the machine, bar that mail; cancellation propagates.
     """
-    svc = services()
-    if len(await svc.store.notify.channels(workspace_id)) >= MAX_CHANNELS:
+    store, settings = mailing.store, mailing.settings
+    if len(await store.notify.channels(workspace_id)) >= MAX_CHANNELS:
         raise channels_full()
     try:
         destination = await check_destination(
-            data.kind, _given(data), allow=svc.settings.outbound_allow
+            data.kind, _given(data), allow=settings.outbound_allow
         )
     except DestinationRefused as err:
         raise refused(err) from err
     to = str(destination.secrets["to"]) if data.kind == "email" else None
     awaiting = to is not None and normalise_email(to) != proven_email
     if to is not None and awaiting:
-        check_mail_allowance(workspace_id, to)
+        check_mail_allowance(mailing, workspace_id, to)
     record = await _add_within_limit(
+        store,
         NewChannel(
             workspace_id=workspace_id,
             kind=data.kind,
             name=data.name,
             hint=destination.hint,
-            secret_box=secret_box().seal(destination.secrets),
+            secret_box=secret_box(settings).seal(destination.secrets),
             awaiting_confirmation=awaiting,
-        )
+        ),
     )
     if to is not None and awaiting:
-        await _mail_confirmation(record, to)
+        await _mail_confirmation(mailing, record, to)
     secret = destination.secrets.get("signing_secret") if data.kind == "webhook" else None
     return CreatedChannel(record=record, signing_secret=secret)
 
 
-async def _mail_confirmation(channel: ChannelRecord, to: str) -> None:
+async def _mail_confirmation(mailing: Mailing, channel: ChannelRecord, to: str) -> None:
     try:
-        await mail_channel_confirmation(channel, to)
+        await mail_channel_confirmation(mailing, channel, to)
     except MailUnavailable as err:  # the channel stays, waiting; its owner asks again
         log.warning("confirmation of channel %s not mailed: %s", channel.id, err.reason)
 
 
-async def send_confirmation(workspace_id: str, channel_id: str) -> None:
+async def send_confirmation(mailing: Mailing, workspace_id: str, channel_id: str) -> None:
     """Mail the recipient of an e-mail channel a new link (earlier ones stop working).
 
     Raises `NotFound`, `Conflict` (`not_an_email`, `already_confirmed`), `TooManyRequests`
     as `create_channel` does, `MailUnavailable` when the mail server refuses."""
-    channel = await owned_channel(workspace_id, channel_id)
+    channel = await owned_channel(mailing.store, workspace_id, channel_id)
     if channel.kind != "email":
         raise Conflict(
             "Only e-mail channels wait for their recipient",
@@ -192,30 +198,30 @@ async def send_confirmation(workspace_id: str, channel_id: str) -> None:
         )
     if channel.confirmed_at is not None:
         raise Conflict("Its recipient confirmed this channel already", code="already_confirmed")
-    to = str(open_secrets(channel)["to"])
-    check_mail_allowance(workspace_id, to)
-    await mail_channel_confirmation(channel, to)
+    to = str(open_secrets(mailing.settings, channel)["to"])
+    check_mail_allowance(mailing, workspace_id, to)
+    await mail_channel_confirmation(mailing, channel, to)
 
 
 async def update_channel(
-    workspace_id: str, channel_id: str, data: UpdateChannelRequest
+    store: Store, workspace_id: str, channel_id: str, data: UpdateChannelRequest
 ) -> ChannelRecord:
     """Rename, enable (which clears a disabled reason and failing state) or disable."""
-    updated = await services().store.notify.update_channel(
+    updated = await store.notify.update_channel(
         workspace_id, channel_id, name=data.name, enabled=data.enabled
     )
     return found(updated, CHANNEL)
 
 
-async def delete_channel(workspace_id: str, channel_id: str) -> None:
+async def delete_channel(store: Store, workspace_id: str, channel_id: str) -> None:
     """Delete the channel, its pending alerts, and its id from every rule."""
-    deleted(await services().store.notify.delete_channel(workspace_id, channel_id), CHANNEL)
+    deleted(await store.notify.delete_channel(workspace_id, channel_id), CHANNEL)
 
 
-def open_secrets(channel: ChannelRecord) -> dict[str, Any]:
+def open_secrets(settings: Settings, channel: ChannelRecord) -> dict[str, Any]:
     """The channel's secrets; `Conflict` (`secrets_unreadable`) when sealed under another key."""
     try:
-        return secret_box().open(channel.secret_box)
+        return secret_box(settings).open(channel.secret_box)
     except BadSecretBox as err:
         raise Conflict(
             "This channel's secrets cannot be read (the service's secret key changed)",
@@ -231,20 +237,24 @@ class RotatedSecret:
     previous_valid_until: datetime
 
 
-async def rotate_secret(workspace_id: str, channel_id: str) -> RotatedSecret:
+async def rotate_secret(
+    store: Store, settings: Settings, workspace_id: str, channel_id: str
+) -> RotatedSecret:
     """A new signing secret for a webhook channel; the previous one keeps signing (a second
     signature) for 24 hours so the receiver can switch. `Conflict` (`not_a_webhook`) for
     other kinds."""
-    channel = await owned_channel(workspace_id, channel_id)
+    channel = await owned_channel(store, workspace_id, channel_id)
     if channel.kind != "webhook":
         raise Conflict(
             "Only webhook channels have a signing secret",
             code="not_a_webhook",
             suggest=["Rotate the secret of a webhook channel"],
         )
-    rotated = rotate_signing_secret(open_secrets(channel), overlap_seconds=ROTATION_HOURS * 3600.0)
-    updated = await services().store.notify.update_channel(
-        workspace_id, channel_id, secret_box=secret_box().seal(rotated)
+    rotated = rotate_signing_secret(
+        open_secrets(settings, channel), overlap_seconds=ROTATION_HOURS * 3600.0
+    )
+    updated = await store.notify.update_channel(
+        workspace_id, channel_id, secret_box=secret_box(settings).seal(rotated)
     )
     return RotatedSecret(
         record=found(updated, CHANNEL),

@@ -11,10 +11,10 @@ and at most five go to one address, or from one workspace, per window.
 
 from __future__ import annotations
 
+from api.backend import Mailing
 from api.email_links import LINK_HOURS, mail_link, open_link
 from api.http.errors import Conflict, TooManyRequests
 from api.mail import normalise_email
-from api.services import services
 from store import ChannelRecord
 
 ASK_AGAIN = "Ask the channel's owner to send a new link from the Alerts page"
@@ -45,20 +45,21 @@ def _body(link: str) -> str:
     )
 
 
-def check_mail_allowance(workspace_id: str, address: str) -> None:
+def check_mail_allowance(mailing: Mailing, workspace_id: str, address: str) -> None:
     """`TooManyRequests` past five confirmation mails per window to `address` (with the
     reset and trial mails to it) or from the workspace."""
-    limiter = services().mail_limiter
+    limiter = mailing.limiter
     to = normalise_email(address)
     wait = max(limiter.hit(f"to:{to}"), limiter.hit(f"channels-of:{workspace_id}"))
     if wait > 0.0:
         raise TooManyRequests(wait, "Too many confirmation e-mails; wait before asking again")
 
 
-async def mail_channel_confirmation(channel: ChannelRecord, address: str) -> None:
+async def mail_channel_confirmation(mailing: Mailing, channel: ChannelRecord, address: str) -> None:
     """Mail `address` the link that confirms `channel` (earlier links of it stop working).
     Raises `MailUnavailable` when the mail server refuses."""
     await mail_link(
+        mailing,
         "channel",
         address,
         path="/notifications/confirm",
@@ -68,8 +69,8 @@ async def mail_channel_confirmation(channel: ChannelRecord, address: str) -> Non
     )
 
 
-async def confirm_channel(token: str) -> None:
+async def confirm_channel(mailing: Mailing, token: str) -> None:
     """Open a channel's confirmation link: alerts may go to the address from now on.
 
     Raises `BadRequest` (`invalid_token`) or `LinkGone` (410, `token_used`/`token_expired`)."""
-    await open_link(token, "channel", ask_again=ASK_AGAIN)
+    await open_link(mailing, token, "channel", ask_again=ASK_AGAIN)

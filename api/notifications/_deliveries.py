@@ -12,14 +12,15 @@ from typing import Generic, TypeVar
 
 import trio
 
+from api.backend import Mailing
 from api.http.errors import TooManyRequests
+from api.http.ratelimit import SlidingWindowLimiter
 from api.http.schemas import page_count
 from api.notifications._channels import open_secrets, owned_channel
 from api.notifications._confirm import ChannelUnconfirmed
 from api.notifications._rules import owned_monitor_id
-from api.services import services
 from engine.notifications import deliver, open_outbound, ping_notification
-from store import DeliveryRecord, NotificationRecord
+from store import DeliveryRecord, NotificationRecord, Store
 
 PAGE_SIZE = 50
 T = TypeVar("T")
@@ -40,40 +41,43 @@ class TestOutcome:
         return f"Not delivered: {self.error or 'the destination did not accept it'}."
 
 
-async def send_test(workspace_id: str, channel_id: str) -> TestOutcome:
+async def send_test(
+    mailing: Mailing, limiter: SlidingWindowLimiter, workspace_id: str, channel_id: str
+) -> TestOutcome:
     """Deliver a `test.ping` to the channel now and log it (test=True). A failed delivery is
     an outcome, not an error; like any delivery it tells the channel's health (a test never
     disables a channel). Bounded by `TEST_TIMEOUT_SECONDS` (then it failed, in words) and by
-    `TESTS_PER_MINUTE` per workspace (`TooManyRequests`); `ChannelUnconfirmed` (409) for an
-    e-mail channel its recipient has not confirmed; cancellation propagates unlogged."""
-    svc = services()
-    channel = await owned_channel(workspace_id, channel_id)
+    `limiter`, `TESTS_PER_MINUTE` per workspace (`TooManyRequests`); `ChannelUnconfirmed`
+    (409) for an e-mail channel its recipient has not confirmed; cancellation propagates
+    unlogged."""
+    store, settings = mailing.store, mailing.settings
+    channel = await owned_channel(store, workspace_id, channel_id)
     if channel.confirmed_at is None:
         raise ChannelUnconfirmed()  # a test is mail too, to someone who never agreed
-    wait = svc.test_limiter.hit(workspace_id)
+    wait = limiter.hit(workspace_id)
     if wait:
         raise TooManyRequests(wait, "Too many test messages; try again in a minute")
-    secrets = open_secrets(channel)
-    ping = ping_notification(svc.store.clock())
+    secrets = open_secrets(settings, channel)
+    ping = ping_notification(store.clock())
     started = trio.current_time()
     ok, status_code = False, None
     error: str | None = f"no answer within {TEST_TIMEOUT_SECONDS:.0f} seconds"
     with trio.move_on_after(TEST_TIMEOUT_SECONDS):
         async with open_outbound(
-            svc.settings.outbound_allow, telegram_api_base=svc.settings.telegram_api_base
+            settings.outbound_allow, telegram_api_base=settings.telegram_api_base
         ) as http:
             result = await deliver(
                 channel,
                 secrets,
                 (ping,),
                 http,
-                svc.mailer.send,
-                telegram_api_base=svc.settings.telegram_api_base,
-                allow=svc.settings.outbound_allow,
+                mailing.mailer.send,
+                telegram_api_base=settings.telegram_api_base,
+                allow=settings.outbound_allow,
             )
         ok, status_code, error = result.ok, result.status_code, result.error
     outcome = TestOutcome(ok, status_code, int((trio.current_time() - started) * 1000), error)
-    await svc.store.notify.log_test(
+    await store.notify.log_test(
         workspace_id, channel.id, outcome.ok, outcome.status_code, outcome.latency_ms,
         outcome.error,
     )  # fmt: skip
@@ -92,24 +96,24 @@ class Page(Generic[T]):
 
 
 async def list_deliveries(
-    workspace_id: str, channel_id: str | None, page: int
+    store: Store, workspace_id: str, channel_id: str | None, page: int
 ) -> Page[DeliveryRecord]:
     """The delivery log, newest first (`NotFound` for another workspace's channel)."""
     if channel_id is not None:
-        await owned_channel(workspace_id, channel_id)
-    rows, total = await services().store.notify.deliveries(
+        await owned_channel(store, workspace_id, channel_id)
+    rows, total = await store.notify.deliveries(
         workspace_id, channel_id=channel_id, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
     )
     return Page(rows, page, total)
 
 
 async def list_notifications(
-    workspace_id: str, monitor_id: str | None, status: str | None, page: int
+    store: Store, workspace_id: str, monitor_id: str | None, status: str | None, page: int
 ) -> Page[NotificationRecord]:
     """The alerts written for the workspace, newest first, by monitor and status."""
     if monitor_id is not None:
-        await owned_monitor_id(workspace_id, monitor_id)
-    rows, total = await services().store.notify.notifications(
+        await owned_monitor_id(store, workspace_id, monitor_id)
+    rows, total = await store.notify.notifications(
         workspace_id,
         monitor_id=monitor_id,
         status=status,  # type: ignore[arg-type]

@@ -13,7 +13,6 @@ from decimal import Decimal
 from api.http.errors import NotFound, deleted, found
 from api.notifications._channels import CHANNEL, LimitReached
 from api.notifications.schemas import MonitorRule, RuleIn, RuleOut
-from api.services import services
 from store import (
     ChannelRecord,
     NewRule,
@@ -21,6 +20,7 @@ from store import (
     QuotaFull,
     RuleFilters,
     RuleRecord,
+    Store,
     record_fields,
 )
 
@@ -67,20 +67,20 @@ def rule_out(rule: RuleRecord) -> RuleOut:
     return RuleOut.model_validate({**record_fields(rule), "filters": record_fields(rule.filters)})
 
 
-async def owned_monitor_id(workspace_id: str, monitor_id: str) -> str:
-    if await services().store.monitors.get(monitor_id, workspace_id) is None:
+async def owned_monitor_id(store: Store, workspace_id: str, monitor_id: str) -> str:
+    if await store.monitors.get(monitor_id, workspace_id) is None:
         raise NotFound("monitor")
     return monitor_id
 
 
-async def _check_references(workspace_id: str, rules: list[NewRule]) -> None:
+async def _check_references(store: Store, workspace_id: str, rules: list[NewRule]) -> None:
     """Every monitor and channel a rule names is the workspace's; else `NotFound`."""
     monitors = {r.monitor_id for r in rules if r.monitor_id is not None}
     for monitor_id in monitors:
-        await owned_monitor_id(workspace_id, monitor_id)
+        await owned_monitor_id(store, workspace_id, monitor_id)
     wanted = {c for r in rules for c in r.channel_ids}
     if wanted:
-        known = {c.id for c in await services().store.notify.channels(workspace_id)}
+        known = {c.id for c in await store.notify.channels(workspace_id)}
         if wanted - known:
             raise NotFound(CHANNEL)
 
@@ -98,22 +98,24 @@ def _rules_full() -> LimitReached:
     )
 
 
-async def list_rules(workspace_id: str, monitor_id: str | None = None) -> list[RuleRecord]:
+async def list_rules(
+    store: Store, workspace_id: str, monitor_id: str | None = None
+) -> list[RuleRecord]:
     """Every rule of the workspace, or one monitor's own rules (`NotFound` for a monitor of
     another workspace)."""
     if monitor_id is not None:
-        await owned_monitor_id(workspace_id, monitor_id)
-    return await services().store.notify.rules(workspace_id, monitor_id=monitor_id)
+        await owned_monitor_id(store, workspace_id, monitor_id)
+    return await store.notify.rules(workspace_id, monitor_id=monitor_id)
 
 
-async def owned_rule(workspace_id: str, rule_id: str) -> RuleRecord:
-    return found(await services().store.notify.rule(workspace_id, rule_id), RULE)
+async def owned_rule(store: Store, workspace_id: str, rule_id: str) -> RuleRecord:
+    return found(await store.notify.rule(workspace_id, rule_id), RULE)
 
 
-async def create_rule(workspace_id: str, data: RuleIn) -> RuleRecord:
+async def create_rule(store: Store, workspace_id: str, data: RuleIn) -> RuleRecord:
     rule = new_rule(data, data.monitor_id)
-    await _check_references(workspace_id, [rule])
-    notify = services().store.notify
+    await _check_references(store, workspace_id, [rule])
+    notify = store.notify
     _limit(len(await notify.rules(workspace_id)) + 1)
     try:
         return await notify.add_rule(workspace_id, rule, at_most=MAX_RULES)
@@ -123,30 +125,30 @@ async def create_rule(workspace_id: str, data: RuleIn) -> RuleRecord:
         raise _rules_full() from full
 
 
-async def replace_rule(workspace_id: str, rule_id: str, data: RuleIn) -> RuleRecord:
-    await owned_rule(workspace_id, rule_id)
+async def replace_rule(store: Store, workspace_id: str, rule_id: str, data: RuleIn) -> RuleRecord:
+    await owned_rule(store, workspace_id, rule_id)
     rule = new_rule(data, data.monitor_id)
-    await _check_references(workspace_id, [rule])
+    await _check_references(store, workspace_id, [rule])
     try:
-        replaced = await services().store.notify.replace_rule(workspace_id, rule_id, rule)
+        replaced = await store.notify.replace_rule(workspace_id, rule_id, rule)
     except NotFoundInWorkspace as err:
         raise NotFound(err.kind) from err
     return found(replaced, RULE)
 
 
-async def delete_rule(workspace_id: str, rule_id: str) -> None:
-    deleted(await services().store.notify.delete_rule(workspace_id, rule_id), RULE)
+async def delete_rule(store: Store, workspace_id: str, rule_id: str) -> None:
+    deleted(await store.notify.delete_rule(workspace_id, rule_id), RULE)
 
 
 async def set_monitor_rules(
-    workspace_id: str, monitor_id: str, rules: list[MonitorRule]
+    store: Store, workspace_id: str, monitor_id: str, rules: list[MonitorRule]
 ) -> list[RuleRecord]:
     """Replace the monitor's own rules with `rules` in one transaction (an empty list: the
     monitor follows the workspace's default rules again)."""
-    await owned_monitor_id(workspace_id, monitor_id)
+    await owned_monitor_id(store, workspace_id, monitor_id)
     wanted = [new_rule(r, monitor_id) for r in rules]
-    await _check_references(workspace_id, wanted)
-    notify = services().store.notify
+    await _check_references(store, workspace_id, wanted)
+    notify = store.notify
     others = [r for r in await notify.rules(workspace_id) if r.monitor_id != monitor_id]
     _limit(len(others) + len(wanted))
     try:
@@ -171,8 +173,8 @@ class AlertSummary:
         return mine or [r for r in self.defaults if r.enabled]
 
 
-async def alert_summary(workspace_id: str, monitor_id: str) -> AlertSummary:
-    notify = services().store.notify
+async def alert_summary(store: Store, workspace_id: str, monitor_id: str) -> AlertSummary:
+    notify = store.notify
     return AlertSummary(
         own=await notify.rules(workspace_id, monitor_id=monitor_id),
         defaults=await notify.rules(workspace_id, defaults_only=True),

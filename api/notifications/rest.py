@@ -35,7 +35,8 @@ from api.notifications.schemas import (
     TestResult,
     UpdateChannelRequest,
 )
-from store import record_fields
+from api.services import services
+from store import Store, record_fields
 
 blueprint = Blueprint("notifications", __name__, url_prefix="/api/notifications")
 SHOWN_ONCE = "Copy the signing secret now: it is shown only in this answer."
@@ -45,12 +46,16 @@ def _workspace() -> str:
     return current_principal().workspace_id
 
 
+def _store() -> Store:
+    return services().store
+
+
 @blueprint.get("/channels")
 @operation("listNotificationChannels")
 @validate_response(ChannelList, 200)
 async def list_channels() -> ChannelList:
     """The workspace's channels with their masked destination and health."""
-    channels = await actions.list_channels(_workspace())
+    channels = await actions.list_channels(_store(), _workspace())
     return ChannelList(channels=[actions.channel_out(c) for c in channels])
 
 
@@ -67,9 +72,12 @@ async def create_channel(data: CreateChannelRequest) -> tuple[CreatedChannel, in
     confirmed one is `confirmed: false` until its recipient opens the link mailed to them
     (429 past five such mails to the address, or from the workspace, per window).
     """
+    svc = services()
     principal = current_principal()
-    proven = await proven_address(principal.user_id) if data.kind == "email" else None
-    created = await actions.create_channel(principal.workspace_id, data, proven_email=proven)
+    proven = await proven_address(svc.store, principal.user_id) if data.kind == "email" else None
+    created = await actions.create_channel(
+        svc.mailing, principal.workspace_id, data, proven_email=proven
+    )
     body = CreatedChannel(
         **actions.channel_out(created.record).model_dump(),
         signing_secret=created.signing_secret,
@@ -83,7 +91,7 @@ async def create_channel(data: CreateChannelRequest) -> tuple[CreatedChannel, in
 @validate_response(ChannelOut, 200)
 async def get_channel(channel_id: str) -> ChannelOut:
     """One channel: masked destination, health, last error and last success."""
-    return actions.channel_out(await actions.owned_channel(_workspace(), channel_id))
+    return actions.channel_out(await actions.owned_channel(_store(), _workspace(), channel_id))
 
 
 @blueprint.patch("/channels/<id:channel_id>")
@@ -92,14 +100,16 @@ async def get_channel(channel_id: str) -> ChannelOut:
 @validate_response(ChannelOut, 200)
 async def update_channel(channel_id: str, data: UpdateChannelRequest) -> ChannelOut:
     """Rename, disable, or enable again (which clears its failing state)."""
-    return actions.channel_out(await actions.update_channel(_workspace(), channel_id, data))
+    return actions.channel_out(
+        await actions.update_channel(_store(), _workspace(), channel_id, data)
+    )
 
 
 @blueprint.delete("/channels/<id:channel_id>")
 @operation("deleteNotificationChannel", success=DELETED)
 async def delete_channel(channel_id: str) -> Response:
     """Delete the channel and its pending alerts; rules stop naming it. 204."""
-    await actions.delete_channel(_workspace(), channel_id)
+    await actions.delete_channel(_store(), _workspace(), channel_id)
     return Response(b"", status=204)
 
 
@@ -109,7 +119,8 @@ async def delete_channel(channel_id: str) -> Response:
 async def test_channel(channel_id: str) -> TestResult:
     """Send a `test.ping` now and answer with the outcome (a failed delivery is a 200 with
     `ok` false and the reason in words); it is logged as a test delivery."""
-    outcome = await actions.send_test(_workspace(), channel_id)
+    svc = services()
+    outcome = await actions.send_test(svc.mailing, svc.test_limiter, _workspace(), channel_id)
     return TestResult.model_validate(outcome, from_attributes=True)
 
 
@@ -120,7 +131,7 @@ async def send_confirmation(channel_id: str) -> MessageResponse:
     """Mail the recipient of an unconfirmed e-mail channel a new link (earlier ones stop
     working). 409 `not_an_email` or `already_confirmed`; 429 past five such mails to the
     address, or from the workspace, per window."""
-    await actions.send_confirmation(_workspace(), channel_id)
+    await actions.send_confirmation(services().mailing, _workspace(), channel_id)
     return MessageResponse(message="A new confirmation link is on its way to the recipient")
 
 
@@ -132,7 +143,7 @@ async def confirm_channel(data: ConfirmEmailRequest) -> MessageResponse:
     """The recipient of an e-mail channel agrees to its alerts, with the link mailed to them
     (single-use, valid 48 hours): from now on alerts and tests may go to the address. 400
     `invalid_token` for a token never issued; 410 `token_used` or `token_expired`."""
-    await actions.confirm_channel(data.token)
+    await actions.confirm_channel(services().mailing, data.token)
     return MessageResponse(message="Alerts may be sent to this address from now on")
 
 
@@ -142,7 +153,7 @@ async def confirm_channel(data: ConfirmEmailRequest) -> MessageResponse:
 async def rotate_secret(channel_id: str) -> RotatedSecret:
     """A new signing secret for a webhook, in this answer only; the previous one keeps
     signing (a second signature in `webhook-signature`) for 24 hours. 409 `not_a_webhook`."""
-    rotated = await actions.rotate_secret(_workspace(), channel_id)
+    rotated = await actions.rotate_secret(_store(), services().settings, _workspace(), channel_id)
     return RotatedSecret(
         channel=actions.channel_out(rotated.record),
         signing_secret=rotated.signing_secret,
@@ -157,7 +168,7 @@ async def rotate_secret(channel_id: str) -> RotatedSecret:
 @validate_response(RuleList, 200)
 async def list_rules(query_args: RulesQuery) -> RuleList:
     """Every rule of the workspace, or with `monitor_id` that monitor's own rules."""
-    rules = await actions.list_rules(_workspace(), query_args.monitor_id)
+    rules = await actions.list_rules(_store(), _workspace(), query_args.monitor_id)
     return RuleList(rules=[actions.rule_out(r) for r in rules])
 
 
@@ -168,14 +179,14 @@ async def list_rules(query_args: RulesQuery) -> RuleList:
 async def create_rule(data: RuleIn) -> tuple[RuleOut, int]:
     """Add a rule (a monitor's own, or with no `monitor_id` a workspace default). 404 for a
     monitor or channel that is not the workspace's; 409 `limit_reached` past 50 rules."""
-    return actions.rule_out(await actions.create_rule(_workspace(), data)), 201
+    return actions.rule_out(await actions.create_rule(_store(), _workspace(), data)), 201
 
 
 @blueprint.get("/rules/<id:rule_id>")
 @operation("getNotificationRule")
 @validate_response(RuleOut, 200)
 async def get_rule(rule_id: str) -> RuleOut:
-    return actions.rule_out(await actions.owned_rule(_workspace(), rule_id))
+    return actions.rule_out(await actions.owned_rule(_store(), _workspace(), rule_id))
 
 
 @blueprint.put("/rules/<id:rule_id>")
@@ -184,13 +195,13 @@ async def get_rule(rule_id: str) -> RuleOut:
 @validate_response(RuleOut, 200)
 async def replace_rule(rule_id: str, data: RuleIn) -> RuleOut:
     """Replace the rule with the body (every field; omitted ones take their defaults)."""
-    return actions.rule_out(await actions.replace_rule(_workspace(), rule_id, data))
+    return actions.rule_out(await actions.replace_rule(_store(), _workspace(), rule_id, data))
 
 
 @blueprint.delete("/rules/<id:rule_id>")
 @operation("deleteNotificationRule", success=DELETED)
 async def delete_rule(rule_id: str) -> Response:
-    await actions.delete_rule(_workspace(), rule_id)
+    await actions.delete_rule(_store(), _workspace(), rule_id)
     return Response(b"", status=204)
 
 
@@ -202,7 +213,7 @@ async def list_deliveries(query_args: DeliveriesQuery) -> DeliveryPage:
     """The delivery log, newest first, 50 a page: each attempt's status code, latency and
     error in words (tests included, marked `test`)."""
     q = query_args
-    found = await actions.list_deliveries(_workspace(), q.channel_id, q.page)
+    found = await actions.list_deliveries(_store(), _workspace(), q.channel_id, q.page)
     return DeliveryPage(
         deliveries=[DeliveryOut.model_validate(record_fields(d)) for d in found.items],
         page=found.page,
@@ -219,7 +230,7 @@ async def list_notifications(query_args: NotificationsQuery) -> NotificationPage
     """The alerts written for the workspace (pending, delivered or failed), newest first,
     50 a page, each with the webhook body it carries (`payload`)."""
     q = query_args
-    found = await actions.list_notifications(_workspace(), q.monitor_id, q.status, q.page)
+    found = await actions.list_notifications(_store(), _workspace(), q.monitor_id, q.status, q.page)
     return NotificationPage(
         notifications=[NotificationOut.model_validate(record_fields(n)) for n in found.items],
         page=found.page,

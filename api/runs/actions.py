@@ -2,25 +2,26 @@
 
 Validation beyond the request schema (the catalogue URL's site and the marketplace's check),
 the plan's quotas (runs per day, items per run), and the calls into the engine. Each function
-works inside a request (it reads `services()`); another workspace's run is a 404.
+takes what it acts on (the `Store`, or a `Backend` when it asks the engine or reads the
+settings): the handlers pass them in, and nothing here needs a request. Another workspace's
+run is a 404.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from api.backend import Backend
 from api.billing.quotas import refused, require_items_per_run, require_quota
 from api.catalogue_urls import catalogue_url_refused, refuse_unaccepted_site
-from api.http.auth import current_principal
 from api.http.errors import Conflict, NotFound, deleted, found
 from api.http.security import new_id
 from api.runs.schemas import (
     CreateRunRequest,
     RunOut,
 )
-from api.services import services
 from engine import CatalogueUrlRefused, RunNotCancellable, RunStillRunning
-from store import QuotaFull, RunRecord, record_fields
+from store import QuotaFull, RunRecord, Store, record_fields
 
 # What a monitor's run stores as `max_items` (the column is required): nothing reads it, as
 # a monitor's whole history is analysed; answers show null.
@@ -41,30 +42,32 @@ def run_fields(run: RunRecord) -> dict[str, object]:
     return fields
 
 
-async def runs_out(workspace_id: str, offset: int, limit: int) -> tuple[list[RunOut], int]:
+async def runs_out(
+    store: Store, workspace_id: str, offset: int, limit: int
+) -> tuple[list[RunOut], int]:
     """A page of the workspace's runs, newest first (the REST list and the MCP tool answer
     the same), and how many runs there are."""
-    runs, total = await services().store.runs.in_workspace(workspace_id, offset, limit)
+    runs, total = await store.runs.in_workspace(workspace_id, offset, limit)
     return [run_out(r) for r in runs], total
 
 
-async def owned_run(run_id: str, workspace_id: str | None = None) -> RunRecord:
-    """The run `run_id` of `workspace_id`, by default the API caller's (a page passes its
-    signed-in person's); `NotFound` for another workspace's run or none."""
-    if workspace_id is None:
-        workspace_id = current_principal().workspace_id
-    return found(await services().store.runs.get(run_id, workspace_id), "run")
+async def owned_run(store: Store, run_id: str, workspace_id: str) -> RunRecord:
+    """The run `run_id` of `workspace_id` (the API caller's, or a page's signed-in person's);
+    `NotFound` for another workspace's run or none."""
+    return found(await store.runs.get(run_id, workspace_id), "run")
 
 
-async def checked_url(url: str) -> str:
-    refuse_unaccepted_site(url, services().settings, doing="analysed")
+async def checked_url(backend: Backend, url: str) -> str:
+    refuse_unaccepted_site(url, backend.settings, doing="analysed")
     try:
-        return await services().engine.market.check_url(url)
+        return await backend.engine.market.check_url(url)
     except CatalogueUrlRefused as err:
         raise catalogue_url_refused(url, err.reason, doing="analysed") from err
 
 
-async def require_run_quota(workspace_id: str, max_items: int | None) -> tuple[int, int]:
+async def require_run_quota(
+    store: Store, workspace_id: str, max_items: int | None
+) -> tuple[int, int]:
     """The plan's runs per day (UTC) and, for a catalogue URL's run (`max_items` given, or
     None for the plan's most), items per run; `quota_exceeded`/`plan_required`.
 
@@ -76,33 +79,33 @@ async def require_run_quota(workspace_id: str, max_items: int | None) -> tuple[i
     same count here.
     """
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    runs_today = await services().store.runs.count_since(workspace_id, today)
-    limits = await require_quota(workspace_id, "runs_per_day", runs_today)
+    runs_today = await store.runs.count_since(workspace_id, today)
+    limits = await require_quota(workspace_id, "runs_per_day", runs_today, store=store)
     if max_items == MONITOR_RUN_MAX_ITEMS:
         return max_items, limits.runs_per_day
     items = max_items if max_items is not None else max(1, limits.items_per_run)
-    await require_items_per_run(workspace_id, items)
+    await require_items_per_run(workspace_id, items, store=store)
     return items, limits.runs_per_day
 
 
-async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
+async def create_run_in(backend: Backend, workspace_id: str, data: CreateRunRequest) -> RunRecord:
     """Queue a run in `workspace_id` (the REST view and the MCP `create_analysis` tool).
 
     Raises `ApiError`s: `NotFound` (monitor of another workspace or none), `BadRequest`
     `url_refused`; the run comes back `queued` and proceeds in the background.
     """
-    svc = services()
+    store = backend.store
     url = None
     if data.monitor_id is not None:
-        if await svc.store.monitors.get(data.monitor_id, workspace_id) is None:
+        if await store.monitors.get(data.monitor_id, workspace_id) is None:
             raise NotFound("monitor")
-        max_items, runs = await require_run_quota(workspace_id, MONITOR_RUN_MAX_ITEMS)
+        max_items, runs = await require_run_quota(store, workspace_id, MONITOR_RUN_MAX_ITEMS)
     else:
         assert data.url is not None
-        url = await checked_url(data.url)
-        max_items, runs = await require_run_quota(workspace_id, data.max_items)
+        url = await checked_url(backend, data.url)
+        max_items, runs = await require_run_quota(store, workspace_id, data.max_items)
     try:
-        run = await svc.engine.runs.start(
+        run = await backend.engine.runs.start(
             run_id=new_id("run"),
             workspace_id=workspace_id,
             label=data.label.strip() if data.label and data.label.strip() else None,
@@ -114,39 +117,39 @@ async def create_run_in(workspace_id: str, data: CreateRunRequest) -> RunRecord:
             at_most=runs,
         )
     except QuotaFull as full:  # the day's last run went to a simultaneous request
-        raise await refused(workspace_id, full) from full
+        raise await refused(workspace_id, full, store=store) from full
     return run
 
 
-async def delete_run_in(run: RunRecord) -> None:
+async def delete_run_in(backend: Backend, run: RunRecord) -> None:
     """Delete a finished run (the REST view and the web page); `Conflict` `run_running`."""
     try:
-        done = await services().engine.runs.delete(run)
+        done = await backend.engine.runs.delete(run)
     except RunStillRunning as err:
         raise Conflict(str(err), code="run_running", suggest=["Cancel the run first"]) from err
     deleted(done, "run")
 
 
-async def cancel_run_in(run: RunRecord) -> RunRecord:
+async def cancel_run_in(backend: Backend, run: RunRecord) -> RunRecord:
     """Cancel a queued or running run; `Conflict` `run_finished` once it has ended."""
     try:
-        return await services().engine.runs.cancel(run)
+        return await backend.engine.runs.cancel(run)
     except RunNotCancellable as err:
         raise Conflict(str(err), code="run_finished") from err
 
 
-async def replay_run_in(run: RunRecord) -> RunRecord:
+async def replay_run_in(backend: Backend, run: RunRecord) -> RunRecord:
     """A new run with `run`'s inputs; `Conflict` `source_gone`, quota errors."""
-    svc = services()
+    store = backend.store
     if run.monitor_id is not None and (
-        await svc.store.monitors.get(run.monitor_id, run.workspace_id) is None
+        await store.monitors.get(run.monitor_id, run.workspace_id) is None
     ):
         raise Conflict("The monitor of this run no longer exists", code="source_gone")
     max_items, runs = await require_run_quota(
-        run.workspace_id, MONITOR_RUN_MAX_ITEMS if run.source == "monitor" else run.max_items
+        store, run.workspace_id, MONITOR_RUN_MAX_ITEMS if run.source == "monitor" else run.max_items
     )
     try:
-        replay = await svc.engine.runs.start(
+        replay = await backend.engine.runs.start(
             run_id=new_id("run"),
             workspace_id=run.workspace_id,
             label=run.label,
@@ -159,5 +162,5 @@ async def replay_run_in(run: RunRecord) -> RunRecord:
             at_most=runs,
         )
     except QuotaFull as full:  # the day's last run went to a simultaneous request
-        raise await refused(run.workspace_id, full) from full
+        raise await refused(run.workspace_id, full, store=store) from full
     return replay

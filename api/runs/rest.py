@@ -37,6 +37,7 @@ from api.runs.actions import (
 )
 from api.runs.schemas import AlertsQuery, CreateRunRequest, LogQuery, RunList, RunOut
 from api.services import services
+from store import RunRecord
 
 blueprint = Blueprint("runs", __name__, url_prefix="/api/runs")
 
@@ -68,7 +69,8 @@ async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
     the monitor quota, not by items per run) and ignores `max_items`. Over a quota: 403
     `quota_exceeded`, naming the limit and the next plan up that allows it (or none).
     """
-    return run_out(await create_run_in(current_principal().workspace_id, data)), 201
+    workspace_id = current_principal().workspace_id
+    return run_out(await create_run_in(services().backend, workspace_id, data)), 201
 
 
 @blueprint.get("")
@@ -78,7 +80,7 @@ async def create_run(data: CreateRunRequest) -> tuple[RunOut, int]:
 async def list_runs(query_args: PageQuery) -> RunList:
     """The workspace's runs, newest first, paged."""
     runs, total = await runs_out(
-        current_principal().workspace_id, query_args.offset, query_args.page_size
+        services().store, current_principal().workspace_id, query_args.offset, query_args.page_size
     )
     return RunList(runs=runs, **query_args.fields(total))
 
@@ -88,7 +90,7 @@ async def list_runs(query_args: PageQuery) -> RunList:
 @validate_response(RunOut, 200)
 async def get_run(run_id: str) -> RunOut:
     """State, timings, progress, counts, and the analysis id once it succeeded."""
-    return run_out(await owned_run(run_id))
+    return run_out(await _owned(run_id))
 
 
 @blueprint.delete("/<id:run_id>")
@@ -96,7 +98,7 @@ async def get_run(run_id: str) -> RunOut:
 @validate_response(DeletedOut, 200)
 async def delete_run(run_id: str) -> DeletedOut:
     """Delete a finished run with its log, alerts and analysis (409 while it runs)."""
-    await delete_run_in(await owned_run(run_id))
+    await delete_run_in(services().backend, await _owned(run_id))
     return DeletedOut(id=run_id, deleted=True)
 
 
@@ -105,7 +107,7 @@ async def delete_run(run_id: str) -> DeletedOut:
 @validate_response(RunOut, 200)
 async def cancel_run(run_id: str) -> RunOut:
     """Cancel a queued or running run; it ends `cancelled` within a second."""
-    return run_out(await cancel_run_in(await owned_run(run_id)))
+    return run_out(await cancel_run_in(services().backend, await _owned(run_id)))
 
 
 @blueprint.post("/<id:run_id>/replay")
@@ -113,7 +115,7 @@ async def cancel_run(run_id: str) -> RunOut:
 @validate_response(RunOut, 200)
 async def replay_run(run_id: str) -> RunOut:
     """Start a new run with the same inputs; `replay_of` links it to the original."""
-    return run_out(await replay_run_in(await owned_run(run_id)))
+    return run_out(await replay_run_in(services().backend, await _owned(run_id)))
 
 
 @blueprint.get("/<id:run_id>/log")
@@ -121,10 +123,15 @@ async def replay_run(run_id: str) -> RunOut:
 @validate_querystring(LogQuery)
 async def run_log(run_id: str, query_args: LogQuery) -> Response:
     """The last `tail_lines` lines of the run's log (1-5000, default 160), as text."""
-    run = await owned_run(run_id)
+    run = await _owned(run_id)
     lines = await services().store.runs.log_tail(run.id, query_args.tail_lines)
     text = "".join(f"{at.isoformat(timespec='seconds')} {line}\n" for at, line in lines)
     return Response(text, content_type="text/plain; charset=utf-8")
+
+
+async def _owned(run_id: str) -> RunRecord:
+    """The API caller's run `run_id`; `NotFound` for another workspace's or none."""
+    return await owned_run(services().store, run_id, current_principal().workspace_id)
 
 
 def _alerts_of(result_json: str) -> list[dict[str, Any]]:
@@ -165,10 +172,10 @@ def _cell(value: object) -> object:
 @validate_querystring(AlertsQuery)
 async def alerts_download(run_id: str, query_args: AlertsQuery) -> Response:
     """The run's alerts as a file: CSV (default) or JSON with `?format=json`."""
-    run = await owned_run(run_id)
+    run = await _owned(run_id)
     if run.analysis_id is None:
         raise Conflict(f"Run {run.id} has no analysis ({run.state})", code="no_analysis")
-    analysis = await analysis_in_workspace(run.analysis_id, run.workspace_id)
+    analysis = await analysis_in_workspace(services().store, run.analysis_id, run.workspace_id)
     alerts = _alerts_of(analysis.result_json)
     filename = f"nichescope-alerts-{run.id}.{query_args.format}"
     disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}

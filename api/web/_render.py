@@ -63,7 +63,8 @@ async def page(
         template,
         person=who,
         # Read each time from the store: the banner goes as soon as the address is proven.
-        unconfirmed_email=who is not None and await proven_address(who.user_id) is None,
+        unconfirmed_email=who is not None
+        and await proven_address(services().store, who.user_id) is None,
         notice=context.pop("notice", notice),
         oidc_enabled=oidc_enabled(),
         csrf_field=csrf.FIELD,

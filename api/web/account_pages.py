@@ -20,6 +20,7 @@ from api.services import services
 from api.web import csrf, flash
 from api.web._blueprint import blueprint
 from api.web._render import field_errors, page, person, see_other
+from store import Store
 
 T = TypeVar("T")
 
@@ -51,14 +52,14 @@ async def signed_in_form() -> Principal:
     return who
 
 
-async def signed_in_record(owned: Callable[[str, str], Awaitable[T]], record_id: str) -> T:
-    """`owned(record_id, the signed-in person's workspace)`, whose `NotFound` (another
+async def signed_in_record(owned: Callable[[Store, str, str], Awaitable[T]], record_id: str) -> T:
+    """`owned(store, record_id, the signed-in person's workspace)`, whose `NotFound` (another
     workspace's record or none) is the 404 page. A form acting on it (any method but GET and
     HEAD) has its session CSRF token checked first: decided by the request, not by the
     caller, so that no handler can forget it."""
     reading = request.method in ("GET", "HEAD")
     who = await (signed_in() if reading else signed_in_form())
-    return await owned(record_id, who.workspace_id)
+    return await owned(services().store, record_id, who.workspace_id)
 
 
 async def _keys_page(who: Principal, *, status: int = 200, **context: Any) -> Response:
@@ -83,6 +84,7 @@ async def create_key() -> Response:
     except ValidationError as err:
         return await _keys_page(who, status=422, form=values, errors=field_errors(err))
     minted = await mint_access_token(
+        services(),
         user_id=who.user_id,
         workspace_id=who.workspace_id,
         label=data.label,

@@ -18,6 +18,7 @@ from api.http.errors import ApiError
 from api.monitors.actions import owned_monitor
 from api.notifications import actions
 from api.notifications.schemas import MonitorRule
+from api.services import services
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
 from api.web._words import explain
@@ -92,9 +93,10 @@ def _values(rule: RuleRecord | None) -> dict[str, Any]:
 async def _alerts_page(
     who: Principal, monitor_id: str, *, status: int = 200, **context: Any
 ) -> Response:
-    monitor = await owned_monitor(monitor_id, who.workspace_id)
-    own = await actions.list_rules(who.workspace_id, monitor.id)
-    channels = await actions.list_channels(who.workspace_id)
+    svc = services()
+    monitor = await owned_monitor(svc.store, monitor_id, who.workspace_id)
+    own = await actions.list_rules(svc.store, who.workspace_id, monitor.id)
+    channels = await actions.list_channels(svc.store, who.workspace_id)
     context.setdefault("form", _values(own[0] if own else None))
     context.setdefault("errors", {})
     return await page(
@@ -176,15 +178,16 @@ def _errors(err: ValidationError) -> dict[str, str]:
 
 @blueprint.post("/monitors/<id:monitor_id>/alerts")
 async def save_alerts(monitor_id: str) -> Response:
+    svc = services()
     who = await signed_in_form()
-    monitor = await owned_monitor(monitor_id, who.workspace_id)
+    monitor = await owned_monitor(svc.store, monitor_id, who.workspace_id)
     form = await request.form
     values: dict[str, Any] = {k: form.get(k, "").strip() for k in TEXT_FIELDS}
     values["kinds"] = form.getlist("kinds")
     values["channel_ids"] = form.getlist("channel_ids")
     values["enabled"] = form.get("enabled") == "on"
     if not values["kinds"]:
-        await actions.set_monitor_rules(who.workspace_id, monitor.id, [])
+        await actions.set_monitor_rules(svc.store, who.workspace_id, monitor.id, [])
         return see_other(f"/monitors/{monitor.id}/alerts?notice=cleared")
     try:
         rule = MonitorRule.model_validate(  # form fields are text: numbers parsed from it
@@ -193,7 +196,7 @@ async def save_alerts(monitor_id: str) -> Response:
     except ValidationError as err:
         return await _alerts_page(who, monitor.id, status=422, form=values, errors=_errors(err))
     try:
-        await actions.set_monitor_rules(who.workspace_id, monitor.id, [rule])
+        await actions.set_monitor_rules(svc.store, who.workspace_id, monitor.id, [rule])
     except ApiError as err:
         return await _alerts_page(
             who, monitor.id, status=err.status, form=values, error=explain(err)

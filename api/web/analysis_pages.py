@@ -108,8 +108,9 @@ def sales_basis_shown(result: dict[str, Any]) -> dict[str, str] | None:
 @blueprint.get("/analyses")
 async def analyses() -> Response:
     who = await signed_in()
-    items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
-    names = await analysis_titles(who.workspace_id, items)
+    store = services().store
+    items, _ = await store.runs.analyses(who.workspace_id, 0, 50)
+    names = await analysis_titles(store, who.workspace_id, items)
     return await page("analyses.html", analyses=items, names=names)
 
 
@@ -132,10 +133,11 @@ def niche_links(monitor_id: str, niches: list[dict[str, Any]]) -> dict[int, str]
 @blueprint.get("/analyses/<id:analysis_id>")
 async def analysis_detail(analysis_id: str) -> Response:
     who = await signed_in()
-    analysis = await analysis_in_workspace(analysis_id, who.workspace_id)
+    store = services().store
+    analysis = await analysis_in_workspace(store, analysis_id, who.workspace_id)
     result = document(analysis.result_json)
     niches = result.get("niches", [])[:25]
-    run, monitor = await run_and_monitor(analysis)  # the name, and where its listings live
+    run, monitor = await run_and_monitor(store, analysis)  # the name, and where its listings live
     depth = depth_of(analysis)
     return await page(
         "analysis.html",
@@ -145,15 +147,13 @@ async def analysis_detail(analysis_id: str) -> Response:
         result=result,
         niches=niches,
         niche_links={} if monitor is None else niche_links(monitor.id, niches),
-        prices=await niche_prices(
-            services().store, who.workspace_id, analysis, result, len(niches)
-        ),
+        prices=await niche_prices(store, who.workspace_id, analysis, result, len(niches)),
         alerts=result.get("alerts", [])[:50],
         graphs=graphs_of(analysis.id, result),
         graph_key=graph_key(result),
         sales_basis=sales_basis_shown(result),
         notices=NOTICES,
-        pinned=await services().store.runs.pinned(who.workspace_id) == analysis.id,
+        pinned=await store.runs.pinned(who.workspace_id) == analysis.id,
         trust={
             "cleared": TRUST_FLOOR.cleared_by(depth),
             "rests_on": rests_on(depth),
@@ -167,7 +167,7 @@ async def pin_analysis(analysis_id: str) -> Response:
     """Show this analysis on the dashboard until unpinned (`choice.pin_in`: a 404 page for
     an analysis not in the workspace)."""
     who = await signed_in_form()
-    await pin_in(who.workspace_id, analysis_id)
+    await pin_in(services().store, who.workspace_id, analysis_id)
     return see_other("/dashboard?notice=pinned")
 
 
@@ -175,11 +175,12 @@ async def pin_analysis(analysis_id: str) -> Response:
 @allow_body("import_max_bytes")
 async def import_export() -> Response:
     who = await signed_in_form()
+    svc = services()
     try:
-        analysis = await import_from_request(who.workspace_id)
+        analysis = await import_from_request(svc.store, svc.import_slots, who.workspace_id)
     except ApiError as err:
-        items, _ = await services().store.runs.analyses(who.workspace_id, 0, 50)
-        names = await analysis_titles(who.workspace_id, items)
+        items, _ = await svc.store.runs.analyses(who.workspace_id, 0, 50)
+        names = await analysis_titles(svc.store, who.workspace_id, items)
         return await page(
             "analyses.html", status=err.status, analyses=items, names=names, error=explain(err)
         )

@@ -64,7 +64,7 @@ async def signup() -> Response:
     except ValidationError as err:
         return await page("signup.html", status=422, form=values, errors=field_errors(err))
     try:
-        await identity.register_account(str(data.email), data.password, data.name)
+        await identity.register_account(services(), str(data.email), data.password, data.name)
     except TooManyRequests as err:
         words = _wait_words(err)
         return _waiting(
@@ -82,6 +82,7 @@ async def login_form() -> Response:
 
 @blueprint.post("/login")
 async def login() -> Response:
+    svc = services()
     await csrf.check("pre")
     form = await request.form
     values = {"email": form.get("email", "").strip(), "password": form.get("password", "")}
@@ -98,24 +99,25 @@ async def login() -> Response:
     except ValidationError as err:
         return await again(422, field_errors(err))
     try:
-        signed_in = await identity.check_password(str(data.email), data.password)
+        signed_in = await identity.check_password(svc, str(data.email), data.password)
     except InvalidCredentials:
         return await again(401, {}, "That e-mail and password do not match. Check both and retry.")
     except TooManyRequests as err:
         return _waiting(await again(429, {}, _wait_words(err)), err)
-    session = await identity.start_session(signed_in.user.id)
+    session = await identity.start_session(svc, signed_in.user.id)
     response = see_other(next_path)
-    identity.set_session_cookie(response, session)
-    identity.set_device_cookie(response, signed_in)
+    identity.set_session_cookie(svc.settings, response, session)
+    identity.set_device_cookie(svc.settings, response, signed_in)
     return response
 
 
 @blueprint.post("/logout")
 async def logout() -> Response:
+    svc = services()
     await csrf.check("session")
-    await identity.end_current_session()
+    await identity.end_current_session(svc)
     response = see_other("/login?notice=signed-out")
-    identity.clear_session_cookie(response)
+    identity.clear_session_cookie(svc.settings, response)
     return response
 
 
@@ -141,7 +143,7 @@ async def forgot() -> Response:
     except ValidationError as err:
         return await page("forgot.html", status=422, form=values, errors=field_errors(err))
     try:
-        await identity.send_password_reset(str(data.email))
+        await identity.send_password_reset(services(), str(data.email))
     except TooManyRequests as err:
         words = _wait_words(err)
         return _waiting(
@@ -164,7 +166,7 @@ async def reset_form() -> Response:
 async def _reset_page(token: str, *, status: int = 200, **context: Any) -> Response:
     """The reset form, with the account's live access tokens offered for revocation (a link
     that no longer works shows the "ask for a new link" state instead)."""
-    tokens = await identity.tokens_at_reset(token)
+    tokens = await identity.tokens_at_reset(services(), token)
     if token and tokens is None:
         context.setdefault("error", DEAD_RESET_LINK)
     return await page(
@@ -178,6 +180,7 @@ async def _reset_page(token: str, *, status: int = 200, **context: Any) -> Respo
 
 @blueprint.post("/reset-password")
 async def reset() -> Response:
+    svc = services()
     await csrf.check("pre")
     form = await request.form
     values = {"token": form.get("token", ""), "password": form.get("password", "")}
@@ -189,7 +192,9 @@ async def reset() -> Response:
     except ValidationError as err:
         return await _reset_page(values["token"], status=422, errors=field_errors(err))
     try:
-        await identity.reset_password(data.token, data.password, revoke_tokens=data.revoke_tokens)
+        await identity.reset_password(
+            svc, data.token, data.password, revoke_tokens=data.revoke_tokens
+        )
     except BadRequest:
         return await page(
             "reset.html",
@@ -200,5 +205,5 @@ async def reset() -> Response:
         )
     response = see_other("/login?notice=password-changed")
     # Every session of the account has just ended, this browser's included.
-    identity.clear_session_cookie(response)
+    identity.clear_session_cookie(svc.settings, response)
     return response

@@ -7,6 +7,7 @@ from typing import Any
 from quart import Response, request
 
 from api.billing import actions as service
+from api.http.auth import client_ip
 from api.http.errors import ApiError
 from api.services import services
 from api.web import csrf, flash
@@ -28,13 +29,14 @@ def billing_configured() -> bool:
 
 async def _billing_page(*, status: int = 200, **context: Any) -> Response:
     who = await signed_in()
-    await service.ensure_plans()
-    plans = await services().store.billing.plans()
+    billing = services().billing
+    await service.ensure_plans(billing)
+    plans = await billing.store.billing.plans()
     return await page(
         "billing.html",
         status=status,
         plans=plans,
-        summary=await service.summary(who.workspace_id),
+        summary=await service.summary(billing, who.workspace_id),
         configured=billing_configured(),
         **context,
     )
@@ -54,7 +56,7 @@ async def billing() -> Response:
 async def start_trial() -> Response:
     who = await signed_in_form()
     try:
-        await service.start_trial(who, who.email)
+        await service.start_trial(services().mailing, who, who.email, client_ip())
     except ApiError as err:
         return await _refused(err)
     return see_other("/billing?notice=trial-sent")
@@ -65,7 +67,7 @@ async def checkout() -> Response:
     who = await signed_in_form()
     plan = (await request.form).get("plan", "")
     try:
-        url, _session = await service.checkout(who, plan)
+        url, _session = await service.checkout(services().billing, who, plan)
     except ApiError as err:
         return await _refused(err)
     return see_other(url)
@@ -75,7 +77,7 @@ async def checkout() -> Response:
 async def portal() -> Response:
     who = await signed_in_form()
     try:
-        url = await service.portal(who)
+        url = await service.portal(services().billing, who)
     except ApiError as err:
         return await _refused(err)
     return see_other(url)
@@ -84,13 +86,14 @@ async def portal() -> Response:
 @blueprint.get("/billing/success")
 async def success() -> Response:
     """Stripe's return address: synchronise the subscription now (the webhook may lag)."""
+    svc = services()
     who = await signed_in()
     session_id = request.args.get("session_id", "").strip()[:255] or None
     try:
-        outcome = await service.sync_checkout(who, session_id)
+        outcome = await service.sync_checkout(svc.billing, who, session_id)
     except ApiError as err:
         return await _refused(err)
-    summary = await service.summary(who.workspace_id)
+    summary = await service.summary(svc.billing, who.workspace_id)
     return await page("billing_success.html", outcome=outcome, summary=summary)
 
 
@@ -108,7 +111,7 @@ async def trial_confirm() -> Response:
     await csrf.check("pre")
     token = (await request.form).get("token", "")
     try:
-        _plan, trial_end = await service.confirm_trial(token)
+        _plan, trial_end = await service.confirm_trial(services().mailing, token)
     except ApiError as err:
         return await page(
             "trial_confirm.html", status=err.status, token="", started=False, error=explain(err)

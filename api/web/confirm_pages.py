@@ -13,8 +13,10 @@ from __future__ import annotations
 from quart import Response, request
 
 from api.accounts.confirmation import confirm_account, resend_account_confirmation
+from api.http.auth import client_ip
 from api.http.errors import ApiError
 from api.notifications.actions import confirm_channel
+from api.services import services
 from api.web import csrf
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
@@ -42,7 +44,7 @@ async def account_confirm_form() -> Response:
 async def account_confirm() -> Response:
     await csrf.check("pre")
     try:
-        await confirm_account((await request.form).get("token", ""))
+        await confirm_account(services().mailing, (await request.form).get("token", ""))
     except ApiError as err:
         return await page(TEMPLATE, status=err.status, purpose="account", error=explain(err))
     return see_other("/confirm-email?notice=confirmed")
@@ -53,7 +55,7 @@ async def account_confirm_resend() -> Response:
     """The banner's button: a new link to the signed-in person's address."""
     who = await signed_in_form()
     try:
-        await resend_account_confirmation(who)
+        await resend_account_confirmation(services().mailing, who, client_ip())
     except ApiError as err:  # too many mails, or a mail server that refused
         return see_other(
             f"/dashboard?notice={'confirm-wait' if err.status == 429 else 'confirm-failed'}"
@@ -70,7 +72,7 @@ async def channel_confirm_form() -> Response:
 async def channel_confirm() -> Response:
     await csrf.check("pre")
     try:
-        await confirm_channel((await request.form).get("token", ""))
+        await confirm_channel(services().mailing, (await request.form).get("token", ""))
     except ApiError as err:
         return await page(TEMPLATE, status=err.status, purpose="channel", error=explain(err))
     return see_other("/notifications/confirm?notice=confirmed")

@@ -37,7 +37,7 @@ NOTICES = {
 async def dashboard() -> Response:
     who = await signed_in()
     store = services().store
-    choice, runs = await dashboard_choice(who.workspace_id, recent_runs=RECENT_RUNS)
+    choice, runs = await dashboard_choice(store, who.workspace_id, recent_runs=RECENT_RUNS)
     origin, newer = choice.origin, choice.newer
     analysis = origin.analysis if origin is not None else None
     stored = await store.runs.analysis_result(analysis.id, who.workspace_id) if analysis else None
@@ -55,7 +55,7 @@ async def dashboard() -> Response:
         newer_title=title_of(newer) if newer is not None else None,
         newer_rests_on=rests_on(depth_of(newer.analysis)) if newer is not None else None,
         notices=NOTICES,
-        run_names=await run_titles(who.workspace_id, runs),
+        run_names=await run_titles(store, who.workspace_id, runs),
         niches=niches,
         graphs=graphs_of(analysis.id, result) if analysis else [],
         niche_links=niche_links(monitor.id, niches) if monitor else {},
@@ -71,5 +71,5 @@ async def dashboard() -> Response:
 @blueprint.post("/dashboard/unpin")
 async def unpin() -> Response:
     who = await signed_in_form()
-    await unpin_in(who.workspace_id)
+    await unpin_in(services().store, who.workspace_id)
     return see_other("/dashboard?notice=unpinned")

@@ -54,16 +54,17 @@ INTERVALS = (
 
 
 async def _list_page(workspace_id: str, *, status: int = 200, **context: object) -> Response:
-    monitors = await services().store.monitors.in_workspace(workspace_id)
-    analyses, _ = await services().store.runs.analyses(workspace_id, 0, 20)
+    store = services().store
+    monitors = await store.monitors.in_workspace(workspace_id)
+    analyses, _ = await store.runs.analyses(workspace_id, 0, 20)
     context.setdefault("form", {"url": "", "label": "", "interval": "", "analysis_id": ""})
     context.setdefault("errors", {})
     return await page(
         "monitors.html",
         status=status,
-        monitors=await counted(monitors),
+        monitors=await counted(store, monitors),
         analyses=analyses,
-        analysis_names=await analysis_titles(workspace_id, analyses),
+        analysis_names=await analysis_titles(store, workspace_id, analyses),
         intervals=INTERVALS,
         notices=NOTICES,
         **context,
@@ -107,7 +108,7 @@ async def start_monitor() -> Response:
         errors["form"] += "interval between 1 second and 7 days."
         return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
     try:
-        monitor = await start_monitor_in(who.workspace_id, data)
+        monitor = await start_monitor_in(services().backend, who.workspace_id, data)
     except ApiError as err:
         return await _list_page(
             who.workspace_id, status=err.status, form=values, error=explain(err)
@@ -151,9 +152,10 @@ def _niche_words(query: dict[str, str], shown: list[ListingRecord]) -> str:
 
 @blueprint.get("/monitors/<id:monitor_id>")
 async def monitor_detail(monitor_id: str) -> Response:
+    svc = services()
     who = await signed_in()
-    monitor = await owned(monitor_id, who.workspace_id)
-    store = services().store
+    store = svc.store
+    monitor = await owned(store, monitor_id, who.workspace_id)
     state = request.args.get("state", "open")
     if state not in STATES:
         state = "open"
@@ -167,7 +169,7 @@ async def monitor_detail(monitor_id: str) -> Response:
         else await store.monitors.listings(monitor.id, states, current, PAGE_SIZE),
         "monitor",
     )
-    shown = await one_monitor_out(monitor)
+    shown = await one_monitor_out(svc.backend, monitor)
     market_at, ours = shown.last_check_market_at, shown.last_poll_at
     return await page(
         "monitor.html",
@@ -185,19 +187,19 @@ async def monitor_detail(monitor_id: str) -> Response:
         pages=page_count(listings.total, PAGE_SIZE),
         evidence_words=EVIDENCE_WORDS,
         notices=NOTICES,
-        alerts=await alert_summary(who.workspace_id, monitor.id),
+        alerts=await alert_summary(store, who.workspace_id, monitor.id),
     )
 
 
 @blueprint.post("/monitors/<id:monitor_id>/pause")
 async def pause_monitor(monitor_id: str) -> Response:
-    await pause_monitor_in(await signed_in_record(owned, monitor_id))
+    await pause_monitor_in(services().backend, await signed_in_record(owned, monitor_id))
     return see_other(f"/monitors/{monitor_id}?notice=paused")
 
 
 @blueprint.post("/monitors/<id:monitor_id>/resume")
 async def resume_monitor(monitor_id: str) -> Response:
-    await resume_monitor_in(await signed_in_record(owned, monitor_id))
+    await resume_monitor_in(services().backend, await signed_in_record(owned, monitor_id))
     return see_other(f"/monitors/{monitor_id}?notice=resumed")
 
 
@@ -215,5 +217,5 @@ async def confirm_delete_monitor(monitor_id: str) -> Response:
 
 @blueprint.post("/monitors/<id:monitor_id>/delete")
 async def delete_monitor(monitor_id: str) -> Response:
-    await delete_monitor_in(await signed_in_record(owned, monitor_id))
+    await delete_monitor_in(services().backend, await signed_in_record(owned, monitor_id))
     return see_other("/monitors?notice=deleted")

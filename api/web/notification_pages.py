@@ -18,6 +18,7 @@ from api.http.auth import Principal
 from api.http.errors import ApiError
 from api.notifications import actions
 from api.notifications.schemas import CreateChannelRequest, UpdateChannelRequest
+from api.services import services
 from api.web import flash
 from api.web._blueprint import blueprint
 from api.web._render import page, see_other
@@ -79,9 +80,10 @@ def _alert_line(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _notifications_page(who: Principal, *, status: int = 200, **context: Any) -> Response:
-    channels = await actions.list_channels(who.workspace_id)
-    log = await actions.list_deliveries(who.workspace_id, None, 1)
-    alerts = await actions.list_notifications(who.workspace_id, None, None, 1)
+    svc = services()
+    channels = await actions.list_channels(svc.store, who.workspace_id)
+    log = await actions.list_deliveries(svc.store, who.workspace_id, None, 1)
+    alerts = await actions.list_notifications(svc.store, who.workspace_id, None, None, 1)
     context.setdefault("form", {})
     context.setdefault("errors", {})
     return await page(
@@ -132,6 +134,7 @@ def _form_errors(err: ValidationError) -> dict[str, str]:
 
 @blueprint.post("/notifications/channels")
 async def add_channel() -> Response:
+    svc = services()
     who = await signed_in_form()
     form = await request.form
     values = {k: form.get(k, "").strip() for k in FORM_FIELDS}
@@ -143,8 +146,10 @@ async def add_channel() -> Response:
             who, status=422, form=values, errors=_form_errors(err), open_kind=values["kind"]
         )
     try:
-        proven = await proven_address(who.user_id) if data.kind == "email" else None
-        created = await actions.create_channel(who.workspace_id, data, proven_email=proven)
+        proven = await proven_address(svc.store, who.user_id) if data.kind == "email" else None
+        created = await actions.create_channel(
+            svc.mailing, who.workspace_id, data, proven_email=proven
+        )
     except ApiError as err:
         errors = {str(err.extra.get("field") or "form"): explain(err)}
         return await _notifications_page(
@@ -183,12 +188,15 @@ def _fields(values: dict[str, str]) -> tuple[str, ...]:
 
 @blueprint.post("/notifications/channels/<id:channel_id>/test")
 async def test_channel(channel_id: str) -> Response:
+    svc = services()
     who = await signed_in_form()
     try:
-        outcome = await actions.send_test(who.workspace_id, channel_id)
+        outcome = await actions.send_test(
+            svc.mailing, svc.test_limiter, who.workspace_id, channel_id
+        )
     except ApiError as err:
         return await _refused(who, err)
-    channel = await actions.owned_channel(who.workspace_id, channel_id)
+    channel = await actions.owned_channel(svc.store, who.workspace_id, channel_id)
     outcome_shown = {"ok": outcome.ok, "message": outcome.message, "name": channel.name}
     return flash.carry(see_other(PAGE), PAGE, test_result=outcome_shown)
 
@@ -197,7 +205,7 @@ async def test_channel(channel_id: str) -> Response:
 async def send_channel_confirmation(channel_id: str) -> Response:
     who = await signed_in_form()
     try:
-        await actions.send_confirmation(who.workspace_id, channel_id)
+        await actions.send_confirmation(services().mailing, who.workspace_id, channel_id)
     except ApiError as err:
         return await _refused(who, err)
     return see_other("/notifications?notice=confirm-sent")
@@ -206,7 +214,7 @@ async def send_channel_confirmation(channel_id: str) -> Response:
 async def _switch(channel_id: str, enabled: bool) -> Response:
     who = await signed_in_form()
     await actions.update_channel(
-        who.workspace_id, channel_id, UpdateChannelRequest(enabled=enabled)
+        services().store, who.workspace_id, channel_id, UpdateChannelRequest(enabled=enabled)
     )
     return see_other(f"/notifications?notice={'enabled' if enabled else 'disabled'}")
 
@@ -224,15 +232,16 @@ async def disable_channel(channel_id: str) -> Response:
 @blueprint.post("/notifications/channels/<id:channel_id>/delete")
 async def delete_channel(channel_id: str) -> Response:
     who = await signed_in_form()
-    await actions.delete_channel(who.workspace_id, channel_id)
+    await actions.delete_channel(services().store, who.workspace_id, channel_id)
     return see_other("/notifications?notice=deleted")
 
 
 @blueprint.post("/notifications/channels/<id:channel_id>/rotate")
 async def rotate_secret(channel_id: str) -> Response:
+    svc = services()
     who = await signed_in_form()
     try:
-        rotated = await actions.rotate_secret(who.workspace_id, channel_id)
+        rotated = await actions.rotate_secret(svc.store, svc.settings, who.workspace_id, channel_id)
     except ApiError as err:
         return await _refused(who, err)
     until = rotated.previous_valid_until.isoformat()

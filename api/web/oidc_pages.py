@@ -95,10 +95,11 @@ async def oidc_start() -> Response:
 
 @blueprint.get("/auth/oidc/callback")
 async def oidc_callback() -> Response:
+    svc = services()
     if not oidc_enabled():
         return await page("error.html", status=404, title="Page not found", reason="")
     try:
-        pending = PendingSignIn.unseal(request.cookies.get(PENDING_COOKIE, ""), services().hasher)
+        pending = PendingSignIn.unseal(request.cookies.get(PENDING_COOKIE, ""), svc.hasher)
         if request.args.get("error"):
             raise OidcError(
                 "Sign-in was cancelled or refused at your identity provider.",
@@ -116,8 +117,8 @@ async def oidc_callback() -> Response:
     except OidcError as err:
         return await _failed(err)
     user = await _account_for(found.email, found.name)
-    session = await identity.start_session(user.id)
+    session = await identity.start_session(svc, user.id)
     response = see_other(pending.next_path)
-    identity.set_session_cookie(response, session)
+    identity.set_session_cookie(svc.settings, response, session)
     response.delete_cookie(PENDING_COOKIE, path=COOKIE_PATH)
     return response

@@ -34,7 +34,7 @@ async def _list_page(workspace_id: str, *, status: int = 200, **context: object)
     current = requested_page()
     runs, total = await store.runs.in_workspace(workspace_id, (current - 1) * PAGE_SIZE, PAGE_SIZE)
     monitors = await store.monitors.in_workspace(workspace_id)
-    limits = await plan_limits(workspace_id)
+    limits = await plan_limits(workspace_id, store=store)
     # An empty box means "as many as the plan allows": the form never suggests more.
     context.setdefault(
         "form",
@@ -45,7 +45,7 @@ async def _list_page(workspace_id: str, *, status: int = 200, **context: object)
         "runs.html",
         status=status,
         runs=runs,
-        run_names=await run_titles(workspace_id, runs),
+        run_names=await run_titles(store, workspace_id, runs),
         items_allowed=limits.items_per_run if limits.can_create else None,
         monitors=monitors,
         current=current,
@@ -94,7 +94,7 @@ async def start_run() -> Response:
         )
         return await _list_page(who.workspace_id, status=422, form=values, errors=errors)
     try:
-        run = await create_run_in(who.workspace_id, data)
+        run = await create_run_in(services().backend, who.workspace_id, data)
     except ApiError as err:
         return await _list_page(
             who.workspace_id, status=err.status, form=values, error=explain(err)
@@ -112,8 +112,9 @@ async def _monitor_of(run: RunRecord) -> MonitorRecord | None:
 @blueprint.get("/runs/<id:run_id>")
 async def run_detail(run_id: str) -> Response:
     who = await signed_in()
-    run = await owned(run_id, who.workspace_id)
-    lines = await services().store.runs.log_tail(run.id, LOG_LINES)
+    store = services().store
+    run = await owned(store, run_id, who.workspace_id)
+    lines = await store.runs.log_tail(run.id, LOG_LINES)
     monitor = await _monitor_of(run)
     return await page(
         "run.html",
@@ -129,13 +130,13 @@ async def run_detail(run_id: str) -> Response:
 
 @blueprint.post("/runs/<id:run_id>/cancel")
 async def cancel_run(run_id: str) -> Response:
-    await cancel_run_in(await signed_in_record(owned, run_id))
+    await cancel_run_in(services().backend, await signed_in_record(owned, run_id))
     return see_other(f"/runs/{run_id}?notice=cancelled")
 
 
 @blueprint.post("/runs/<id:run_id>/replay")
 async def replay_run(run_id: str) -> Response:
-    replay = await replay_run_in(await signed_in_record(owned, run_id))
+    replay = await replay_run_in(services().backend, await signed_in_record(owned, run_id))
     return see_other(f"/runs/{replay.id}?notice=replayed")
 
 
@@ -153,5 +154,5 @@ async def confirm_delete_run(run_id: str) -> Response:
 
 @blueprint.post("/runs/<id:run_id>/delete")
 async def delete_run(run_id: str) -> Response:
-    await delete_run_in(await signed_in_record(owned, run_id))
+    await delete_run_in(services().backend, await signed_in_record(owned, run_id))
     return see_other("/runs?notice=deleted")

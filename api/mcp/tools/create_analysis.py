@@ -7,6 +7,7 @@ from api.mcp._registry import Tool
 from api.mcp.tools.create_monitor import CREATES_AND_SCRAPES
 from api.runs.actions import create_run_in, run_out
 from api.runs.schemas import CreateRunRequest, RunOut
+from api.services import services
 
 
 class CreatedRun(RunOut):
@@ -17,7 +18,8 @@ class CreatedRun(RunOut):
 
 async def create_analysis(principal: Principal, arguments: CreateRunRequest) -> CreatedRun:
     # The REST view's own function: URL checks, monitor ownership and quotas are identical.
-    run = run_out(await create_run_in(principal.workspace_id, arguments))
+    backend = services().backend
+    run = run_out(await create_run_in(backend, principal.workspace_id, arguments))
     return CreatedRun(
         **run.model_dump(),
         next_steps=(

@@ -6,6 +6,7 @@ from api.http.auth import Principal
 from api.mcp._registry import Annotations, Tool
 from api.monitors.actions import monitor_out, start_monitor_in
 from api.monitors.schemas import MonitorOut, StartMonitorRequest
+from api.services import services
 
 # Creates (never overwrites or deletes), each call a new monitor, and it polls the marketplace.
 CREATES_AND_SCRAPES = Annotations(
@@ -15,7 +16,8 @@ CREATES_AND_SCRAPES = Annotations(
 
 async def create_monitor(principal: Principal, arguments: StartMonitorRequest) -> MonitorOut:
     # The REST view's own function: URL checks, minimum interval and quotas are identical.
-    return monitor_out(await start_monitor_in(principal.workspace_id, arguments))
+    backend = services().backend
+    return monitor_out(await start_monitor_in(backend, principal.workspace_id, arguments))
 
 
 TOOL = Tool(

@@ -20,6 +20,7 @@ from api.mcp.tools._analysis_page import (
     page_of,
 )
 from api.naming import title_of_analysis
+from api.services import services
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 500
@@ -69,8 +70,9 @@ class GetAnalysisArguments(BaseModel):
 async def get_analysis(principal: Principal, arguments: GetAnalysisArguments) -> AnalysisPage:
     fields = chosen_fields(arguments.fields)
     # Another workspace's analysis is `not_found`, exactly like one that does not exist.
-    analysis = await analysis_in_workspace(arguments.analysis_id, principal.workspace_id)
-    full = analysis_out(analysis, await title_of_analysis(analysis))
+    store = services().store
+    analysis = await analysis_in_workspace(store, arguments.analysis_id, principal.workspace_id)
+    full = analysis_out(analysis, await title_of_analysis(store, analysis))
     window = Window(
         arguments.offset, arguments.limit, arguments.alerts_offset, arguments.alerts_limit
     )

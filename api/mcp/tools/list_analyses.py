@@ -9,6 +9,7 @@ from api.analyses.schemas import AnalysisSummary
 from api.http.auth import Principal
 from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PAGING_DOC, PageArguments, fitting
+from api.services import services
 
 
 class ListAnalysesArguments(PageArguments):
@@ -22,7 +23,9 @@ class AnalysisPage(BaseModel):
 
 
 async def list_analyses(principal: Principal, arguments: ListAnalysesArguments) -> AnalysisPage:
-    analyses, total = await summaries(principal.workspace_id, arguments.offset, arguments.limit)
+    analyses, total = await summaries(
+        services().store, principal.workspace_id, arguments.offset, arguments.limit
+    )
     shown = fitting(analyses)
     return AnalysisPage(analyses=shown, **arguments.fields(total, len(shown)))
 

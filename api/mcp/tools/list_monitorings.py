@@ -26,9 +26,10 @@ async def list_monitorings(
     principal: Principal, arguments: ListMonitoringsArguments
 ) -> MonitorPage:
     # The REST view's store call; the store answers the whole (small) list, paged here.
-    monitors = await services().store.monitors.in_workspace(principal.workspace_id)
+    store = services().store
+    monitors = await store.monitors.in_workspace(principal.workspace_id)
     page = monitors[arguments.offset : arguments.offset + arguments.limit]
-    shown = fitting(await counted(page))
+    shown = fitting(await counted(store, page))
     return MonitorPage(monitors=shown, **arguments.fields(len(monitors), len(shown)))
 
 

@@ -9,6 +9,7 @@ from api.mcp._registry import READ_ONLY, Tool
 from api.mcp.tools._paging import NEXT_CURSOR, PAGING_DOC, PageArguments, fitting
 from api.runs.actions import runs_out
 from api.runs.schemas import RunOut
+from api.services import services
 
 
 class ListRunsArguments(PageArguments):
@@ -22,7 +23,9 @@ class RunPage(BaseModel):
 
 
 async def list_runs(principal: Principal, arguments: ListRunsArguments) -> RunPage:
-    runs, total = await runs_out(principal.workspace_id, arguments.offset, arguments.limit)
+    runs, total = await runs_out(
+        services().store, principal.workspace_id, arguments.offset, arguments.limit
+    )
     shown = fitting(runs)
     return RunPage(runs=shown, **arguments.fields(total, len(shown)))
 

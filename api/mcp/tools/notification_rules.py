@@ -53,8 +53,9 @@ class MonitorRules(BaseModel):
 
 
 async def _answer(workspace_id: str, monitor_id: str) -> MonitorRules:
-    own = await actions.list_rules(workspace_id, monitor_id)
-    defaults = await services().store.notify.rules(workspace_id, defaults_only=True)
+    svc = services()
+    own = await actions.list_rules(svc.store, workspace_id, monitor_id)
+    defaults = await svc.store.notify.rules(workspace_id, defaults_only=True)
     uses_own = any(r.enabled for r in own)
     return MonitorRules(
         monitor_id=monitor_id,
@@ -76,7 +77,9 @@ async def set_notification_rules(
     principal: Principal, arguments: SetRulesArguments
 ) -> MonitorRules:
     # The REST and page code path: ids of another workspace are `not_found`, limits apply.
-    await actions.set_monitor_rules(principal.workspace_id, arguments.monitor_id, arguments.rules)
+    await actions.set_monitor_rules(
+        services().store, principal.workspace_id, arguments.monitor_id, arguments.rules
+    )
     return await _answer(principal.workspace_id, arguments.monitor_id)
 
 

@@ -13,8 +13,9 @@ from api.services import services
 
 async def whoami(principal: Principal, arguments: NoArguments) -> MeResponse:
     # The same store call and document as GET /api/auth/me, so agents and REST agree.
-    user = found(await services().store.get_user(principal.user_id), "user")
-    return await describe_me(user, principal)
+    svc = services()
+    user = found(await svc.store.get_user(principal.user_id), "user")
+    return await describe_me(svc, user, principal)
 
 
 TOOL = Tool(
