@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._columns import F64, I64
 from ._frame import Frame
-from ._input import F64, I64, AnalysisInput
+from ._input import AnalysisInput
 from ._niche_records import NicheKey, money, pct
 from ._result import Alert
 from ._stats import Z95, wilson
