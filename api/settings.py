@@ -19,7 +19,7 @@ from scrapers import (
     normalise_origin,
 )
 
-DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
+DEFAULT_DATABASE_URL = "sqlite:///var/nichescope.db"
 
 
 class ConfigError(Exception):
