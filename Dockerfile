@@ -31,7 +31,7 @@ RUN pip install --no-deps . \
     && mkdir -p /data && chown nichescope /data
 
 USER nichescope
-ENV NICHESCOPE_DATABASE_URL=sqlite+aiosqlite:////data/nichescope.db \
+ENV NICHESCOPE_DATABASE_URL=sqlite:////data/nichescope.db \
     NICHESCOPE_OUTBOX_DIR=/data/outbox
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \

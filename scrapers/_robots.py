@@ -1,37 +1,41 @@
-"""robots.txt per RFC 9309: groups, longest match, allow wins ties, `*` and `$` patterns."""
+"""robots.txt per RFC 9309, read by protego: the rules for our product token, or a blanket
+allow or deny when the file could not be read.
+
+Protego does the RFC's matching: the group of our product token (case-insensitive; groups
+of the same name merged) or else the `*` group, the longest matching rule, allow winning a
+tie, `*` and `$` in patterns, percent-encoding normalised, and `/robots.txt` itself always
+allowed. What protego leaves to its caller is here: what a status means (section 2.3.1) and the
+parsing limit (section 2.5). The body was already capped by the client's `max_bytes` when it
+was read, like every response.
+"""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from urllib.parse import unquote
+from typing import Final
+
+from protego import Protego
+
+PARSE_LIMIT: Final = 500 * 1024
+"""How much of robots.txt is parsed (RFC 9309 section 2.5: at least 500 KiB); the rest is
+ignored. Parsing runs on the event loop, and a file of tens of thousands of wildcard rules
+takes seconds per 500 KiB."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    allow: bool
-    pattern: str
-    regex: re.Pattern[str]
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    regex = ".*".join(re.escape(unquote(part)) for part in body.split("*"))
-    return re.compile(regex + ("$" if anchored else ""))
-
-
-@dataclass(frozen=True, slots=True)
 class RobotsRules:
-    """The rules that apply to one user agent, or a blanket allow/deny."""
+    """What one origin's robots.txt lets our product token fetch."""
 
-    rules: tuple[_Rule, ...] = ()
-    allow_all: bool = False
-    disallow_all: bool = False
+    __slots__ = ("_disallow_all", "_parsed", "_product")
+
+    def __init__(
+        self, parsed: Protego | None = None, product: str = "", *, disallow_all: bool = False
+    ) -> None:
+        self._parsed = parsed
+        self._product = product
+        self._disallow_all = disallow_all
 
     @classmethod
     def allowing_all(cls) -> RobotsRules:
-        return cls(allow_all=True)
+        return cls()
 
     @classmethod
     def disallowing_all(cls) -> RobotsRules:
@@ -48,52 +52,19 @@ class RobotsRules:
 
     @classmethod
     def parse(cls, text: str, product: str) -> RobotsRules:
-        product = product.lower()
-        groups: list[tuple[list[str], list[_Rule]]] = []
-        agents: list[str] = []
-        rules: list[_Rule] = []
-        in_rules = False
-        for raw in text.splitlines():
-            line = raw.split("#", 1)[0].strip()
-            if ":" not in line:
-                continue
-            key, _, value = line.partition(":")
-            key, value = key.strip().lower(), value.strip()
-            if key == "user-agent":
-                if in_rules:
-                    groups.append((agents, rules))
-                    agents, rules, in_rules = [], [], False
-                agents.append(value.lower())
-            elif key in ("allow", "disallow"):
-                in_rules = True
-                if value:  # an empty disallow matches nothing
-                    rules.append(_Rule(key == "allow", value, _compile(value)))
-        if agents:
-            groups.append((agents, rules))
-        chosen: list[_Rule] = []
-        matched = False
-        for group_agents, group_rules in groups:
-            if product in group_agents:
-                chosen.extend(group_rules)
-                matched = True
-        if not matched:
-            for group_agents, group_rules in groups:
-                if "*" in group_agents:
-                    chosen.extend(group_rules)
-        return cls(rules=tuple(chosen))
+        """The rules of `text` for `product`, read up to `PARSE_LIMIT` characters (at least
+        as many bytes); a line the limit cuts through is dropped whole, not misread."""
+        if len(text) > PARSE_LIMIT:
+            lines = text[:PARSE_LIMIT].splitlines(keepends=True)
+            if lines and not lines[-1].endswith(("\n", "\r")):
+                lines.pop()
+            text = "".join(lines)
+        return cls(Protego.parse(text), product)
 
     def can_fetch(self, target: str) -> bool:
-        if self.disallow_all:
+        """Whether the path and query `target` may be fetched."""
+        if self._disallow_all:
             return target == "/robots.txt"
-        if self.allow_all:
+        if self._parsed is None:
             return True
-        path = unquote(target or "/")
-        best: _Rule | None = None
-        for rule in self.rules:
-            if rule.regex.match(path) and (
-                best is None
-                or len(rule.pattern) > len(best.pattern)
-                or (len(rule.pattern) == len(best.pattern) and rule.allow)
-            ):
-                best = rule
-        return best is None or best.allow
+        return self._parsed.can_fetch(target or "/", self._product)

@@ -3,7 +3,6 @@
 Nothing outside this package touches SQLAlchemy sessions; everything goes through `Store`.
 """
 
-from ._db.asyncio_loop import asyncio_loop
 from ._db.errors import (
     AlreadyExists,
     DatabaseUnavailable,
@@ -273,7 +272,6 @@ __all__ = [
     "TokenOwner",
     "UserRecord",
     "alembic_config",
-    "asyncio_loop",
     "confidence_admits",
     "listing_matches",
     "migrate",

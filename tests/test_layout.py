@@ -1,7 +1,8 @@
 """The layout's rules, checked on the source (CONTRIBUTING.md, "Layout"):
 
-- no import cycle inside `api/` or `store/` (imports inside functions count: they only hide a
-  cycle), and the store's plumbing (`store/_db/`) imports none of its resources;
+- no import cycle inside any package (`api/`, `engine/`, `scrapers/`, `store/` and every
+  subpackage of theirs), nor through several of them (imports inside functions count: they
+  only hide a cycle), and the store's plumbing (`store/_db/`) imports none of its resources;
 - the web pages and the MCP tools use a resource through its `actions` and `schemas`, never
   its REST handlers;
 - no module over 400 lines and no function over 60 in the service's packages;
@@ -105,15 +106,25 @@ def package_of(name: str, path: Path) -> str:
     return name if path.name == "__init__.py" else name.rpartition(".")[0]
 
 
-@pytest.mark.parametrize("package", ["api", "store"])
-def test_no_import_cycle_inside(package: str) -> None:
-    known = modules_of(package)
-    graph = {
+def import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Each module of `packages` (their subpackages' included) and the modules of theirs it
+    imports."""
+    known = {name: path for package in packages for name, path in modules_of(package).items()}
+    return {
         name: set(imported_modules(ast.parse(path.read_text()), known, package_of(name, path)))
         - {name}
         for name, path in known.items()
     }
-    assert import_cycles(graph) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycle_inside(package: str) -> None:
+    """Every subpackage too: a cycle inside `engine/analysis/` is a cycle inside `engine/`."""
+    assert import_cycles(import_graph((package,))) == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    assert import_cycles(import_graph(PACKAGES)) == []
 
 
 def test_the_stores_plumbing_imports_no_resource() -> None:
@@ -134,6 +145,12 @@ def test_relative_imports_are_resolved() -> None:
     tree = ast.parse("from .records import X\nfrom ..db import unit\nfrom . import rows")
     known = dict.fromkeys(["s.m.records", "s.db.unit", "s.m.rows"], ROOT)
     assert sorted(imported_modules(tree, known, "s.m")) == ["s.db.unit", "s.m.records", "s.m.rows"]
+
+
+def test_an_import_inside_a_function_counts() -> None:
+    tree = ast.parse("def load():\n    from .reader import read\n    return read()")
+    known = dict.fromkeys(["s.reader"], ROOT)
+    assert list(imported_modules(tree, known, "s")) == ["s.reader"]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

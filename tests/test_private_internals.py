@@ -6,9 +6,6 @@ of these packages below its next minor release, and this test is what a cap is r
 when it fails (after `make lock LOCK_FLAGS=--upgrade`, say), its message names the package, its
 version, the internal and the code that depends on it.
 
-- trio-asyncio: the loop's `_timers` heap (a list the purge edits in place) and its
-  `_timer_handle_cancelled(handle)` hook, which asyncio's `TimerHandle.cancel()` calls. Used by
-  `forget_cancelled_timers` (store), which drops cancelled asyncio timers at once.
 - quart, quart-trio: `Body._max_content_length`, read by `Body.append`, on the body class of
   `TrioRequest`. Used by `check_declared_length` (api, limits): the per-route cap on chunked
   request bodies.
@@ -35,8 +32,6 @@ from typing import Any, NoReturn
 import httpcore
 import httpx
 import pytest
-import trio
-import trio_asyncio
 from quart import Quart
 from quart_schema import OpenAPIProvider, QuartSchema
 from quart_trio import QuartTrio
@@ -87,54 +82,6 @@ def parameters(func: Any, expected: list[str], packages: str, what: str, used_by
     found = list(inspect.signature(func).parameters)
     if found != expected:
         broken(packages, what, used_by, f"its parameters are {found}, the code has {expected}")
-
-
-# trio-asyncio ----------------------------------------------------------------------------------
-
-LOOP_USER = "`forget_cancelled_timers` (store's trio-asyncio loop, purging cancelled timers)"
-
-
-async def test_trio_asyncio_loop_timer_heap_and_cancel_hook() -> None:
-    loop_class = internal(trio_asyncio, "BaseTrioEventLoop", "trio-asyncio", LOOP_USER)
-    internal(loop_class, "_timer_handle_cancelled", "trio-asyncio", LOOP_USER)
-    async with trio_asyncio.open_loop() as loop:
-        timers = internal(loop, "_timers", "trio-asyncio", LOOP_USER)
-        if not isinstance(timers, list):
-            broken(
-                "trio-asyncio",
-                "BaseTrioEventLoop._timers",
-                LOOP_USER,
-                f"a {type(timers).__name__}, no longer the list the purge filters in place",
-            )
-        # What `forget_cancelled_timers` does: an instance attribute shadows the loop's hook.
-        cancelled: list[Any] = []
-        loop._timer_handle_cancelled = cancelled.append
-        handle = loop.call_later(3600, lambda: None)
-        with trio.move_on_after(5):  # the loop moves a scheduled timer into its heap
-            while handle not in timers:
-                await trio.sleep(0.001)
-        if handle not in timers:
-            broken(
-                "trio-asyncio",
-                "BaseTrioEventLoop._timers",
-                LOOP_USER,
-                "a scheduled timer no longer lands in that list",
-            )
-        handle.cancel()
-        if cancelled != [handle]:
-            broken(
-                "trio-asyncio",
-                "BaseTrioEventLoop._timer_handle_cancelled",
-                LOOP_USER,
-                "`TimerHandle.cancel()` no longer reaches the hook set on the loop",
-            )
-        if loop._timers is not timers:
-            broken(
-                "trio-asyncio",
-                "BaseTrioEventLoop._timers",
-                LOOP_USER,
-                "the loop replaced the list; the purge edits the one it read at start",
-            )
 
 
 # Quart, Quart-Trio -----------------------------------------------------------------------------

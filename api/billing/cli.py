@@ -11,7 +11,6 @@ from datetime import timedelta
 from typing import Any
 
 import trio
-import trio_asyncio
 
 from api.billing.plans import configured_plans
 from api.settings import Settings
@@ -36,12 +35,9 @@ def run_plan_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    async with (
-        trio_asyncio.open_loop(),
-        open_store(
-            settings.database_url, run_migrations=settings.database_url.startswith("sqlite")
-        ) as store,
-    ):
+    async with open_store(
+        settings.database_url, run_migrations=settings.database_url.startswith("sqlite")
+    ) as store:
         await store.billing.seed_plans(configured_plans(settings))
         plans = await store.billing.plans()
         if args.plans_command == "list":

@@ -1,10 +1,9 @@
 """`nichescope serve`: one nursery at the top composes everything.
 
-In order: the trio-asyncio loop (LISTEN on PostgreSQL speaks asyncio), the Store (an
-embedded SQLite migrates itself), the Engine (which owns every actor), then Hypercorn's Trio
-server. SIGINT/SIGTERM stop intake; Hypercorn lets in-flight requests finish within its
-graceful timeout; leaving the Engine's block stops the actors and, in cluster mode, gives
-their leases back.
+In order: the Store (an embedded SQLite migrates itself), the Engine (which owns every
+actor), then Hypercorn's Trio server. SIGINT/SIGTERM stop intake; Hypercorn lets in-flight
+requests finish within its graceful timeout; leaving the Engine's block stops the actors and,
+in cluster mode, gives their leases back.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from api.process.node import open_node
 from api.services import app_services
 from api.settings import Settings
 from engine import Marketplace
-from store import asyncio_loop
 
 log = logging.getLogger("nichescope")
 
@@ -83,7 +81,7 @@ async def serve(
     called once Hypercorn listens, with the bound addresses.
     """
     trigger = shutdown_trigger.wait if shutdown_trigger is not None else wait_for_stop_signal
-    async with asyncio_loop(), AsyncExitStack() as stack:
+    async with AsyncExitStack() as stack:
         helpers = await stack.enter_async_context(trio.open_nursery())
         stack.callback(helpers.cancel_scope.cancel)  # runs first on exit: helpers end with us
         demo_market = None

@@ -14,14 +14,13 @@ import trio
 from api.process.node import open_node
 from api.process.serve import wait_for_stop_signal
 from api.settings import Settings
-from store import asyncio_loop
 
 log = logging.getLogger("nichescope")
 
 
 async def work(settings: Settings, *, shutdown_trigger: trio.Event | None = None) -> None:
     """`nichescope worker`: the engine without HTTP, until a stop signal (or the trigger)."""
-    async with asyncio_loop(), open_node(settings, role="worker"):
+    async with open_node(settings, role="worker"):
         log.info("worker %s running", settings.node_id)
         if shutdown_trigger is not None:
             await shutdown_trigger.wait()

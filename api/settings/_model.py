@@ -26,7 +26,7 @@ from scrapers import DEFAULT_USER_AGENT
 from . import _values as value
 
 ENV_PREFIX = "NICHESCOPE_"
-DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/nichescope.db"
+DEFAULT_DATABASE_URL = "sqlite:///var/nichescope.db"
 DEFAULT_SECRET_KEY_FILE = Path("var/secret_key")
 TELEGRAM_API_BASE = "https://api.telegram.org"
 # A field so marked is policy, not a knob: no variable sets it (code and tests may).

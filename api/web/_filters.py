@@ -8,6 +8,7 @@ from typing import Any
 from api.naming import catalogue_name
 from api.web._blueprint import blueprint
 from engine.analysis import SELL_THROUGH_DEFINITION
+from engine.money import CURRENCY_SYMBOLS
 
 
 @blueprint.app_template_global("sell_through_definition")
@@ -52,7 +53,7 @@ def num(value: float | int | None, digits: int = 1) -> str:
 def money(value: Any, currency: str | None = "EUR") -> str:
     if value is None:
         return "—"
-    symbol = {"EUR": "€", "USD": "$", "GBP": "£"}.get(currency or "", (currency or "") + " ")
+    symbol = CURRENCY_SYMBOLS.get(currency or "", (currency or "") + " ")
     return f"{symbol}{float(value):,.2f}"
 
 

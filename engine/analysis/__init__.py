@@ -13,9 +13,10 @@ from ._basis import (
     sales_evidence,
     with_sales_basis,
 )
+from ._columns import EventColumns, ListingColumns, PollMark, PollRow, poll_marks
 from ._errors import InvalidExport
 from ._graph_labels import place_labels
-from ._input import AnalysisInput, EventColumns, ListingColumns, PollMark, PollRow, poll_marks
+from ._input import AnalysisInput
 from ._niche_records import (
     SELL_THROUGH_DEFINITION,
     KMCurve,

@@ -61,10 +61,11 @@ from datetime import UTC, datetime
 import numpy as np
 
 from ._basis import choose_sales_basis, sales_evidence
+from ._columns import I64
 from ._coverage import coverage
 from ._flow import flow_days
 from ._frame import Frame, build_frame
-from ._input import I64, AnalysisInput
+from ._input import AnalysisInput
 from ._listed_prices import listed_prices
 from ._measure import NicheFigures, measure
 from ._niche_records import NicheKey

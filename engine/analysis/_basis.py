@@ -32,8 +32,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._columns import SOLD
 from ._frame import window_start
-from ._input import SOLD, AnalysisInput
+from ._input import AnalysisInput
 
 SalesBasis = Literal["confirmed", "likely", "confirmed_and_likely"]
 BasisReason = Literal[

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ._input import EVENT_KINDS, NONE_CODE, STATES, EventColumns, ListingColumns, epoch
+from ._columns import EVENT_KINDS, NONE_CODE, STATES, EventColumns, ListingColumns, epoch
 
 if TYPE_CHECKING:
     from store import ListingEventRecord, ListingRecord

@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from ._columns import PollMark
 from ._frame import MAX_GAP_POLLS, MIN_GAP, Frame
-from ._input import AnalysisInput, PollMark
+from ._input import AnalysisInput
 from ._result import Coverage, Gap
 
 _WHY = {

@@ -10,22 +10,28 @@ come, and a document nested deeper than `MAX_DEPTH` is refused at its first valu
 what a read costs follows the file's size, never the square of its depth.
 
 Which keys are the head and which the arrays is `export_format`'s; the checks, and the first
-problem's `InvalidExport`, are those of `_export.py` (each part validated by its type).
+problem's `InvalidExport`, are those of `_export_checks.py` (each part validated by its type).
+What comes out is the export's columns and parts (`ReadExport`); `AnalysisInput.from_export`
+makes them an analysis' evidence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import IO, TYPE_CHECKING, Any, Final, Literal
+from typing import IO, Any, Final, Literal, cast
 
 import ijson
 from ijson.common import ObjectBuilder
 
 from ._column_builder import ColumnBuilder
+from ._columns import EventColumns, ListingColumns, PollMark, PollRow, last_observation, poll_marks
 from ._errors import InvalidExport, quote
-from ._export import (
+from ._export_checks import (
     EXPORTED_AT,
     add_event_row,
     add_listing_row,
@@ -34,11 +40,7 @@ from ._export import (
     check_monitor,
     poll_row,
 )
-from ._input import PollRow, last_observation, poll_marks
 from .export_format import ARRAY_KEYS, DOCUMENT_KEYS, HEAD_KEYS
-
-if TYPE_CHECKING:
-    from ._input import AnalysisInput
 
 _OPENING = frozenset({"start_map", "start_array"})
 _CLOSING = frozenset({"end_map", "end_array"})
@@ -52,6 +54,21 @@ as it is read, at the first value past the limit."""
 # events before the first is handed over, so the chunk bounds what a pathological one costs
 # (16 KiB of `[`: 16,000 events, about 1 MB) before the depth check sees it.
 READ_CHUNK: Final = 16 * 1024
+
+
+@dataclass(frozen=True, eq=False)
+class ReadExport:
+    """What an export holds, checked: its columns, the monitor's fields an analysis keeps,
+    its polls, the names its listings gave each category, and when it last observed the
+    market (its last poll or sighting, on the market's clock; its `exported_at` without
+    either)."""
+
+    listings: ListingColumns
+    events: EventColumns
+    monitor: dict[str, Any]
+    polls: tuple[PollMark, ...]
+    category_names: dict[int, str]
+    last_observed: datetime
 
 
 # What `_Reader._start` asks of the loop for the value that an event begins.
@@ -177,9 +194,7 @@ class _Reader:
     def _ignore(_value: Any) -> None:
         return None
 
-    def finish(
-        self, cls: type[AnalysisInput], now: datetime | None, window_days: float | None
-    ) -> AnalysisInput:
+    def finish(self) -> ReadExport:
         for key in ("format", "version"):
             if key not in self.header:
                 check_header(self.header)  # names the missing one
@@ -194,31 +209,34 @@ class _Reader:
         monitor = check_monitor(self.header["monitor"])
         listings = self.builder.listing_columns()
         polls = poll_marks(self.polls)
-        if now is None:
-            # The evidence describes the market up to its last observation (on the market's
-            # clock), not the moment of the export: unsold listings are censored there.
-            now = last_observation(listings, polls) or exported_at
-        return cls(
+        return ReadExport(
             listings=listings,
             events=self.builder.event_columns(),
-            now=now,
-            window_days=window_days,
-            source="import",
             monitor=monitor,
             polls=polls,
             category_names=self.builder.category_names(),
+            last_observed=last_observation(listings, polls) or exported_at,
         )
 
 
-def read_export(
-    cls: type[AnalysisInput],
-    stream: IO[bytes],
-    *,
-    now: datetime | None,
-    window_days: float | None,
-) -> AnalysisInput:
-    """The `AnalysisInput` of the export in `stream` (a binary file, read from where it is,
-    and rewound for a second pass when needed); `InvalidExport` naming the first problem."""
+def read_export(document: Mapping[str, Any] | str | bytes | IO[bytes]) -> ReadExport:
+    """An export's columns and parts: from a binary file (read streaming), its JSON text, or
+    the parsed document (read the same way, so that every source meets the same checks).
+    `InvalidExport` naming the first problem."""
+    if isinstance(document, str):
+        document = document.encode("utf-8", "surrogatepass")
+    if isinstance(document, bytes):
+        document = io.BytesIO(document)
+    elif not hasattr(document, "read"):
+        if not isinstance(document, Mapping):
+            raise InvalidExport("document", "expected a JSON object")
+        document = io.BytesIO(json.dumps(document).encode())
+    return _read_stream(cast(IO[bytes], document))
+
+
+def _read_stream(stream: IO[bytes]) -> ReadExport:
+    """The export in `stream` (a binary file, read from where it is, and rewound for a second
+    pass when needed)."""
     start = stream.tell()
     reader = _Reader()
     try:
@@ -231,4 +249,4 @@ def read_export(
             reader = again
     except (ijson.JSONError, UnicodeDecodeError) as err:
         raise InvalidExport("document", f"not valid JSON (truncated?): {err}") from err
-    return reader.finish(cls, now, window_days)
+    return reader.finish()

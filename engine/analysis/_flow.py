@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from ._columns import DELETED, F64, I64, KIND_STATE, SOLD
 from ._frame import DAY, Frame
-from ._input import DELETED, F64, I64, KIND_STATE, SOLD, AnalysisInput
+from ._input import AnalysisInput
 from ._result import FlowDay
 
 # The market-flow series covers at most this many days, the most recent: one row per day, so

@@ -32,18 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._input import (
-    DELETED,
-    F64,
-    I8,
-    I64,
-    KIND_STATE,
-    NONE_CODE,
-    OPEN,
-    RESERVED,
-    SOLD,
-    AnalysisInput,
-)
+from ._columns import DELETED, F64, I8, I64, KIND_STATE, NONE_CODE, OPEN, RESERVED, SOLD
+from ._input import AnalysisInput
 from ._niches import NicheCodes, assign_niches
 
 DAY = 86400.0

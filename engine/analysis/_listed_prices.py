@@ -16,8 +16,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._columns import F64, I64, KIND_NEW
 from ._frame import Frame, _rows_of
-from ._input import F64, I64, KIND_NEW, AnalysisInput
+from ._input import AnalysisInput
 from ._measure import QS
 from ._niche_records import PriceSummary
 from ._stats import grouped_quantiles

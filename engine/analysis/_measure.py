@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._columns import DELETED, F64, I64, OPEN, RESERVED, SOLD, STATES
 from ._frame import DAY, Frame
-from ._input import DELETED, F64, I64, OPEN, RESERVED, SOLD, STATES
 from ._score import ScoreColumns, history_scores
 from ._stats import KMTable, grouped_quantiles, kaplan_meier, wilson
 

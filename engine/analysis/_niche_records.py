@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from engine.money import format_money
+
 NicheLevel = Literal["exact", "brand", "category"]
 ScoreKind = Literal["profit_per_listing_day", "demand_proxy"]
 
@@ -132,17 +134,6 @@ class Trend:
         }
 
 
-_SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
-
-
-def money(amount: float, currency: str | None) -> str:
-    """12.5, EUR -> "€12.50"; unknown or mixed currencies -> "12.50"."""
-    symbol = _SYMBOLS.get(currency or "")
-    if symbol:
-        return f"{symbol}{amount:,.2f}"
-    return f"{amount:,.2f} {currency}" if currency else f"{amount:,.2f}"
-
-
 def pct(share: float) -> str:
     """0.42 -> "42%": a share as the alerts and explanations word it."""
     return f"{100 * share:.0f}%"
@@ -175,10 +166,11 @@ class ScoreParts:
         low, price, days = self.sell_through_low, self.price_shrunk, self.days_shrunk
         if low is None or price is None or days is None or self.score <= 0:
             return "No sale observed in this niche yet: its score is 0."
+        typical, score = format_money(price, self.currency), format_money(self.score, self.currency)
         return (
             f"{low:.0%} chance to sell at the least (95% lower bound) × "
-            f"{money(price, self.currency)} typical sold price ÷ {max(1.0, days):.1f} days to "
-            f"sell = {money(self.score, self.currency)} per listing-day"
+            f"{typical} typical sold price ÷ {max(1.0, days):.1f} days to "
+            f"sell = {score} per listing-day"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._columns import I64
 from ._explain import MIN_TIMED_SALES, days_note, hot_reason, trend_direction
 from ._frame import Frame
-from ._input import I64
 from ._measure import QS, NicheFigures
 from ._niche_records import (
     KMCurve,

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._input import I64, NONE_CODE, AnalysisInput, ListingColumns
+from ._columns import I64, NONE_CODE, ListingColumns
+from ._input import AnalysisInput
 from ._niche_records import NicheKey, NicheLevel
 
 _LEVELS: tuple[NicheLevel, ...] = ("exact", "brand", "category")

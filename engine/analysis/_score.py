@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._input import F64, I64
+from ._columns import F64, I64
 from ._niche_records import NicheKey, ScoreParts
 from ._niches import NicheCodes
 from ._stats import group_mean, shrink, wilson

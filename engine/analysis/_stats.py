@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._input import F64, I64
+from ._columns import F64, I64
 
 Z95 = 1.959963984540054
 

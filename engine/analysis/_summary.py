@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._basis import WITHDRAWAL, SalesBasisChoice
+from ._columns import DELETED, NONE_CODE, RESERVED
 from ._frame import Frame
-from ._input import DELETED, NONE_CODE, RESERVED, AnalysisInput
+from ._input import AnalysisInput
 from ._result import Alert, Coverage
 
 

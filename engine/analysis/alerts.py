@@ -27,9 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.money import format_money
+
+from ._columns import F64, I64
 from ._frame import Frame
-from ._input import F64, I64, AnalysisInput
-from ._niche_records import NicheKey, money, pct
+from ._input import AnalysisInput
+from ._niche_records import NicheKey, pct
 from ._result import Alert
 from ._stats import Z95, wilson
 from .deals import DEAL_MIN_SALES, DEAL_RATIO, deal_mask, discount
@@ -132,8 +135,8 @@ def _deals(
                 niche=key,
                 item_id=item_id,
                 reason=(
-                    f"{what} asks {money(price, currency)}, {pct(off)} under what "
-                    f"{key.label} sells for (median {money(median, currency)} over {sold} "
+                    f"{what} asks {format_money(price, currency)}, {pct(off)} under what "
+                    f"{key.label} sells for (median {format_money(median, currency)} over {sold} "
                     f"sales; {pct(sold / trials)} of its listings sold, a hot niche)"
                 ),
                 figures={

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.money import CURRENCY_SYMBOLS
+
 TELEGRAM_LIMIT = 4096
 DISCORD_EMBEDS = 10
 DISCORD_TOTAL = 6000  # characters over all embeds' titles, descriptions, fields and footers
@@ -33,7 +35,6 @@ LABELS = {
     "test.ping": "Test",
 }
 _COLOURS = {"listing.deal": 0x2E7D32, "listing.price_drop": 0x1565C0, "monitor.error": 0xC62828}
-_SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ def _link(value: Any) -> str | None:
 def _money(amount: Any, currency: str) -> str:
     if amount in (None, ""):
         return ""
-    symbol = _SYMBOLS.get(currency)
+    symbol = CURRENCY_SYMBOLS.get(currency)
     return f"{symbol}{amount}" if symbol else f"{amount} {currency}".strip()
 
 

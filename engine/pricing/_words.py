@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
+from engine.money import format_money
 from store import BookLevel
 
 from ._book import NicheBook
 
-_SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$"}
 # Whose sales a figure is, by the level it rests on.
 WHOSE: dict[BookLevel, str] = {
     "exact": "this niche",
@@ -21,13 +21,8 @@ WHOSE: dict[BookLevel, str] = {
 
 
 def money(amount: Decimal | float | None, currency: str | None) -> str:
-    """Decimal("12.5"), "EUR" -> "€12.50"; an unknown currency follows the amount."""
-    if amount is None:
-        return "no price"
-    symbol = _SYMBOLS.get(currency or "")
-    if symbol:
-        return f"{symbol}{amount:,.2f}"
-    return f"{amount:,.2f} {currency}" if currency else f"{amount:,.2f}"
+    """Decimal("12.5"), "EUR" -> "€12.50" (`format_money`); None -> "no price"."""
+    return "no price" if amount is None else format_money(amount, currency)
 
 
 def ago(then: datetime, now: datetime) -> str:

@@ -4,12 +4,18 @@ Notifications only hurry what the database already says: commands are also in th
 read on every heartbeat; an ended session is gone from its table, and caches forget it within
 their TTL anyway. So a dropped connection costs latency, never a command or a logout, and
 after a reconnect one `on_notify(None)` stands for whatever was missed.
+
+asyncpg is an asyncio driver (the only one left: every unit of work runs on the sync drivers
+in worker threads), so each `listen` runs it on a trio-asyncio loop of its own, opened and
+closed with it: nothing else in the process needs an asyncio loop. Its traffic is one connect,
+then one `SELECT 1` every `PROBE_SECONDS`, so the loop's few timers need no care.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
@@ -32,8 +38,33 @@ async def listen(url: URL, channel: str, on_notify: Callable[[str | None], None]
     cancelled.
 
     Reconnects with capped backoff; after every (re)connect `on_notify(None)` is called once,
-    for whatever was announced while nobody listened.
+    for whatever was announced while nobody listened. On cancellation the connection is
+    closed (within 2 s, shielded), then the asyncio loop.
     """
+    async with _asyncio_loop():
+        await _listen(url, channel, on_notify)
+
+
+@asynccontextmanager
+async def _asyncio_loop() -> AsyncIterator[None]:
+    """A trio-asyncio loop for asyncpg, with asyncio's reports logged.
+
+    trio-asyncio's default handler re-raises whatever asyncio reports, which would end the
+    loop and the LISTEN with it. But asyncio reports things nobody awaits any more, such as
+    the dropped connection of a probe cancelled by its timeout ("Future exception was never
+    retrieved"): those are logged, as plain asyncio does, and the LISTEN goes on.
+    """
+    async with trio_asyncio.open_loop() as loop:
+        loop.set_exception_handler(_log_asyncio_report)
+        yield
+
+
+def _log_asyncio_report(_loop: object, context: dict[str, Any]) -> None:
+    log.warning("asyncio: %s", context.get("message"), exc_info=context.get("exception"))
+
+
+async def _listen(url: URL, channel: str, on_notify: Callable[[str | None], None]) -> None:
+    """`listen`, on the trio-asyncio loop it opened."""
     token = trio.lowlevel.current_trio_token()
 
     def callback(_connection: Any, _pid: int, _channel: str, payload: str) -> None:

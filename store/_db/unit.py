@@ -72,7 +72,7 @@ class Unit:
 
     @property
     def url(self) -> URL:
-        """The database URL as configured (with its asyncio driver name: LISTEN uses it)."""
+        """The database URL as configured (LISTEN connects asyncpg with it)."""
         return self._url
 
     @property

@@ -1,9 +1,10 @@
 """Which driver serves a configured database URL.
 
-Settings and documents name databases by their asyncio drivers (`sqlite+aiosqlite:///...`,
-`postgresql+asyncpg://...`), the form the service has always taken; the Store and the
-migrations run on the sync drivers (sqlite3, psycopg 3), and only PostgreSQL's LISTEN uses
-asyncpg. Either form, or no driver at all, is accepted.
+The Store and the migrations run on the sync drivers (sqlite3, psycopg 3), and only
+PostgreSQL's LISTEN uses asyncpg (`listen.asyncpg_dsn`). A URL may name no driver
+(`sqlite:///...`, `postgresql://...`, the documented form), a sync one, or the asyncio driver
+the service once ran on (`sqlite+aiosqlite`, `postgresql+asyncpg`): configurations written
+then keep working.
 """
 
 from __future__ import annotations

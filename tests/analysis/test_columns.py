@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.analysis import EventColumns
-from engine.analysis._input import I8, B, _Columns
+from engine.analysis._columns import I8, B, _Columns
 
 
 def _events(n: int, *, kind_rows: int | None = None) -> EventColumns:

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ValidationError
 
 from api.monitors.export import EXPORT_SCHEMA
 from engine.analysis import EXPORT_FORMAT, EXPORT_VERSION, AnalysisInput, InvalidExport, analyse
+from engine.analysis._columns import EVENT_KINDS, STATES
 from engine.analysis._flow import MAX_FLOW_DAYS
-from engine.analysis._input import EVENT_KINDS, STATES
 from engine.analysis.export_format import (
     ARRAY_KEYS,
     DOCUMENT_KEYS,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine.analysis import AnalysisInput, PollMark, analyse, kaplan_meier
-from engine.analysis._input import epoch
+from engine.analysis._columns import epoch
 
 from .factory import NOW, History
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from engine.analysis import PollRow, poll_marks
-from engine.analysis._input import epoch
+from engine.analysis._columns import epoch
 from engine.monitors._clock import FIRST_AHEAD, FIRST_BEHIND, MAX_RATE, stamp_poll
 from engine.monitors._poll import poll_once
 from store import PollRecord, Store

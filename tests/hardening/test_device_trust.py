@@ -29,7 +29,6 @@ from api.http.security import new_secret
 from api.process.node import open_node
 from api.services import app_services
 from api.settings import Settings
-from store import asyncio_loop
 from tests.api.helpers import PASSWORD
 from tests.conftest import unique_email
 from tests.engine.fake_market import FakeMarket
@@ -45,7 +44,7 @@ def settings(settings: Settings) -> Settings:
 
 @pytest.fixture
 async def app(settings: Settings) -> AsyncIterator[QuartTrio]:
-    async with asyncio_loop(), open_node(settings, role="serve", market=FakeMarket()) as node:
+    async with open_node(settings, role="serve", market=FakeMarket()) as node:
         store, engine = node
         app = create_app(store=store, engine=engine, settings=settings)
         async with app.test_app():  # its start-up and shutdown, as when served

@@ -28,7 +28,7 @@ from api.http.sessions import CredentialCache
 from api.process.node import open_node
 from api.services import app_services
 from api.settings import Settings
-from store import SessionOwner, Store, TokenOwner, UserRecord, asyncio_loop
+from store import SessionOwner, Store, TokenOwner, UserRecord
 from tests.api.helpers import PASSWORD
 from tests.conftest import unique_email
 from tests.engine.fake_market import FakeMarket
@@ -41,7 +41,7 @@ Lookup = Callable[[str], Awaitable[OwnerT | None]]
 async def app(settings: Settings) -> AsyncIterator[QuartTrio]:
     """The real app over a real store and engine, called in-process, so that the test can
     hold the store's lookups where it wants them."""
-    async with asyncio_loop(), open_node(settings, role="serve", market=FakeMarket()) as node:
+    async with open_node(settings, role="serve", market=FakeMarket()) as node:
         store, engine = node
         app = create_app(store=store, engine=engine, settings=settings)
         async with app.test_app():  # its start-up and shutdown, as when served

@@ -11,6 +11,7 @@ from scrapers import BreakerState, CircuitOpen, RobotsRules
 from scrapers._breaker import CircuitBreaker
 from scrapers._ratelimit import TokenBucket
 from scrapers._retry import full_jitter, http_date, parse_retry_after
+from scrapers._robots import PARSE_LIMIT
 
 
 async def test_token_bucket_rate_and_burst(autojump_clock: trio.abc.Clock) -> None:
@@ -104,6 +105,31 @@ def test_robots_groups_and_longest_match() -> None:
     assert anyone.can_fetch("/member/public")
     assert not anyone.can_fetch("/a/b.json") and anyone.can_fetch("/a/b.json?x")
     assert anyone.can_fetch("/catalog")
+
+
+def test_robots_product_case_percent_encoding_and_robots_txt_itself() -> None:
+    rules = RobotsRules.parse(
+        "User-agent: NICHESCOPE\nDisallow: /\nAllow: /caf%C3%A9\n", "nichescope"
+    )
+    assert not rules.can_fetch("/catalog")
+    assert rules.can_fetch("/café/1") and rules.can_fetch("/caf%c3%a9/1")
+    assert rules.can_fetch("/robots.txt")  # always readable (RFC 9309 section 2.2.2)
+    assert RobotsRules.parse("User-agent: otherbot\nDisallow: /\n", "nichescope").can_fetch("/")
+
+
+def test_robots_past_the_parse_limit_are_ignored_and_a_cut_line_dropped() -> None:
+    rules = "User-agent: *\nDisallow: /early\n"
+    filler = "# padding\n" * ((PARSE_LIMIT - len(rules)) // 10 - 1)
+    head = rules + filler
+    head += "#" * (PARSE_LIMIT - len(head) - len("Allow: /early/b") - 1) + "\n"
+    # The limit falls just after "Allow: /early/b": read as that, it would allow /early/b...
+    text = head + "Allow: /early/but-longer\nDisallow: /late\n"
+    assert len(head) + len("Allow: /early/b") == PARSE_LIMIT
+    parsed = RobotsRules.parse(text, "nichescope")
+    assert not parsed.can_fetch("/early/b") and not parsed.can_fetch("/early/but-longer")
+    assert parsed.can_fetch("/late")  # past the limit
+    whole = RobotsRules.parse(text[PARSE_LIMIT:].join(["User-agent: *\n", ""]), "nichescope")
+    assert not whole.can_fetch("/late")  # the same rule within it
 
 
 def test_robots_status_rules() -> None:

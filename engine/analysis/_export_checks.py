@@ -1,9 +1,10 @@
-"""Reading a monitor export document (format `nichescope.monitor-export`, version 1 or 2).
+"""The checks of a monitor export's parts (format `nichescope.monitor-export`, version 1 or 2).
 
 The format, its versions and the types of its parts are `export_format`'s; here each part is
-validated with its type (a listing, event or poll at a time: `_export_stream.py` hands them
-over as it reads them) and put into the analysis' columns. The first problem raises
-`InvalidExport` naming where it is (``listings[12].first_seen_at``) and what was expected.
+validated with its type (a listing, event or poll at a time: `_export_stream.py`, the only
+importer, hands them over as it reads them) and put into the analysis' columns. The first
+problem raises `InvalidExport` naming where it is (``listings[12].first_seen_at``) and what was
+expected.
 
 Version 2 says how each state was established; a sale by absence is a likely sale. Version 1
 has no evidence: its sales are taken as confirmed (before version 2 every state came from the
@@ -12,22 +13,17 @@ item detail API).
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cache
 from types import NoneType, UnionType
 from typing import (
-    IO,
-    TYPE_CHECKING,
     Annotated,
     Any,
     Generic,
     Literal,
     TypeVar,
     Union,
-    cast,
     get_args,
     get_origin,
     get_type_hints,
@@ -36,8 +32,8 @@ from typing import (
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._column_builder import ColumnBuilder
+from ._columns import PollRow
 from ._errors import InvalidExport, quote
-from ._input import PollRow
 from .export_format import (
     Counts,
     Expect,
@@ -53,32 +49,7 @@ from .export_format import (
     Timestamp,
 )
 
-if TYPE_CHECKING:
-    from ._input import AnalysisInput
-
 T = TypeVar("T")
-
-
-def input_from_export(
-    cls: type[AnalysisInput],
-    document: Mapping[str, Any] | str | bytes | IO[bytes],
-    *,
-    now: datetime | None,
-    window_days: float | None,
-) -> AnalysisInput:
-    """Columns from an export: a binary file (read streaming), its JSON text, or the parsed
-    document (read the same way, so that every source meets the same checks)."""
-    from ._export_stream import read_export
-
-    if isinstance(document, str):
-        document = document.encode("utf-8", "surrogatepass")
-    if isinstance(document, bytes):
-        document = io.BytesIO(document)
-    elif not hasattr(document, "read"):
-        if not isinstance(document, Mapping):
-            raise InvalidExport("document", "expected a JSON object")
-        document = io.BytesIO(json.dumps(document).encode())
-    return read_export(cls, cast(IO[bytes], document), now=now, window_days=window_days)
 
 
 def _is_model(type_: Any) -> bool:
