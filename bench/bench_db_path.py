@@ -306,8 +306,9 @@ def _postgres() -> psycopg.Connection[Any] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_db_path", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 s per cell instead of 5 s")
+    parser.add_argument("--smoke", action="store_true", help="0.05 s per cell: that it runs")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    seconds = 1.0 if args.quick else 5.0
+    seconds = 0.05 if args.smoke else 1.0 if args.quick else 5.0
     print(load_note(), flush=True)
     name = f"nichescope_bench_dbpath_{secrets.token_hex(4)}"
     with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as folder:

@@ -1,9 +1,10 @@
 """Notification benchmark (issue 18): how long after a poll commits an alert reaches a webhook.
 
-Run: `python -m bench.bench_notify [--quick | --smoke] [--postgres] [--arrivals N]` (full: about
-5 minutes; `--quick`: about 2; `--smoke`: 20 monitors every 4 s for seconds, not judged). `--postgres` runs on a fresh database created (and dropped)
-with psql on 127.0.0.1:5432, as bench_engine's listings section does; the node then runs in
-cluster mode, as `open_node` runs any node on PostgreSQL.
+Run: `python -m bench.bench_notify [--quick | --smoke] [--postgres] [--arrivals N]` (full:
+about 5 minutes; `--quick`: about 2; `--smoke`: 20 monitors every 4 s for seconds, not
+judged). `--postgres` runs on a fresh database created (and dropped) with psql on
+127.0.0.1:5432, as bench_engine's listings section does; the node then runs in cluster mode,
+as `open_node` runs any node on PostgreSQL.
 
 One node, wired as `nichescope serve` wires it (`api.process.node.open_node`: store, engine, the
 notification dispatcher with its courier and guarded outbound client), runs 1,000 monitors
