@@ -80,9 +80,17 @@ CHUNK = 64 * 1024
 PAGE_CAP = 6  # feed pages per poll: the whole feed fits (the window never cuts)
 
 
+# At least this many calls per figure (but in smoke runs, whose windows are shorter than
+# SMOKE_SECONDS): a busy machine parses a slow page once a second or less, and a figure from
+# two calls would be mostly rounding.
+MIN_CALLS = 10
+SMOKE_SECONDS = 0.5
+
+
 def rate(fn: Callable[[], object], seconds: float) -> float:
+    needed = MIN_CALLS if seconds >= SMOKE_SECONDS else 1
     n, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
+    while (elapsed := time.perf_counter() - start) < seconds or n < needed:
         fn()
         n += 1
     return n / elapsed

@@ -63,10 +63,18 @@ class Size:
 FULL, SMOKE = Size(2.0, 3, 300), Size(0.2, 1, 16)
 
 
+# At least this many calls per figure (but in smoke runs, whose windows are shorter than
+# SMOKE_SECONDS): a busy machine parses a slow page once a second or less, and a figure from
+# two calls would be mostly rounding.
+MIN_CALLS = 10
+SMOKE_SECONDS = 0.5
+
+
 def rate(fn: Callable[[], object], seconds: float) -> float:
     """Calls per second of `fn` over about `seconds`."""
+    needed = MIN_CALLS if seconds >= SMOKE_SECONDS else 1
     n, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
+    while (elapsed := time.perf_counter() - start) < seconds or n < needed:
         fn()
         n += 1
     return n / elapsed
