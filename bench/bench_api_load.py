@@ -354,7 +354,9 @@ class LoadClient:
         share the machine, so the two CPU figures say which of them was the limit."""
         spec = {"base": self._base, "headers": headers, "clients": clients, "duration": duration,
                 "mix": mix}  # fmt: skip
-        watchdog = threading.Timer(duration + 120, self._process.kill)
+        # Generous: on a 2-core machine with a load average of 20, 100 clients took minutes to
+        # connect and warm up, and a watchdog kill reads as a crash.
+        watchdog = threading.Timer(duration + 600, self._process.kill)
         watchdog.start()
         try:
             self._send(json.dumps(spec))

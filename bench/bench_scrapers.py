@@ -60,7 +60,7 @@ class Size:
     pages: int  # end to end: pages per side and round
 
 
-FULL, SMOKE = Size(2.0, 3, 300), Size(0.2, 1, 16)
+FULL, SMOKE = Size(2.0, 3, 120), Size(0.2, 1, 16)
 
 
 # At least this many calls per figure (but in smoke runs, whose windows are shorter than
