@@ -108,7 +108,9 @@ def spawn(
     )
 
 
-def wait_http(url: str, seconds: float = 60.0) -> None:
+def wait_http(url: str, seconds: float = 180.0) -> None:
+    """Until `url` answers: a server's start-up (its imports) took over a minute on 2 cores
+    with a load average of 15."""
     deadline = time.monotonic() + seconds
     while True:
         try:

@@ -159,8 +159,9 @@ async def _export(base: str, monitor: str, cookie: str, pid: int, cap: float) ->
 # -- orchestration ----------------------------------------------------------------------------
 
 
-def run_listings(backend: str, quick: bool) -> None:
-    n = int(os.environ.get("BENCH_LISTINGS_N", "1000000"))
+def run_listings(backend: str, size: str) -> None:
+    """The listings section on `backend` at `size` ("full", "quick" or "smoke")."""
+    n = int(os.environ.get("BENCH_LISTINGS_N", "3200" if size == "smoke" else "1000000"))
     key = secrets.token_urlsafe(32)
     with tempfile.TemporaryDirectory() as folder:
         if backend == "sqlite":
@@ -170,14 +171,14 @@ def run_listings(backend: str, quick: bool) -> None:
             subprocess.run([*PG_ADMIN, f"CREATE DATABASE {name}"], check=True, timeout=60)
             url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
         try:
-            _measure(backend, url, n, key, quick)
+            _measure(backend, url, n, key, size)
         finally:
             if backend != "sqlite":
                 subprocess.run([*PG_ADMIN, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"],
                                check=False, timeout=60)  # fmt: skip
 
 
-def _measure(backend: str, url: str, n: int, key: str, quick: bool) -> None:
+def _measure(backend: str, url: str, n: int, key: str, size: str) -> None:
     monitor, cookie, load_seconds = trio.run(_prepare, url, n, key)
     if backend == "postgres":  # fresh statistics, as autovacuum would have them
         name = url.rsplit("/", 1)[1]
@@ -193,7 +194,7 @@ def _measure(backend: str, url: str, n: int, key: str, quick: bool) -> None:
     try:
         wait_http(f"{base}/health")
         pages = n // 50
-        span = 10 if quick else 20
+        span = {"smoke": 1, "quick": 10}.get(size, 20)
         shallow = _load(base, monitor, cookie, 1, span / 2, (1, 10))
         deep = _load(base, monitor, cookie, 1, span / 2, (pages - pages // 10, pages))
         print(f"  1 client, pages 1-10: {_describe(shallow)[2]}; deepest 10% of pages: "
@@ -212,7 +213,7 @@ def _measure(backend: str, url: str, n: int, key: str, quick: bool) -> None:
         _, p99, text = _describe(users)
         print(f"  50 concurrent clients with ~1 s think time (open-ish load), {span} s: {text} "
               f"(target p99 < 50 ms) {verdict(p99 < 50)}", flush=True)  # fmt: skip
-        cap = 60.0 if quick else 240.0
+        cap = {"smoke": 5.0, "quick": 60.0}.get(size, 240.0)
         result = trio.run(_export, base, monitor, cookie, server.pid, cap)
         grown = (result["peak"] - result["baseline"]) / 1024
         mb = result["bytes"] / 1e6

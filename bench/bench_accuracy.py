@@ -1,6 +1,7 @@
 """Accuracy benchmark: a full simulated month watched by a monitor of the real service.
 
-Run: `python -m bench.bench_accuracy` (about two minutes). The simulator plants ten hot
+Run: `python -m bench.bench_accuracy [--smoke]` (about two minutes; `--smoke`: two simulated
+days, not judged). The simulator plants ten hot
 (category, brand) niches among sixty; the real service (embedded SQLite, real scrapers client)
 monitors the whole catalogue over REST, analyses it, and the figures are compared with the
 simulator's ground truth: precision@10 of the ranked niches against the planted hot ones, and
@@ -12,6 +13,8 @@ tests/e2e/accuracy.py.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import sys
 import tempfile
 import time
@@ -30,7 +33,7 @@ SCENARIO = Scenario(seed=3, speed=21_600.0, days=30.0)
 TARGET = 0.8
 
 
-async def _run(folder: Path) -> Accuracy:
+async def _run(folder: Path, scenario: Scenario) -> Accuracy:
     settings = Settings(
         database_url=f"sqlite+aiosqlite:///{folder / 'bench.db'}",
         cookie_secure=False,
@@ -46,18 +49,23 @@ async def _run(folder: Path) -> Accuracy:
         },
     )
     async with trio.open_nursery() as nursery:
-        result = await measure(nursery, settings, SCENARIO)
+        result = await measure(nursery, settings, scenario)
         nursery.cancel_scope.cancel()
     return result
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.bench_accuracy")
+    parser.add_argument("--smoke", action="store_true", help="two simulated days, not judged")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    scenario = dataclasses.replace(SCENARIO, days=2.0) if args.smoke else SCENARIO
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as folder:
-        result = trio.run(_run, Path(folder))
+        result = trio.run(_run, Path(folder), scenario)
     elapsed = time.perf_counter() - started
     print(
-        f"scenario: seed {SCENARIO.seed}, {SCENARIO.speed / 3600:g} simulated hours per second, "
+        f"scenario: seed {scenario.seed}, {scenario.days:g} days at "
+        f"{scenario.speed / 3600:g} simulated hours per second, "
         f"{len(result.hot)} hot niches planted of 60, {elapsed:.0f} s wall clock"
     )
     for line in result.lines():

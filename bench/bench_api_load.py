@@ -2,10 +2,12 @@
 kind and a realistic 100-client read mix, each against a bare Quart-Trio hello world on the
 same Hypercorn config measured in the same run (the framework's own cost and ceiling).
 
-Run: `python -m bench.bench_api_load [--quick] [--sqlite-only]` (full: about 3 min;
-`--quick`: about 2 min). PostgreSQL is the local server at 127.0.0.1:5432 (user `postgres`,
-trust auth): a throwaway database `nichescope_bench_api_<hex>` is created, then dropped WITH
-(FORCE); when the server is not reachable the bench says so and measures SQLite only.
+Run: `python -m bench.bench_api_load [--quick | --smoke] [--sqlite-only]` (full: about 6
+min; `--quick`: about 4; `--smoke`: SQLite only, small data, a fraction of a second per
+phase, checks that it runs). PostgreSQL is the local server at 127.0.0.1:5432 (user
+`postgres`, trust auth): a throwaway database `nichescope_bench_api_<hex>` is created, then
+dropped WITH (FORCE); when the server is not reachable the bench says so and measures SQLite
+only.
 
 Preparation per database (not timed; SQLite in a temp dir; written straight through the
 store): one user with a browser session and a read+write personal access token, a paused
@@ -15,17 +17,21 @@ simulator, then the niche analysis). PostgreSQL then gets VACUUM ANALYZE.
 
 Phases per database, against one `nichescope serve`; clients are httpx under trio in a
 separate process, one keep-alive connection each, closed loop with no think time:
-- per kind, 20 clients for 3 s (`--quick`) or 6 s: GET /health (no credentials), a run, an
-  analysis, a random listings page of 40-60 with the session cookie, the same pages with
-  `Authorization: Bearer <token>` (these two in halves, cookie-bearer-bearer-cookie, so that
-  a drift weighs on both alike), one of ten pages of 50 read again and again (the service
-  keeps a page until the monitor's next poll: the other listings phases draw from thousands
-  of (page, size) pairs so that their reads are first reads), and the dashboard with top
-  niches and recent runs;
-- the mix, 100 clients for 10 s or 20 s, each request drawn at random: 30% dashboard, 40% a
-  listings page, 10% GET /api/runs, 10% a run, 10% an analysis (cookie).
-The hello world is measured once, between the two databases, with 20 clients (its CPU per
-request) and with 100 (its throughput).
+- per kind, 20 clients for 1.5 s (`--quick`) or 3 s per round, three rounds: GET /health (no
+  credentials), a run, an analysis, a random listings page of 40-60 with the session cookie, the
+  same pages with `Authorization: Bearer <token>` (these two in halves, cookie-bearer-bearer-
+  cookie, so that a drift weighs on both alike), one of ten pages of 50 read again and again
+  (the service keeps a page until the monitor's next poll: the other listings phases draw from
+  thousands of (page, size) pairs so that their reads are first reads), and the dashboard with
+  top niches and recent runs;
+- the mix, 100 clients for 3.5 s or 7 s per round, three rounds, each request drawn at
+  random: 30% dashboard, 40% a listings page, 10% GET /api/runs, 10% a run, 10% an
+  analysis (cookie).
+The hello world (its own server, started first and left running beside both databases'
+servers: an idle server costs nothing) is measured next to every phase, as long and with as
+many clients (20 beside a kind, 100 beside the mix), the two in alternated order (the kind
+first, then the hello world first in the next pair, and so on). Each ratio is the median of
+the per-round ratios, printed with its range.
 
 Reading the figures. CPU ms/req is the server process's CPU time (user + system, all its
 threads, from /proc) over a phase divided by the phase's 2xx responses; its ratio to the hello
@@ -77,7 +83,7 @@ from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
 from api.process.serve import ServeOptions, hypercorn_config, wait_for_stop_signal
-from bench._api_kinds import KIND_CLIENTS, CpuPhase, Mix, measure_kinds, print_mix, print_table
+from bench._api_kinds import HELLO_MIX, Mix, Paired, measure_kinds, print_mix, print_table
 from bench._common import (
     ROOT,
     cpu_seconds,
@@ -96,6 +102,7 @@ from bench._common import (
     verdict,
     wait_http,
 )
+from bench._fair import alternated
 from engine import MarketplaceSettings, open_engine, open_marketplace
 from store import FINISHED_RUN_STATES, Store, open_store
 
@@ -128,8 +135,17 @@ MIX = (
 
 @dataclass(frozen=True)
 class Timing:
-    kind_seconds: float  # each per-kind CPU phase
-    mix_seconds: float  # each 100-client phase
+    kind_seconds: float  # each per-kind CPU phase, per round (the hello world's beside it too)
+    mix_seconds: float  # each 100-client phase, per round (the hello world's too)
+    rounds: int
+    listings: int = LISTINGS  # the monitor's (a multiple of 16)
+    catalogues: tuple[tuple[str, int], ...] = CATALOGUES
+
+
+FULL = Timing(3.0, 7.0, 3)
+QUICK = Timing(1.5, 3.5, 3)
+# Seconds: that every phase runs, not what it measures.
+SMOKE = Timing(0.3, 0.5, 1, listings=1_600, catalogues=(("/catalog?catalog[]=1904", 40),))
 
 
 # -- preparation ------------------------------------------------------------------------------
@@ -144,7 +160,9 @@ class Prepared:
     seconds: float
 
 
-async def _finished_runs(store: Store, workspace_id: str, origin: str) -> list[str]:
+async def _finished_runs(
+    store: Store, workspace_id: str, origin: str, catalogues: Sequence[tuple[str, int]]
+) -> list[str]:
     """Runs of the simulator's catalogue through the engine, each awaited to a final state
     before the next starts (so that their order, and the dashboard's analysis, is fixed).
 
@@ -155,7 +173,7 @@ async def _finished_runs(store: Store, workspace_id: str, origin: str) -> list[s
     run_ids = []
     with trio.fail_after(RUNS_SECONDS):
         async with open_marketplace(settings) as market, open_engine(store, market) as engine:
-            for i, (catalogue, max_items) in enumerate(CATALOGUES):
+            for i, (catalogue, max_items) in enumerate(catalogues):
                 run = await engine.runs.start(
                     run_id=f"run_load{i}", workspace_id=workspace_id, label=f"load {i}",
                     source="url", url=await market.check_url(origin + catalogue),
@@ -170,14 +188,14 @@ async def _finished_runs(store: Store, workspace_id: str, origin: str) -> list[s
     return run_ids
 
 
-async def _prepare(url: str, key: str, origin: str) -> Prepared:
+async def _prepare(url: str, key: str, origin: str, timing: Timing) -> Prepared:
     """Migrate the database at `url` and fill it; raises if a run ends without an analysis."""
     started = time.monotonic()
     async with trio_asyncio.open_loop(), open_store(url, run_migrations=True) as store:
         workspace_id, cookie = await seed_account(store, key)
         token = await seed_token(store, key)
-        await seed_monitor(store, workspace_id, MONITOR, LISTINGS)
-        run_ids = await _finished_runs(store, workspace_id, origin)
+        await seed_monitor(store, workspace_id, MONITOR, timing.listings)
+        run_ids = await _finished_runs(store, workspace_id, origin, timing.catalogues)
         analysis_ids = []
         for run_id in run_ids:
             run = await store.runs.get(run_id, workspace_id)
@@ -188,10 +206,10 @@ async def _prepare(url: str, key: str, origin: str) -> Prepared:
     return Prepared(cookie, token, run_ids, analysis_ids, time.monotonic() - started)
 
 
-def _prepare_with_simulator(url: str, key: str) -> Prepared:
+def _prepare_with_simulator(url: str, key: str, timing: Timing) -> Prepared:
     simulator, origin = start_simulator()
     try:
-        return trio.run(_prepare, url, key, origin)
+        return trio.run(_prepare, url, key, origin, timing)
     finally:
         stop(simulator)
 
@@ -336,7 +354,9 @@ class LoadClient:
         share the machine, so the two CPU figures say which of them was the limit."""
         spec = {"base": self._base, "headers": headers, "clients": clients, "duration": duration,
                 "mix": mix}  # fmt: skip
-        watchdog = threading.Timer(duration + 120, self._process.kill)
+        # Generous: on a 2-core machine with a load average of 20, 100 clients took minutes to
+        # connect and warm up, and a watchdog kill reads as a crash.
+        watchdog = threading.Timer(duration + 600, self._process.kill)
         watchdog.start()
         try:
             self._send(json.dumps(spec))
@@ -435,12 +455,12 @@ def _report(title: str, result: dict[str, Any], kinds: Sequence[str]) -> Figures
 
 @dataclass(frozen=True)
 class Measured:
-    phases: list[CpuPhase]  # per kind (the hello world: one)
-    mix: Figures
-    bad: int  # 5xx and dropped responses over every phase
+    kinds: list[Paired]  # per kind, with the hello world measured beside it
+    mix: list[tuple[Figures, Figures]]  # per round: the mix, the hello world's 100 clients
+    bad: int  # 5xx and dropped responses over every phase (the hello world's included)
 
 
-def _paths(monitor: str, prepared: Prepared) -> dict[str, list[str]]:
+def _paths(monitor: str, prepared: Prepared, listings: int) -> dict[str, list[str]]:
     return {
         "health": ["/health"],
         "dashboard": ["/api/dashboard?include_top_niches=true&include_recent_runs=true"],
@@ -451,7 +471,7 @@ def _paths(monitor: str, prepared: Prepared) -> dict[str, list[str]]:
         "listings": [
             f"/api/monitoring/{monitor}/listings?state=all&page={page}&page_size={size}"
             for size in PAGE_SIZES
-            for page in range(1, LISTINGS // size + 1)
+            for page in range(1, listings // size + 1)
         ],
         "listings again": [
             f"/api/monitoring/{monitor}/listings?state=all&page={page}&page_size={PAGE_SIZE}"
@@ -463,13 +483,44 @@ def _paths(monitor: str, prepared: Prepared) -> dict[str, list[str]]:
     }
 
 
-def _measure_database(database: str, url: str, key: str, timing: Timing, log: Path) -> Measured:
-    prepared = _prepare_with_simulator(url, key)
+def _merged(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`LoadClient.run` results of several windows as one (samples pooled, times summed)."""
+    return {
+        "samples": [x for r in results for x in r["samples"]],
+        "failures": [x for r in results for x in r["failures"]],
+        **{key: sum(r[key] for r in results) for key in ("elapsed", "cpu", "server_cpu")},
+    }
+
+
+def _measure_mix(
+    load: LoadClient, hello: LoadClient, cookie: dict[str, str], mix: Mix, timing: Timing
+) -> tuple[list[tuple[Figures, Figures]], int]:
+    """The mix and the hello world's ceiling (CLIENTS each), alternated round by round:
+    (per-round figures of both, 5xx and dropped responses)."""
+    ours, theirs = alternated(
+        lambda: load.run(cookie, CLIENTS, timing.mix_seconds, mix),
+        lambda: hello.run({}, CLIENTS, timing.mix_seconds, HELLO_MIX),
+        timing.rounds,
+    )
+    spans = f"{timing.rounds} x {timing.mix_seconds:g} s"
+    figures = _report(f"mix, {CLIENTS} clients, closed loop, {spans}", _merged(ours),
+                      [kind for kind, _, _ in mix])  # fmt: skip
+    ceiling = _report(f"{HELLO_TITLE}, {CLIENTS} clients, {spans}", _merged(theirs), ["hello"])
+    rounds = [(_figures(a["samples"], a["elapsed"]), _figures(b["samples"], b["elapsed"]))
+              for a, b in zip(ours, theirs, strict=True)]  # fmt: skip
+    bad = sum(f.server_errors + f.dropped for f in (figures, ceiling))
+    return rounds, bad
+
+
+def _measure_database(
+    database: str, url: str, key: str, timing: Timing, log: Path, hello: LoadClient
+) -> Measured:
+    prepared = _prepare_with_simulator(url, key, timing)
     if url.startswith("postgresql"):
         vacuum_analyze(url)
-    print(f"{database}: prepared in {prepared.seconds:.0f} s: {LISTINGS:,} listings, "
+    print(f"{database}: prepared in {prepared.seconds:.0f} s: {timing.listings:,} listings, "
           f"{len(prepared.run_ids)} finished runs with analyses", flush=True)  # fmt: skip
-    paths = _paths(MONITOR, prepared)
+    paths = _paths(MONITOR, prepared, timing.listings)
     credentials = {
         "none": {},
         "cookie": {"Cookie": f"session_token={prepared.cookie}"},
@@ -478,32 +529,17 @@ def _measure_database(database: str, url: str, key: str, timing: Timing, log: Pa
     args = ["-m", "api.process.cli", "serve", "--database-url", url]
     env = {"NICHESCOPE_SECRET_KEY": key}
     with log.open("wb") as stderr, _serving(args, "/health", env, stderr) as load:
-        phases = measure_kinds(load, paths, credentials, timing.kind_seconds)
+        kinds = measure_kinds(load, hello, paths, credentials, timing.kind_seconds, timing.rounds)
         mix = [(kind, share, paths[kind]) for kind, share in MIX]
-        result = load.run(credentials["cookie"], CLIENTS, timing.mix_seconds, mix)
-    title = f"mix, {CLIENTS} clients, closed loop, {timing.mix_seconds:.0f} s"
-    figures = _report(title, result, [kind for kind, _ in MIX])
-    bad = sum(phase.bad for phase in phases) + figures.server_errors + figures.dropped
+        rounds, bad = _measure_mix(load, hello, credentials["cookie"], mix, timing)
+    bad += sum(p.phase.bad + p.hello.bad for p in kinds)
     if bad:
         print(_tracebacks(log))
-    return Measured(phases, figures, bad)
+    return Measured(kinds, rounds, bad)
 
 
 HELLO_ARGS = ["-m", "bench.bench_api_load", "hello"]
-HELLO_MIX = [("hello", 1.0, ["/hello"])]
 HELLO_TITLE = "hello world (bare Quart-Trio, same Hypercorn config)"
-
-
-def _measure_hello(timing: Timing) -> Measured:
-    """The framework's own cost per request (KIND_CLIENTS clients) and ceiling (CLIENTS)."""
-    print(f"{HELLO_TITLE}:", flush=True)
-    with _serving(HELLO_ARGS, "/hello") as load:
-        result = load.run({}, KIND_CLIENTS, timing.kind_seconds, HELLO_MIX)
-        phase = CpuPhase.measured(f"{KIND_CLIENTS} clients", [result])
-        ceiling = load.run({}, CLIENTS, timing.mix_seconds, HELLO_MIX)
-    mix = _report(f"{CLIENTS} clients, {timing.mix_seconds:.0f} s", ceiling, ["hello"])
-    bad = phase.bad + mix.server_errors + mix.dropped
-    return Measured([phase], mix, bad)
 
 
 def measure_hello(duration: float, clients: int = CLIENTS) -> Figures:
@@ -514,39 +550,42 @@ def measure_hello(duration: float, clients: int = CLIENTS) -> Figures:
     return _report(f"{HELLO_TITLE}, {clients} clients", result, ["hello"])
 
 
-def _verdicts(database: str, measured: Measured, hello: Measured) -> None:
-    print_table(database, measured.phases, hello.phases[0])
-    mix, ceiling = measured.mix, hello.mix
-    print_mix(database, mix.rate, mix.p99_ms, ceiling.rate, ceiling.p99_ms,
-              mix.server_errors + mix.dropped)  # fmt: skip
+def _verdicts(database: str, measured: Measured) -> None:
+    print_table(database, measured.kinds)
+    print_mix(database, measured.mix, measured.bad)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="3 s per kind and 10 s per mix instead of 6 s and 20 s")  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="phases half as long")
+    parser.add_argument("--smoke", action="store_true", help="seconds per database, not judged")
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    timing = Timing(3.0, 10.0) if args.quick else Timing(6.0, 20.0)
+    timing = SMOKE if args.smoke else QUICK if args.quick else FULL
     started = time.monotonic()
     print(load_note(), flush=True)
     key = secrets.token_urlsafe(32)
-    with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as name:
+    bad = 0
+    # The hello world serves beside both databases' servers (an idle server costs nothing):
+    # each kind and the mix are measured next to it, alternated, as many times.
+    with (
+        tempfile.TemporaryDirectory(prefix="nichescope-bench-") as name,
+        _serving(HELLO_ARGS, "/hello") as hello,
+    ):
         folder = Path(name)
         url = f"sqlite+aiosqlite:///{folder / 'bench.db'}"
-        sqlite = _measure_database("SQLite", url, key, timing, folder / "server-sqlite.log")
-        # Between the two databases: the hello world's conditions are those of both.
-        hello = _measure_hello(timing)
-        _verdicts("SQLite", sqlite, hello)
-        bad = sqlite.bad + hello.bad
-        if args.sqlite_only:
-            print("PostgreSQL: skipped (--sqlite-only)")
+        log = folder / "server-sqlite.log"
+        sqlite = _measure_database("SQLite", url, key, timing, log, hello)
+        _verdicts("SQLite", sqlite)
+        bad += sqlite.bad
+        if args.sqlite_only or args.smoke:
+            print("PostgreSQL: skipped")
         else:
             with postgres_database("nichescope_bench_api") as pg_url:
                 if pg_url is not None:
                     log = folder / "server-postgres.log"
-                    postgres = _measure_database("PostgreSQL", pg_url, key, timing, log)
-                    _verdicts("PostgreSQL", postgres, hello)
+                    postgres = _measure_database("PostgreSQL", pg_url, key, timing, log, hello)
+                    _verdicts("PostgreSQL", postgres)
                     bad += postgres.bad
     one, five, _ = os.getloadavg()
     print(f"load average at the end {one:.2f} / {five:.2f}; "

@@ -1,6 +1,7 @@
 """What the browser challenge costs in marketplace requests, in one run.
 
-Run: `python -m bench.bench_challenge` (about a minute; Debian's chromium for the browser
+Run: `python -m bench.bench_challenge [--smoke]` (about a minute; `--smoke`: one simulated
+day per set-up; Debian's chromium for the browser
 case, which is skipped without it). One monitor of the 2026-09 simulator (two categories,
 400 listings, 10% promoted) polled by the real client, adapter and engine poll over ten
 simulated days, in three set-ups:
@@ -69,7 +70,7 @@ async def _operator_token(site: str) -> str:
     return token
 
 
-async def _measure(setup: str, folder: Path, *, challenge: bool, browser: str) -> Cost:
+async def _measure(setup: str, folder: Path, days: float, *, challenge: bool, browser: str) -> Cost:
     config = SimulatorConfig(
         seed=5, speed=DAY, n_listings=400, arrivals_per_day=120, profile="2026-09",
         promoted_share=0.1, challenge_www=challenge,
@@ -101,7 +102,7 @@ async def _measure(setup: str, folder: Path, *, challenge: bool, browser: str) -
             sold_before = (await store.monitors.listing_counts(monitor.id))["sold"]
             served_before = len(app.log)
             polls, first = 0, app.sim_now()
-            while app.sim_now() - first < DAYS * DAY:
+            while app.sim_now() - first < days * DAY:
                 await poll_once(store, market, monitor, now=store.clock(), policy=policy)
                 polls += 1
                 await trio.sleep(0.3)
@@ -119,22 +120,26 @@ async def _workspace(store: object) -> str:
     return await new_workspace(store)  # type: ignore[arg-type]
 
 
-async def _run(folder: Path) -> list[Cost]:
-    costs = [await _measure("open site", folder, challenge=False, browser="off")]
+async def _run(folder: Path, days: float) -> list[Cost]:
+    costs = [await _measure("open site", folder, days, challenge=False, browser="off")]
     if CHROMIUM:
         costs.append(
-            await _measure("challenged, browser", folder, challenge=True, browser=CHROMIUM)
+            await _measure("challenged, browser", folder, days, challenge=True, browser=CHROMIUM)
         )
-    costs.append(await _measure("challenged, no browser", folder, challenge=True, browser="off"))
+    costs.append(
+        await _measure("challenged, no browser", folder, days, challenge=True, browser="off")
+    )
     return costs
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    smoke = "--smoke" in (sys.argv[1:] if argv is None else argv)
+    days = 1.0 if smoke else DAYS
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as folder:
-        costs = trio.run(_run, Path(folder))
+        costs = trio.run(_run, Path(folder), days)
     base = costs[0]
-    print(f"one monitor, {DAYS:g} simulated days per set-up, {time.perf_counter() - started:.0f} s")
+    print(f"one monitor, {days:g} simulated days per set-up, {time.perf_counter() - started:.0f} s")
     for cost in costs:
         print(
             f"  {cost.setup:<24} {cost.requests:>5} requests, {cost.polls} polls, "

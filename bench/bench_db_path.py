@@ -1,10 +1,12 @@
 """Database paths for the Store, measured against each other in one run, on SQLite and on
 PostgreSQL: the CPU one unit of work costs this process on each candidate path.
 
-Run: `python -m bench.bench_db_path [--quick]` (full: about 3 minutes, 5 s per cell; `--quick`:
-about 45 s, 1 s per cell). PostgreSQL: the local server at 127.0.0.1:5432 (trust auth, user
-postgres); a throwaway database is created and dropped at the end. Without a reachable server
-only SQLite is measured (in a temporary directory).
+Run: `python -m bench.bench_db_path [--quick | --smoke] [--rounds N]` (full: about 9 minutes, 5
+s per cell; `--quick`: about 2.5, 1 s per cell; `--smoke`: seconds). Every cell is measured in
+`--rounds` rounds (3), the paths in alternated order, each figure the median of its rounds.
+PostgreSQL: the local server at 127.0.0.1:5432 (trust auth, user postgres); a throwaway database
+is created and dropped at the end. Without a reachable server only SQLite is measured (in a
+temporary directory).
 
 Paths (every unit is one transaction; SQLite connections get the store's pragmas: WAL,
 foreign keys, busy timeout 30 s, synchronous NORMAL):
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -259,24 +262,32 @@ async def _cell(op: Op, ids: list[str], tasks: int, seconds: float) -> tuple[flo
 Figures = dict[tuple[str, str, str], tuple[float, float, float]]  # (1 task, 20 tasks, ops/s)
 
 
-async def _measure(dbs: list[tuple[Db, list[str]]], seconds: float) -> Figures:
-    figures: Figures = {}
+async def _measure(dbs: list[tuple[Db, list[str]]], seconds: float, rounds: int) -> Figures:
+    """Every cell `rounds` times, the paths in alternated order (bridge first, then last, ...),
+    so that neither the baseline nor any candidate always runs first on a cold machine; each
+    figure is the median of its rounds."""
+    samples: dict[tuple[str, str, str], list[tuple[float, float, float]]] = {}
     print(f"{'db':<9}{'path':<8}{'op':<9}{'CPU us/op 1 task':>17}{'20 tasks':>10}"
-          f"{'ops/s 20 tasks':>16}", flush=True)  # fmt: skip
-    for db, ids in dbs:
-        for path in PATHS:
-            async with _open(db, path) as ops:
-                record = await ops["run"](ids[3])
-                assert isinstance(record, RunRecord) and record.id == ids[3], record
-                assert record.created_at.tzinfo is not None, record
-                for name in OPS:
-                    await _cell(ops[name], ids, TASKS, min(0.3, seconds))  # fill pool, caches
-                    one, _ = await _cell(ops[name], ids, 1, seconds)
-                    many, rate = await _cell(ops[name], ids, TASKS, seconds)
-                    figures[db.name, path, name] = (one, many, rate)
-                    print(f"{db.name:<9}{path:<8}{name:<9}{one:>17.0f}{many:>10.0f}"
-                          f"{rate:>16,.0f}", flush=True)  # fmt: skip
-    return figures
+          f"{'ops/s 20 tasks':>16}  round", flush=True)  # fmt: skip
+    for turn in range(rounds):
+        for db, ids in dbs:
+            for path in PATHS if turn % 2 == 0 else PATHS[::-1]:
+                async with _open(db, path) as ops:
+                    record = await ops["run"](ids[3])
+                    assert isinstance(record, RunRecord) and record.id == ids[3], record
+                    assert record.created_at.tzinfo is not None, record
+                    for name in OPS:
+                        await _cell(ops[name], ids, TASKS, min(0.3, seconds))  # pool, caches
+                        one, _ = await _cell(ops[name], ids, 1, seconds)
+                        many, rate = await _cell(ops[name], ids, TASKS, seconds)
+                        samples.setdefault((db.name, path, name), []).append((one, many, rate))
+                        print(f"{db.name:<9}{path:<8}{name:<9}{one:>17.0f}{many:>10.0f}"
+                              f"{rate:>16,.0f}  {turn + 1}", flush=True)  # fmt: skip
+    return {
+        key: (statistics.median(s[0] for s in cells), statistics.median(s[1] for s in cells),
+              statistics.median(s[2] for s in cells))
+        for key, cells in samples.items()
+    }  # fmt: skip
 
 
 def _report(figures: Figures) -> bool:
@@ -306,8 +317,10 @@ def _postgres() -> psycopg.Connection[Any] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_db_path", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 s per cell instead of 5 s")
+    parser.add_argument("--smoke", action="store_true", help="0.05 s per cell: that it runs")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (>= 1)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    seconds = 1.0 if args.quick else 5.0
+    seconds = 0.05 if args.smoke else 1.0 if args.quick else 5.0
     print(load_note(), flush=True)
     name = f"nichescope_bench_dbpath_{secrets.token_hex(4)}"
     with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as folder:
@@ -324,7 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 dbs.append(Db("postgres", *urls, raw))
             seeded = [(db, _seed(db)) for db in dbs]
             started = time.monotonic()
-            figures = trio.run(_measure, seeded, seconds)
+            rounds = 1 if args.smoke else max(1, args.rounds)
+            figures = trio.run(_measure, seeded, seconds, rounds)
         finally:
             if admin is not None:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,6 +1,7 @@
 """Engine benchmarks (issue 4, "Scale"): monitors at scale, idle actors, listings and export.
 
-Run: `python -m bench.bench_engine [--quick]` (full: about 12 minutes; `--quick`: about 6).
+Run: `python -m bench.bench_engine [--quick | --smoke]` (full: about 12 minutes; `--quick`:
+about 6; `--smoke`: 40 monitors, 200 idle actors and 3,200 listings for seconds, not judged).
 Each section runs in its own child process so that peak RSS and CPU belong to it alone:
 
 1. `monitors`: 1,000 monitors on one engine (SQLite store) polling the simulator (run in a
@@ -62,10 +63,11 @@ async def _workspace(store: Store) -> str:
 # -- 1. 1,000 monitors against the simulator -------------------------------------------------
 
 
-async def _monitors(quick: bool) -> None:
-    n, interval = 1000, 30
-    duration = 100.0 if quick else 160.0
-    lead = 8.0  # first polls are spread over one interval starting this far ahead
+async def _monitors(size: str) -> None:
+    n, interval = (40, 5) if size == "smoke" else (1000, 30)
+    duration = {"smoke": 8.0, "quick": 100.0}.get(size, 160.0)
+    # First polls are spread over one interval starting this far ahead.
+    lead = 1.0 if size == "smoke" else 8.0
     simulator, origin = start_simulator()
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -142,7 +144,7 @@ async def _run_monitors(
     cpu, wall = cpu1 - cpu0, wall1 - wall0
     lag_max = max(lags, default=float("nan"))
     boot_p99 = percentile(boot_lags, 99)
-    print(f"1,000 monitors x 30 s on SQLite, simulator in a separate process, "
+    print(f"{n:,} monitors x {interval} s on SQLite, simulator in a separate process, "
           f"{duration:.0f} s run: {len(rows)} polls ({errors} failed), "
           f"{len(lags)} scheduled re-polls measured")  # fmt: skip
     print(f"  schedule lag p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max "
@@ -152,7 +154,7 @@ async def _run_monitors(
           f"(ideal {n / interval:.1f}); CPU {cpu:.1f} s in {wall:.0f} s = "
           f"{cpu / wall:.0%} of one core; RSS before engine {rss_before / 1024:.0f} MiB, "
           f"peak RSS {peak_rss_kib() / 1024:.0f} MiB; "
-          f"graceful stop of 1,000 actors {stop_seconds:.1f} s")  # fmt: skip
+          f"graceful stop of {n:,} actors {stop_seconds:.1f} s")  # fmt: skip
     recorded = [r for r in rows if r[3] is None]
     confirmations = sum(r[4] for r in recorded) / max(1, len(recorded))
     durations = [r[5] / 1000 for r in recorded]
@@ -191,8 +193,8 @@ class IdleMarket:
         raise SessionNotTaken("this node has no marketplace client")
 
 
-async def _idle(quick: bool) -> None:
-    n = int(os.environ.get("BENCH_IDLE_N", "10000"))
+async def _idle(size: str) -> None:
+    n = int(os.environ.get("BENCH_IDLE_N", "200" if size == "smoke" else "10000"))
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite+aiosqlite:///{folder}/bench.db"
         async with trio_asyncio.open_loop(), open_store(url, run_migrations=True) as store:
@@ -245,31 +247,35 @@ async def _settle() -> None:
 # -- orchestration ----------------------------------------------------------------------------
 
 
-def _section(name: str, quick: bool) -> int:
+def _section(name: str, size: str) -> int:
+    """One section at `size` ("full", "quick" or "smoke")."""
     if name == "monitors":
-        trio.run(_monitors, quick)
+        trio.run(_monitors, size)
     elif name == "idle":
-        trio.run(_idle, quick)
+        trio.run(_idle, size)
     else:
         from bench._listings_bench import run_listings
 
-        run_listings(name.removeprefix("listings-"), quick)
+        run_listings(name.removeprefix("listings-"), size)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_engine")
     parser.add_argument("--quick", action="store_true", help="shorter runs, smaller data")
+    parser.add_argument("--smoke", action="store_true", help="seconds per section, not judged")
     parser.add_argument("--section", choices=SECTIONS, help="run one section in this process")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
     if args.section:
-        return _section(args.section, args.quick)
+        return _section(args.section, size)
     print(load_note())
     failed = 0
     for name in SECTIONS:
         command = [sys.executable, "-m", "bench.bench_engine", "--section", name]
         try:
-            done = subprocess.run(command + ["--quick"] * args.quick, cwd=ROOT, timeout=900)
+            flags = [] if size == "full" else [f"--{size}"]
+            done = subprocess.run(command + flags, cwd=ROOT, timeout=900)
             failed |= done.returncode != 0
         except subprocess.TimeoutExpired:
             print(f"{name}: did not finish in 15 minutes")

@@ -1,9 +1,10 @@
 """Notification benchmark (issue 18): how long after a poll commits an alert reaches a webhook.
 
-Run: `python -m bench.bench_notify [--quick] [--postgres] [--arrivals N]` (full: about
-5 minutes; `--quick`: about 2). `--postgres` runs on a fresh database created (and dropped)
-with psql on 127.0.0.1:5432, as bench_engine's listings section does; the node then runs in
-cluster mode, as `open_node` runs any node on PostgreSQL.
+Run: `python -m bench.bench_notify [--quick | --smoke] [--postgres] [--arrivals N]` (full:
+about 5 minutes; `--quick`: about 2; `--smoke`: 20 monitors every 4 s for seconds, not
+judged). `--postgres` runs on a fresh database created (and dropped) with psql on
+127.0.0.1:5432, as bench_engine's listings section does; the node then runs in cluster mode,
+as `open_node` runs any node on PostgreSQL.
 
 One node, wired as `nichescope serve` wires it (`api.process.node.open_node`: store, engine, the
 notification dispatcher with its courier and guarded outbound client), runs 1,000 monitors
@@ -32,8 +33,9 @@ Latency, per notification, is measured from the poll's commit: the benchmark wra
 committed; the stamp can only be late, by the hand-back from asyncio to trio), keyed by
 (monitor, the poll's `finished_at`), which is the alert's `created_at`. The same latency from
 `created_at` (stamped before the poll's transaction even starts) is printed too: the truth
-lies between the two. The baseline is the poll interval: without push, a user re-reading the
-page every 30 s learns of a listing 15 s after it was recorded on average, 30 s at worst.
+lies between the two. The latency is an absolute figure judged against its target (p99 < 2 s):
+no ratio is printed, since nothing measured here delivers alerts another way (a user who
+re-reads the page instead learns of a listing whenever they happen to).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -67,7 +70,7 @@ from bench._common import (
     process_cpu_seconds,
     stop,
 )
-from bench._notify_report import INTERVAL, Meter, Run, micros, report
+from bench._notify_report import Meter, Run, micros, report
 from engine import MarketplaceSettings, SecretBox, check_destination, open_marketplace
 from engine.notifications import new_signing_secret
 from scrapers.simulator import NICHE_PAIRS
@@ -85,7 +88,22 @@ from store.monitors import polls as polls_module
 from store.monitors.models import Monitor, Poll
 from store.notify.models import Notification, NotificationDelivery
 
-N, LEAD = 1000, 8.0  # first polls spread over one interval, from LEAD s ahead
+
+@dataclass(frozen=True)
+class Size:
+    """A run's size: `monitors` polling every `interval` s, their first polls spread over one
+    interval from `lead` s ahead; windows of re-polls without the rule, then with it."""
+
+    monitors: int
+    interval: int
+    lead: float
+    before: float
+    alerting: float
+
+
+FULL = Size(1000, 30, 8.0, 60.0, 180.0)
+QUICK = replace(FULL, before=20.0, alerting=60.0)
+SMOKE = Size(20, 4, 1.0, 2.0, 4.0)  # seconds: that it runs, not what it measures
 DRAIN_SECONDS = 20.0  # after the run, how long alerts written before the cut-off may take
 PG_ADMIN = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-q", "-c"]
 T = TypeVar("T")
@@ -114,7 +132,7 @@ def _peer(
 
 
 async def _seed(
-    store: Store, origin: str, receiver: str, secret: str, key: str
+    store: Store, size: Size, origin: str, receiver: str, secret: str, key: str
 ) -> tuple[dict[str, datetime], str, NewRule]:
     """The workspace, its 1,000 monitors (first polls spread) and one webhook channel made as
     the API makes it (checked, sealed, masked); returns the first polls' times, the
@@ -124,12 +142,12 @@ async def _seed(
         name="bench", password_hash=None,
     ))  # fmt: skip
     workspace = user.workspace_id
-    for i in range(N):
+    for i in range(size.monitors):
         category, brand = NICHE_PAIRS[i % len(NICHE_PAIRS)]  # the market's 60 niches
         await store.monitors.create(NewMonitor(
             monitor_id=f"mon_{i:05d}", workspace_id=workspace,
             url=f"{origin}/catalog?catalog[]={category}&brand_ids[]={brand}",
-            label=None, interval_seconds=INTERVAL, page_cap=1,
+            label=None, interval_seconds=size.interval, page_cap=1,
         ))  # fmt: skip
     destination = await check_destination(
         "webhook", {"url": f"{receiver}/hooks/nichescope"}, allow=(receiver,),
@@ -143,7 +161,10 @@ async def _seed(
     )  # fmt: skip
     rule = NewRule(name="Every new listing", kinds=("new_listing",), channel_ids=(channel.id,))
     now = store.clock()
-    first = {f"mon_{i:05d}": now + timedelta(seconds=LEAD + i * INTERVAL / N) for i in range(N)}
+    first = {
+        f"mon_{i:05d}": now + timedelta(seconds=size.lead + i * size.interval / size.monitors)
+        for i in range(size.monitors)
+    }
 
     def spread(db: Session) -> None:
         for monitor_id, at in first.items():
@@ -189,11 +210,11 @@ def _timing_outbox_writes(spent: list[tuple[float, float, int]]) -> Iterator[Non
 # -- the run ------------------------------------------------------------------------------------
 
 
-async def _run(url: str, backend: str, quick: bool, arrivals: float, sim: str, receiver: str,
+async def _run(url: str, backend: str, size: Size, arrivals: float, sim: str, receiver: str,
                secret: str) -> Run:  # fmt: skip
     key = uuid.uuid4().hex * 2
     async with open_store(url, run_migrations=True) as store:
-        first, workspace, rule = await _seed(store, sim, receiver, secret, key)
+        first, workspace, rule = await _seed(store, size, sim, receiver, secret, key)
     with tempfile.TemporaryDirectory() as outbox:
         settings = Settings(
             database_url=url, secret_key=key, outbox_dir=Path(outbox),
@@ -205,8 +226,8 @@ async def _run(url: str, backend: str, quick: bool, arrivals: float, sim: str, r
         writes: list[tuple[float, float, int]] = []
         # Lead, the bootstrap round, then a window of re-polls without the rule (the baseline
         # of schedule lag and poll transactions, in the same run), then the rule.
-        before = LEAD + INTERVAL + (20.0 if quick else 60.0)
-        duration = before + (60.0 if quick else 180.0)
+        before = size.lead + size.interval + size.before
+        duration = before + size.alerting
         with _timing_outbox_writes(writes):
             async with (
                 open_marketplace(market_settings) as market,
@@ -226,7 +247,8 @@ async def _run(url: str, backend: str, quick: bool, arrivals: float, sim: str, r
                 delivered = dispatcher.delivered if dispatcher else -1
                 failed = dispatcher.failed_sends if dispatcher else -1
     return Run(
-        backend=backend, duration=duration, rule_at=rule_at, arrivals=arrivals, commits=commits,
+        backend=backend, monitors=size.monitors, interval=size.interval, duration=duration,
+        rule_at=rule_at, arrivals=arrivals, commits=commits,
         cutoff=cutoff, drained_in=drained_in, usage_before=usage_before, usage_with=usage_with,
         outbox_writes=writes,
         delivered_by_dispatcher=delivered, failed_sends=failed, started=started, first=first,
@@ -278,13 +300,13 @@ async def _rows(url: str, cutoff: datetime) -> tuple[list[Any], list[Any], list[
 # -- orchestration ------------------------------------------------------------------------------
 
 
-def _measure(backend: str, url: str, quick: bool, arrivals: float) -> bool:
+def _measure(backend: str, url: str, size: Size, arrivals: float) -> bool:
     secret = new_signing_secret()
     simulator, sim = _peer(["simulator", str(arrivals)])
     try:
         receiver, origin = _peer(["receiver"], {"BENCH_WEBHOOK_SECRET": secret})
         try:
-            run = trio.run(_arun, url, backend, quick, arrivals, sim, origin, secret)
+            run = trio.run(_arun, url, backend, size, arrivals, sim, origin, secret)
             seen = httpx.get(f"{origin}/__bench__/results", timeout=30).json()
             peers = (f"simulator CPU {process_cpu_seconds(simulator.pid):.0f} s, receiver "
                      f"{process_cpu_seconds(receiver.pid):.0f} s")  # fmt: skip
@@ -296,10 +318,10 @@ def _measure(backend: str, url: str, quick: bool, arrivals: float) -> bool:
     return report(run, rows, seen, peers)
 
 
-async def _arun(url: str, backend: str, quick: bool, arrivals: float, sim: str, receiver: str,
+async def _arun(url: str, backend: str, size: Size, arrivals: float, sim: str, receiver: str,
                 secret: str) -> Run:  # fmt: skip
     async with trio_asyncio.open_loop():
-        return await _run(url, backend, quick, arrivals, sim, receiver, secret)
+        return await _run(url, backend, size, arrivals, sim, receiver, secret)
 
 
 async def _arows(url: str, cutoff: datetime) -> tuple[list[Any], list[Any], list[Any]]:
@@ -310,25 +332,27 @@ async def _arows(url: str, cutoff: datetime) -> tuple[list[Any], list[Any], list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_notify")
     parser.add_argument("--quick", action="store_true", help="a shorter run (about 2 minutes)")
+    parser.add_argument("--smoke", action="store_true", help="20 monitors for seconds, not judged")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--arrivals", type=float, default=4.0,
                         help="new listings per second across the marketplace")  # fmt: skip
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    size = SMOKE if args.smoke else QUICK if args.quick else FULL
     print(load_note())
     with tempfile.TemporaryDirectory() as folder:
         if not args.postgres:
-            ok = _measure("sqlite", f"sqlite+aiosqlite:///{folder}/bench.db", args.quick,
-                          args.arrivals)  # fmt: skip
-            return 0 if ok else 1
+            url = f"sqlite+aiosqlite:///{folder}/bench.db"
+            ok = _measure("sqlite", url, size, args.arrivals)
+            return 0 if ok or args.smoke else 1
         name = f"nichescope_bench_{uuid.uuid4().hex[:12]}"
         subprocess.run([*PG_ADMIN, f"CREATE DATABASE {name}"], check=True, timeout=60)
         try:
             url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-            ok = _measure("postgres", url, args.quick, args.arrivals)
+            ok = _measure("postgres", url, size, args.arrivals)
         finally:
             subprocess.run([*PG_ADMIN, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"],
                            check=False, timeout=60)  # fmt: skip
-    return 0 if ok else 1
+    return 0 if ok or args.smoke else 1
 
 
 if __name__ == "__main__":
