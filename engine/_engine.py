@@ -248,32 +248,10 @@ class Engine:
         `lease_token` then replaces the old one). Returns once the actor is ready."""
         return await self.monitors.spawn(monitor, lease_token)
 
-    async def start_monitor(
-        self,
-        *,
-        monitor_id: str,
-        workspace_id: str,
-        url: str,
-        label: str | None,
-        interval_seconds: int,
-        page_cap: int,
-        source_analysis_id: str | None = None,
-        at_most: int | None = None,
-    ) -> MonitorRecord:
+    async def start_monitor(self, new: NewMonitor, at_most: int | None = None) -> MonitorRecord:
         """Create the monitor (`paused`) and start its actor, whose bootstrap poll makes it
         `active`; `QuotaFull`, nothing done, when `at_most` (the plan's monitors) are in use."""
-        monitor = await self.store.monitors.create(
-            NewMonitor(
-                monitor_id=monitor_id,
-                workspace_id=workspace_id,
-                url=url,
-                label=label,
-                interval_seconds=interval_seconds,
-                page_cap=page_cap,
-                source_analysis_id=source_analysis_id,
-            ),
-            at_most=at_most,
-        )
+        monitor = await self.store.monitors.create(new, at_most=at_most)
         await self._claim_and_spawn(monitor)
         return monitor
 

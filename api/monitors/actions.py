@@ -27,6 +27,7 @@ from store import (
     FAILURE_EXPLAINED,
     ListingRecord,
     MonitorRecord,
+    NewMonitor,
     PollRecord,
     QuotaFull,
     Store,
@@ -135,7 +136,7 @@ async def start_monitor_in(
     slots = await require_active_monitor_slot(store, workspace_id)
     await require_poll_interval(workspace_id, interval, store=store)
     try:
-        monitor = await backend.engine.start_monitor(
+        new = NewMonitor(
             monitor_id=new_id("mon"),
             workspace_id=workspace_id,
             url=url,
@@ -143,8 +144,8 @@ async def start_monitor_in(
             interval_seconds=interval,
             page_cap=settings.page_cap,
             source_analysis_id=data.analysis_id,
-            at_most=slots,
         )
+        monitor = await backend.engine.start_monitor(new, at_most=slots)
     except QuotaFull as full:  # the slot went to a simultaneous start
         raise await refused(workspace_id, full, store=store) from full
     return monitor

@@ -21,7 +21,7 @@ from api.process.demo_sample import LIVE_LABEL, record_sample
 from api.settings import Settings
 from engine import Engine, SecretBox, check_destination
 from scrapers.simulator import CATEGORIES, SimOrigins, World, create_simulator_app, serve_app
-from store import AlreadyExists, NewChannel, NewRule, NewUser, RuleFilters, Store
+from store import AlreadyExists, NewChannel, NewMonitor, NewRule, NewUser, RuleFilters, Store
 
 log = logging.getLogger("nichescope.demo")
 
@@ -149,7 +149,7 @@ async def fill_demo_account(
         origin = market.origins.site
 
         async def start_live_monitor() -> None:
-            await engine.start_monitor(
+            live = NewMonitor(
                 monitor_id=new_id("mon"),
                 workspace_id=workspace_id,
                 url=live_catalogue_url(origin),
@@ -157,6 +157,7 @@ async def fill_demo_account(
                 interval_seconds=DEMO_LIVE_POLL_SECONDS,
                 page_cap=settings.page_cap,
             )
+            await engine.start_monitor(live)
 
         # The sample holds a trial slot only during its first poll, the live monitor one from
         # then on: a newcomer always has a slot left for a monitor of their own.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -9,7 +10,7 @@ from datetime import timedelta
 import trio
 
 from engine import Engine, EngineSettings, MonitorPolicy, RestartPolicy, open_engine
-from store import MonitorRecord, Store
+from store import MonitorRecord, NewMonitor, Store
 from tests.conftest import new_workspace
 from tests.engine.fake_market import FakeMarket, StateLookupFailed
 from tests.waiting import eventually
@@ -24,7 +25,7 @@ FAST = EngineSettings(
 async def _start(
     engine: Engine, workspace_id: str, interval: int = 1, page_cap: int = 2
 ) -> MonitorRecord:
-    return await engine.start_monitor(
+    new = NewMonitor(
         monitor_id=f"mon_{uuid.uuid4().hex[:12]}",
         workspace_id=workspace_id,
         url="https://www.vinted.fr/catalog?brand_ids[]=53",
@@ -32,6 +33,7 @@ async def _start(
         interval_seconds=interval,
         page_cap=page_cap,
     )
+    return await engine.start_monitor(new)
 
 
 async def _until(check: Callable[[], Awaitable[bool]], seconds: float = 10) -> None:
@@ -202,17 +204,21 @@ async def _true_if(value: bool) -> bool:
     return value
 
 
+def _erring_after_two(*, max_backoff_seconds: float, error_retry_seconds: float) -> EngineSettings:
+    """FAST, but a monitor goes to `error` after two failed polls of its own."""
+    policy = MonitorPolicy(
+        max_consecutive_errors=2,
+        max_backoff_seconds=max_backoff_seconds,
+        error_retry_seconds=error_retry_seconds,
+    )
+    return dataclasses.replace(FAST, monitor_policy=policy)
+
+
 async def test_a_monitor_in_error_keeps_trying_and_comes_back_by_itself(store: Store) -> None:
     market = FakeMarket(feed_error=RuntimeError("503 frozen"))
     market.list(1)
     workspace = await new_workspace(store)
-    retrying = EngineSettings(
-        monitor_policy=MonitorPolicy(
-            max_consecutive_errors=2, max_backoff_seconds=0.1, error_retry_seconds=0.5
-        ),
-        restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
-        grace_seconds=2,
-    )
+    retrying = _erring_after_two(max_backoff_seconds=0.1, error_retry_seconds=0.5)
     async with open_engine(store, market, retrying) as engine:
         monitor = await _start(engine, workspace)
         await _until_status(store, monitor, "error", 30)
@@ -235,13 +241,7 @@ async def test_a_marketplace_outage_never_parks_a_monitor_in_error(store: Store)
     market = FakeMarket(feed_error=StateLookupFailed("unavailable"))
     market.list(1)
     workspace = await new_workspace(store)
-    patient = EngineSettings(
-        monitor_policy=MonitorPolicy(
-            max_consecutive_errors=2, max_backoff_seconds=3600, error_retry_seconds=3600
-        ),
-        restart_policy=RestartPolicy(base_seconds=0.05, cap_seconds=0.2),
-        grace_seconds=2,
-    )
+    patient = _erring_after_two(max_backoff_seconds=3600, error_retry_seconds=3600)
     async with open_engine(store, market, patient) as engine:
         monitor = await _start(engine, workspace)
         await _until(lambda: _true_if(market.feed_calls >= 5), 60)
