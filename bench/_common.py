@@ -280,3 +280,23 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
 
     await store.unit(count)
     return time.monotonic() - started
+
+
+def spawn_announcing(
+    module_args: list[str], env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`python -m MODULE ARGS...` and the origin it prints on its first line once it
+    listens; `RuntimeError` if it dies first (its traceback is on stderr)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", *module_args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+    )
+    stdout: IO[bytes] | None = process.stdout
+    assert stdout is not None
+    line = stdout.readline().decode().strip()  # "" if it died
+    if not line.startswith("http://"):
+        stop(process)
+        raise RuntimeError(f"{' '.join(module_args[:2])} did not start")
+    return process, line

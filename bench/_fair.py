@@ -9,6 +9,7 @@ drift of the machine's other work, or a side still warming up, weighs on both al
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -43,3 +44,20 @@ def spread(values: Sequence[float], digits: int = 1) -> str:
     if len(values) == 1:
         return f"{mid:,.{digits}f}"
     return f"{mid:,.{digits}f} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
+
+
+# At least this many calls per figure (but in smoke runs, whose windows are shorter than
+# SMOKE_SECONDS): a busy machine parses a slow page once a second or less, and a figure from
+# two calls would be mostly rounding.
+MIN_CALLS = 10
+SMOKE_SECONDS = 0.5
+
+
+def rate(fn: Callable[[], object], seconds: float) -> float:
+    """Calls per second of `fn` over about `seconds` (and at least `MIN_CALLS` calls)."""
+    needed = MIN_CALLS if seconds >= SMOKE_SECONDS else 1
+    n, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds or n < needed:
+        fn()
+        n += 1
+    return n / elapsed

@@ -36,7 +36,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -49,7 +48,7 @@ import trio_asyncio
 from selectolax.lexbor import LexborHTMLParser
 
 from bench._common import ROOT
-from bench._fair import alternated, ratios, spread
+from bench._fair import alternated, rate, ratios, spread
 from engine import ConfirmPolicy, MarketplaceSettings, ScrapersMarketplace, open_marketplace
 from engine.monitors._poll import poll_once
 from scrapers import PROFILES, parse_item_page_jsonld, product_block_read
@@ -78,22 +77,6 @@ FIXTURES = Path(
 PINNED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(128 << 20)}
 CHUNK = 64 * 1024
 PAGE_CAP = 6  # feed pages per poll: the whole feed fits (the window never cuts)
-
-
-# At least this many calls per figure (but in smoke runs, whose windows are shorter than
-# SMOKE_SECONDS): a busy machine parses a slow page once a second or less, and a figure from
-# two calls would be mostly rounding.
-MIN_CALLS = 10
-SMOKE_SECONDS = 0.5
-
-
-def rate(fn: Callable[[], object], seconds: float) -> float:
-    needed = MIN_CALLS if seconds >= SMOKE_SECONDS else 1
-    n, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds or n < needed:
-        fn()
-        n += 1
-    return n / elapsed
 
 
 def megabyte_page(block_first: bool) -> bytes:

@@ -41,7 +41,6 @@ re-reads the page instead learns of a listing whenever they happen to).
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -52,7 +51,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -65,9 +64,9 @@ from sqlalchemy.orm import Session
 from api.process.node import open_node
 from api.settings import Settings
 from bench._common import (
-    ROOT,
     load_note,
     process_cpu_seconds,
+    spawn_announcing,
     stop,
 )
 from bench._notify_report import Meter, Run, micros, report
@@ -113,19 +112,7 @@ def _peer(
     args: list[str], env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[bytes], str]:
     """`python -m bench._notify_peers ARGS` and the origin it prints once it listens."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench._notify_peers", *args],
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-    )
-    stdout: IO[bytes] | None = process.stdout
-    assert stdout is not None
-    line = stdout.readline().decode().strip()  # "" if it died: its traceback is on stderr
-    if not line.startswith("http://"):
-        stop(process)
-        raise RuntimeError(f"bench._notify_peers {args[0]} did not start")
-    return process, line
+    return spawn_announcing(["bench._notify_peers", *args], env)
 
 
 # -- setup --------------------------------------------------------------------------------------

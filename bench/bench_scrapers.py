@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import trio
 
-from bench._fair import alternated, ratios, spread
+from bench._fair import alternated, rate, ratios, spread
 from scrapers import (
     ClientSettings,
     MarketClient,
@@ -61,23 +61,6 @@ class Size:
 
 
 FULL, SMOKE = Size(2.0, 3, 120), Size(0.2, 1, 16)
-
-
-# At least this many calls per figure (but in smoke runs, whose windows are shorter than
-# SMOKE_SECONDS): a busy machine parses a slow page once a second or less, and a figure from
-# two calls would be mostly rounding.
-MIN_CALLS = 10
-SMOKE_SECONDS = 0.5
-
-
-def rate(fn: Callable[[], object], seconds: float) -> float:
-    """Calls per second of `fn` over about `seconds`."""
-    needed = MIN_CALLS if seconds >= SMOKE_SECONDS else 1
-    n, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds or n < needed:
-        fn()
-        n += 1
-    return n / elapsed
 
 
 def bs4_extract(text: str) -> list[dict[str, Any]]:

@@ -48,14 +48,14 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 import trio
 
-from bench._common import ROOT, load_note, stop
+from bench._common import ROOT, load_note, spawn_announcing, stop
 from engine import EngineSettings, MarketplaceSettings, open_engine, open_marketplace
 from engine.market import Feed
 from engine.monitors._shared_feeds import SharedMarketplace
@@ -123,18 +123,7 @@ def _serve(seed: int) -> None:
 
 
 def _start_simulator(seed: int) -> tuple[subprocess.Popen[bytes], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench.bench_shared_feeds", "simulator", str(seed)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-    )
-    stdout: IO[bytes] | None = process.stdout
-    assert stdout is not None
-    line = stdout.readline().decode().strip()  # "" if it died: its traceback is on stderr
-    if not line.startswith("http://"):
-        stop(process)
-        raise RuntimeError("the simulator did not start")
-    return process, line
+    return spawn_announcing(["bench.bench_shared_feeds", "simulator", str(seed)])
 
 
 # -- one arm --------------------------------------------------------------------------------

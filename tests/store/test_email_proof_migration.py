@@ -4,14 +4,9 @@ and hints rewritten to show a host's registered name only."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import create_engine, insert, pool, select
 
 from store._db.migrate import upgrade
@@ -19,24 +14,8 @@ from store._db.urls import sync_database_url
 from store.accounts.models import PasswordReset, User, Workspace
 from store.billing.models import TrialToken
 from store.notify.models import NotificationChannel
-from tests.conftest import BACKENDS, _pg_admin, _pg_url
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database with no schema at all (the shared fixtures' are migrated already)."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
-        return
-    request.getfixturevalue("postgres_template")  # skips when PostgreSQL is unreachable
-    name = f"nichescope_e001_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield _pg_url(name)
-    finally:
-        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def _user(name: str, *, password: bool = True) -> dict[str, Any]:

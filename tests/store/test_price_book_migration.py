@@ -4,38 +4,17 @@ confirmed record over a likely one, then the earliest), on SQLite and PostgreSQL
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 
 from store._db.base import UtcDateTime
 from store._db.migrate import upgrade
 from store._db.urls import sync_database_url
-from tests.conftest import BACKENDS, _pg_admin, _pg_url
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database with no table yet (each migration test starts from nothing)."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
-        return
-    request.getfixturevalue("postgres_template")  # skips when PostgreSQL is unreachable
-    name = f"nichescope_mig_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield _pg_url(name)
-    finally:
-        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def _table(name: str, *columns: tuple[str, Any]) -> sa.TableClause:
