@@ -1,7 +1,7 @@
 """Shared marketplace requests (issue #31): what many monitors of one search cost the market.
 
-Run: `python -m bench.bench_shared_feeds [--quick] [--requests-only]`. The request arms take
-about 21 minutes (six arms, 9 intervals counted in each) or, with `--quick`, about 6 (four
+Run: `python -m bench.bench_shared_feeds [--quick] [--requests-only] [--smoke]`. The request
+arms take about 21 minutes (six arms, 9 intervals counted in each) or, with `--quick`, about 6 (four
 arms, 3 intervals each) on a loaded 2-core machine; the two benchmarks run after them take
 about 4 more.
 
@@ -251,9 +251,11 @@ def _report(arms: list[Arm], quick: bool) -> None:
 # -- orchestration --------------------------------------------------------------------------
 
 
-async def _requests(quick: bool) -> list[Arm]:
-    window = INTERVAL * (3 if quick else WINDOW_INTERVALS)
+async def _requests(quick: bool, smoke: bool = False) -> list[Arm]:
+    window = INTERVAL * (1 if smoke else 3 if quick else WINDOW_INTERVALS)
     plan = [(k, True) for k in PER_SEARCH] + [(k, False) for k in ((10,) if quick else PER_SEARCH)]
+    if smoke:  # that it runs: one small arm of each kind, one interval counted
+        plan = [(2, True), (2, False)]
     arms = []
     with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as folder:
         for per_search, shared in plan:
@@ -275,13 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="shorter windows, fewer arms")
     parser.add_argument("--requests-only", action="store_true",
                         help="skip bench_notify and bench_api_load afterwards")  # fmt: skip
+    parser.add_argument("--smoke", action="store_true",
+                        help="two small arms, one interval, requests only")  # fmt: skip
     args = parser.parse_args(args_in)
     print(load_note(), flush=True)
     started = time.monotonic()
-    arms = trio.run(_requests, args.quick)
+    arms = trio.run(_requests, args.quick, args.smoke)
     print(f"marketplace requests, {time.monotonic() - started:.0f} s:")
     _report(arms, args.quick)
-    if args.requests_only:
+    if args.requests_only or args.smoke:
         print(
             "poll-to-alert p99: python -m bench.bench_notify --quick; listings page and "
             "dashboard CPU against the hello world: python -m bench.bench_api_load --quick"

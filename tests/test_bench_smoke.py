@@ -35,11 +35,12 @@ SERVERS = (
     "bench_engine",
     "bench_import_memory",
     "bench_notify",
+    "bench_shared_feeds",
 )
 SMOKE = QUICK + SERVERS
-# Benchmarks whose smallest run still takes minutes (several worker processes, or other
-# benchmarks run after their own); run by hand with --quick.
-WITHOUT_SMOKE_RUN = ("bench_cluster", "bench_shared_feeds")
+# Benchmarks whose smallest run still takes minutes (several worker processes); run by hand
+# with --quick.
+WITHOUT_SMOKE_RUN = ("bench_cluster",)
 ALL = os.environ.get("NICHESCOPE_BENCH_SMOKE") == "all"
 
 
