@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import trio
 
-from engine._engine import COMMAND_BUFFER
+from engine.monitors._registry import COMMAND_BUFFER
 from tests.api.helpers import assert_envelope, signed_in, wait_active
 from tests.conftest import RunningService
 from tests.engine.fake_market import FakeMarket

@@ -5,6 +5,7 @@ or NICHESCOPE_REQUIRE_BROWSER=1 is set (then they fail)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -300,10 +301,19 @@ class ForwardProxy:
     url: str = ""
 
     async def _handle(self, client: trio.SocketStream) -> None:
+        # A browser may drop a connection at any point (a speculative connection it never
+        # uses, a page it has finished with): a real proxy just lets it go, and so does this.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._forward(client)
+
+    async def _forward(self, client: trio.SocketStream) -> None:
         async with client:
             head = b""
             while b"\r\n\r\n" not in head:
-                head += await client.receive_some(65536)
+                chunk = await client.receive_some(65536)
+                if not chunk:  # closed before its request was whole
+                    return
+                head += chunk
             line, _, rest = head.partition(b"\r\n")
             method, target, _version = line.decode().split(" ")
             self.urls.append(target)
