@@ -125,7 +125,8 @@ class Engine:
     ) -> None:
         self.store = store
         self.market = market  # as given: for runs, URL checks, the operators' site reports
-        self.shared = shared or SharedMarketplace(market)  # what monitors poll through
+        # What monitors poll through (`shared`, or one sharing feeds over `market`).
+        self.shared = shared if shared is not None else SharedMarketplace(market)
         self.settings = settings or EngineSettings()
         self.nursery = nursery
         self.dispatcher = dispatcher
