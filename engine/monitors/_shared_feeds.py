@@ -81,6 +81,8 @@ class _Flight(Generic[T]):
 
     def __init__(self) -> None:
         self.done = trio.Event()
+        self.scope = trio.CancelScope()  # cancelled once nobody waits for the answer
+        self.waiters = 0
         self.value: T | None = None
         self.error: Exception | None = None
         self.trace: TracebackType | None = None  # where the request failed
@@ -194,7 +196,9 @@ class SharedMarketplace:
             # The key's URL, not this caller's spelling of it: whoever launches the request,
             # every caller of the key gets the feed of the search the key names.
             slot.flight = self._launch(lambda: self.inner.fetch_feed(canonical, page_cap))
-        return await self._wait(slot)
+        feed = await self._wait(slot)
+        self._forget_states(canonical, feed)
+        return feed
 
     async def fetch_state(
         self, url: str, item_id: int, *, fresh_within: float = 0.0
@@ -271,6 +275,16 @@ class SharedMarketplace:
         self._canonical.move_to_end(url)
         return known
 
+    def _forget_states(self, url: str, feed: Feed) -> None:
+        """A listing in a feed is for sale again, whatever a kept lookup said (a deleted
+        listing relisted, say): its next lookup asks the marketplace."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}".lower()
+        for listing in feed.listings:
+            slot = self._states.slots.get((origin, listing.item_id))
+            if slot is not None and slot.flight is not None and slot.flight.done.is_set():
+                slot.flight = None
+
     def _subscribe(self, slot: _Slot[Feed], monitor: str, now: float, within: float) -> None:
         slot.subscribers.pop(monitor, None)
         slot.subscribers[monitor] = now + max(within / 0.9, 1.0)  # about one interval
@@ -291,15 +305,16 @@ class SharedMarketplace:
         stateless: bool,
     ) -> None:
         try:
-            flight.value = await request()
+            with flight.scope:
+                flight.value = await request()
         except Exception as err:
             # An answer without a state is an answer (shared like one); a refusal is not.
             kept = stateless and self.inner.failure_kind(err) in STATELESS_KINDS
             flight.error = _Stateless(err) if kept else err
             flight.trace = err.__traceback__
         finally:
-            if flight.value is None and flight.error is None:
-                flight.error = SharingClosed("the node is shutting down")  # cancelled
+            if flight.value is None and flight.error is None:  # cancelled
+                flight.error = SharingClosed("cut short: the node is stopping, or nobody waits")
             flight.at = trio.current_time()
             flight.done.set()
 
@@ -311,7 +326,17 @@ class SharedMarketplace:
         # One error object reaches every waiter (and, kept, every reuse): each raise starts
         # again from the request's own traceback, or every raise would add its frames to the
         # object's and keep them, and their locals, alive as long as the error is kept.
-        await flight.done.wait()
+        flight.waiters += 1
+        try:
+            await flight.done.wait()
+        finally:
+            flight.waiters -= 1
+            if flight.waiters == 0 and not flight.done.is_set():
+                # Abandoned (its callers stopped: a monitor handed to another node, say): no
+                # request outlives every actor that wanted it, and nobody reuses the stump.
+                flight.scope.cancel()
+                if slot.flight is flight:
+                    slot.flight = None
         error = flight.error
         if isinstance(error, _Stateless):
             raise error.error.with_traceback(flight.trace)

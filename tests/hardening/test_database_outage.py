@@ -9,6 +9,7 @@ every poll's events agree with the poll row, and every monitor's counts with its
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import socket
@@ -49,6 +50,7 @@ MOVES: tuple[tuple[ListingState, ListingState], ...] = (
     ("reserved", "open"),  # a reservation fell through
     ("deleted", "open"),  # relisted
 )
+RELISTED_FOR_SECONDS = 3.0  # three of the monitor's 1 s intervals
 
 
 class DatabaseProxy:
@@ -163,15 +165,23 @@ async def churn(market: FakeMarket, stop: trio.Event, first_new_id: int) -> None
     reserved and released, relisted, repriced. Seeded: the same story every run."""
     rng = random.Random(20260101)
     next_id = first_new_id
+    relisted: dict[int, float] = {}  # item -> when it came back (trio time)
     while not stop.is_set():
         market.list(next_id, price=f"{rng.randint(5, 80)}.00")
         next_id += 1
         by_state: dict[ListingState, list[int]] = defaultdict(list)
+        now = trio.current_time()
         for item, state in sorted(market.states.items()):
-            by_state[state].append(item)
+            # A relisted listing stays up a few polls: one sold or deleted again before any
+            # poll could see it back is a story no monitor can know (its last answer stands).
+            if now - relisted.get(item, -math.inf) >= RELISTED_FOR_SECONDS:
+                by_state[state].append(item)
         for before, after in MOVES:
             if by_state[before] and rng.random() < 0.5:
-                market.states[rng.choice(by_state[before])] = after
+                item = rng.choice(by_state[before])
+                market.states[item] = after
+                if (before, after) == ("deleted", "open"):
+                    relisted[item] = now
         if by_state["open"] and rng.random() < 0.5:
             market.prices[rng.choice(by_state["open"])] = Decimal(f"{rng.randint(5, 80)}.00")
         with trio.move_on_after(0.25):
