@@ -12,7 +12,7 @@ again and at least `SETTLE_POLLS` times, then kills the survivors and reads the 
 What must hold:
 - adoption: every monitor node-b held is leased by a survivor within two lease periods of
   the kill (sampled from the database every 0.1 s), and polled by it soon after it is both
-  adopted and due (`RESUME_MARGIN`);
+  adopted and due (`RESUME_MARGIN`, beyond how late the survivors ran on their own monitors);
 - never two nodes at once: in the simulator's request log, each monitor's polls (its feed
   request and the listings it then asked about, per client, i.e. per node) never overlap
   with another client's;
@@ -25,6 +25,7 @@ What must hold:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -80,7 +81,9 @@ LEASE_SECONDS = 3.0
 # After adoption, a monitor polls when it falls due; the ones that fell due while nobody held
 # them (about a third: the gap is ~4 s of a 10 s interval) are all due at once on the adopting
 # node, whose polls then queue for its two connections to the marketplace (measured: up to
-# 3 s). Within one interval of being adopted and due, no poll was skipped.
+# 3 s on a quiet machine, 10.6 s on a busy one, where the monitors the survivors kept ran
+# late too). Within one interval of being adopted and due, past how late the survivors ran on
+# the monitors they kept, no poll was skipped.
 RESUME_MARGIN = float(INTERVAL)
 CREATORS = len(NODES)  # monitors started at once (one per node): more only adds load
 PROBE_EVERY = 0.5
@@ -400,6 +403,7 @@ async def test_three_nodes_one_killed_mid_poll(
     spans = poll_spans(log, index, died)
     survivors = {client_of[n] for n in NODES if n != VICTIM}
     lags: dict[str, float] = {}  # first survivor poll after the kill - max(adopted, due)
+    overdue: set[str] = set()  # fell due before a survivor held them
     for monitor_id in dead:
         due = to_trio(after_kill[monitor_id]["next_poll_at"])
         first = min(
@@ -411,6 +415,22 @@ async def test_three_nodes_one_killed_mid_poll(
             default=math.inf,
         )
         lags[monitor_id] = first - max(killed_at + adopted.get(monitor_id, math.inf), due)
+        if due < killed_at + adopted.get(monitor_id, math.inf):
+            overdue.add(monitor_id)
+    # The baseline for those lags: how late the survivors ran on the monitors they kept, over
+    # the same minutes (the longest gap between two of such a monitor's polls after the kill,
+    # past its interval). A busy machine delays every poll of a node, adopted or not.
+    kept = {slice_of[m] for m in ids if m not in dead}
+    survivors_late = max(
+        (
+            b.start - a.start - INTERVAL
+            for found in (spans[s] for s in kept)
+            for a, b in itertools.pairwise(
+                sorted((x for x in found if x.start > killed_at), key=lambda x: x.start)
+            )
+        ),
+        default=0.0,
+    )
     adoption = max(adopted.values(), default=math.inf)
     clashes = [pair for found in spans.values() for pair in overlaps(found)]
     moved = sum(len({s.client for s in found}) > 1 for found in spans.values())
@@ -422,7 +442,11 @@ async def test_three_nodes_one_killed_mid_poll(
     print(
         f"\ncluster failover: {len(dead)} monitors of {VICTIM} adopted within {adoption:.2f} s",
         f"(median {statistics.median(adopted.values()):.2f} s; limit {2 * LEASE_SECONDS:.0f} s);",
-        f"first survivor poll at most {max(lags.values()):.2f} s after adopted and due;",
+        f"first survivor poll at most {max(lags.values()):.2f} s after adopted and due",
+        f"({len(overdue)} overdue at adoption: at most",
+        f"{max((lags[m] for m in overdue), default=0.0):.2f} s; the others at most",
+        f"{max((v for m, v in lags.items() if m not in overdue), default=0.0):.2f} s;",
+        f"the survivors' own monitors up to {survivors_late:.2f} s late);",
         f"{len(clashes)} overlapping polls ({moved} monitors polled by more than one node);",
         f"{len(feeds) / (ended_at - created_at):.1f} feed requests/s,",
         f"{sum(m['polls'] for m in final.values())} polls recorded;",
@@ -446,7 +470,10 @@ async def test_three_nodes_one_killed_mid_poll(
     assert len(dead) >= MONITORS // (2 * len(NODES)), len(dead)
     assert held_slice is not None and held_slice in {slice_of[m] for m in dead}
     assert adoption <= 2 * LEASE_SECONDS, sorted(adopted.values())[-10:]
-    assert max(lags.values()) <= RESUME_MARGIN, sorted(lags.values())[-10:]
+    assert max(lags.values()) <= RESUME_MARGIN + max(0.0, survivors_late), (
+        sorted(lags.values())[-10:],
+        survivors_late,
+    )
 
     # Never two nodes at once.
     assert not clashes, clashes[:5]

@@ -31,7 +31,10 @@ Holding = tuple[tuple[tuple[int, str, str], ...], tuple[tuple[str, int], ...]]
 @dataclass(frozen=True)
 class Arm:
     feeds: int  # feed requests served after the bootstraps
-    rounds: float  # successful polls per monitor after its bootstrap, on average
+    # Rounds of polls per search after the bootstraps, on average: a search's feed is fetched
+    # once a tick whichever of its monitors poll at it, so its rounds are those of its
+    # busiest monitor (one of a loaded node that skips a tick costs no request).
+    rounds: float
     lookups: int  # item lookups (detail API, item pages) served, once per item and step
     sales: int  # listings recorded sold, counted once per search
     holdings: dict[str, list[Holding]]  # per search, each monitor's listings and counts
@@ -123,7 +126,7 @@ async def _run_arm(store: Store, per_search: int) -> Arm:
     # twenty do not, and a bootstrap is no steady cost), nor their polls.
     first = min(entry["sim_time"] for entry in answered)
     feeds = sum(1 for e in answered if _kind(e["path"]) == "feed" and e["sim_time"] > first)
-    rounds = sum(ok - 1 for ok, _ in polled.values()) / len(polled)
+    rounds = sum(max(polled[m][0] - 1 for m in monitors) for monitors in ids.values()) / len(ids)
     holdings = {url: [await _holding(store, m) for m in monitors] for url, monitors in ids.items()}
     # Once per search: its first monitor's.
     sales = sum(1 for h in holdings.values() for x in h[0][0] if x[1] == "sold")
