@@ -1,23 +1,26 @@
 """Cluster mode (issue 9): polls/s with 1, 2 and 3 `nichescope worker` nodes sharing one
 PostgreSQL database on this machine, and how long a killed node's monitors take to be adopted.
 
-Run: `python -m bench.bench_cluster [--quick] [--lease SECONDS] [--logs DIR]` (full: about 3.5
-minutes; `--quick`: about 2.5). PostgreSQL: the local server
+Run: `python -m bench.bench_cluster [--quick | --smoke] [--lease SECONDS] [--logs DIR]` (full:
+about 6 minutes; `--quick`: about 4; `--smoke`: 60 monitors, 1 and 2 nodes, one sweep, about a
+minute, figures not meaningful). PostgreSQL: the local server
 `postgresql+asyncpg://postgres@127.0.0.1:5432`, or the server NICHESCOPE_BENCH_PG_URL names (a
 URL without a database). The bench creates the database `nichescope_bench_cluster` there
 (dropping a leftover one), migrates it with `nichescope migrate` and drops it at the end. The
 marketplace simulator runs in its own process; nodes are real `nichescope worker` processes
 with NICHESCOPE_MARKET_RATE=0 (no politeness pause: the simulator is local). `--logs` keeps
 the nodes' logs; notable lines (leases lost, self-fencing, failed heartbeats) are counted
-after each phase either way.
+after each window either way.
 
 1. Scaling: 600 monitors (catalogue pages of the simulator, page cap 1) each due every second,
-   far more than the nodes can poll, so polls/s is their throughput. Nodes (lease `--lease`,
-   default 15 s as in the service) are started one at a time; after each start the bench waits
-   until the leases are spread (every monitor leased, each node within one of its share; that
-   wait, process start included, is printed), lets the actors settle, then counts the
-   successful polls finished in a fixed window from the `polls` table. Ratios are against
-   1 node, the baseline measured in the same run. Over the same window: CPU of each node, of
+   far more than the nodes can poll, so polls/s is their throughput. The node count goes
+   through three sweeps, up and down in turn (1 2 3, 3 2 1, 1 2 3; a sweep's last window is
+   also the next one's first): a node is started, or the newest one stopped with SIGTERM (it
+   gives its leases back), lease `--lease` (default 15 s as in the service); after each change
+   the bench waits until the leases are spread (every monitor leased, each node within one of
+   its share; that wait is printed), lets the actors settle, then counts the successful polls
+   finished in a fixed window from the `polls` table. Each ratio against 1 node is the median
+   of the three sweeps' ratios, with their range. Over each window: CPU of each node, of
    the simulator, of PostgreSQL (the server's own processes and the bench database's
    backends), of this bench, of anything else and of the whole machine; the CPU the nodes,
    PostgreSQL and the simulator spent per successful poll (what more nodes cost per poll,
@@ -48,6 +51,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +81,7 @@ from bench._cluster_bench import (
     server_url,
 )
 from bench._common import load_note, spawn, start_simulator, stop, verdict
+from bench._fair import ratios, spread
 from scrapers.simulator import NICHE_PAIRS
 from store import NewUser, Store, open_store, utc_now
 from store.monitors.models import Monitor
@@ -92,8 +97,8 @@ SPREAD_TIMEOUT = 90.0
 # -- seed and queries ---------------------------------------------------------------------------
 
 
-async def _seed(store: Store, origin: str) -> None:
-    """A workspace and MONITORS active, bootstrapped monitors due at once, written directly."""
+async def _seed(store: Store, origin: str, monitors: int) -> None:
+    """A workspace and `monitors` active, bootstrapped monitors due at once, written directly."""
     user = await store.create_user(NewUser(
         user_id="usr_bench", workspace_id="wsp_bench", email="bench@example.test",
         name="bench", password_hash=None,
@@ -104,7 +109,7 @@ async def _seed(store: Store, origin: str) -> None:
         url="{}/catalog?catalog[]={}&brand_ids[]={}".format(origin, *NICHE_PAIRS[i % 60]),
         status="active", interval_seconds=INTERVAL, page_cap=1, created_at=now,
         bootstrapped_at=now, next_poll_at=now, consecutive_errors=0, total_errors=0, polls=0)
-        for i in range(MONITORS)]  # fmt: skip
+        for i in range(monitors)]  # fmt: skip
 
     def load(db: Any) -> None:
         db.execute(insert(Monitor), rows)
@@ -230,34 +235,82 @@ async def _window(
     return Window(ok / span, (cost[0], cost[1]), "\n    ".join(lines))
 
 
+@dataclass(frozen=True)
+class Size:
+    monitors: int  # seeded, all due every INTERVAL
+    window: float  # seconds a window counts polls
+    counts: tuple[int, ...]  # node counts compared, the first the baseline
+    sweeps: int  # passes over the counts, up and down in turn
+
+
+FULL = Size(MONITORS, 30.0, (1, 2, 3), 3)
+QUICK = Size(MONITORS, 10.0, (1, 2, 3), 3)
+SMOKE = Size(60, 2.0, (1, 2), 1)
+
+
+async def _resize(
+    store: Store, cluster: Cluster, nodes: list[Node], count: int, lease: float, size: Size
+) -> None:
+    """Start or gracefully stop nodes (the newest first) until `count` run, then wait until
+    the leases are spread over them and the actors settle."""
+    while len(nodes) < count:
+        nodes.append(cluster.start(f"bench-node-{len(cluster.nodes) + 1}", lease))
+    while len(nodes) > count:
+        stop(nodes.pop().process)  # SIGTERM: it gives its leases back
+    waited, held = await _wait_spread(store, nodes, size.monitors)
+    print(f"{count} node{'s' * (count > 1)} (lease {lease:.0f} s): leases spread "
+          f"{waited:.1f} s after the change: {held}", flush=True)  # fmt: skip
+    await trio.sleep(3.0)  # the new actors' first steps, the old ones' last
+
+
 async def _scaling(
-    store: Store, cluster: Cluster, lease: float, quick: bool, logs: LogWatch
-) -> tuple[list[Node], list[float]]:
-    seconds = 10.0 if quick else 30.0
+    store: Store, cluster: Cluster, lease: float, size: Size, logs: LogWatch
+) -> tuple[list[Node], float]:
+    """Polls/s with each node count, in sweeps up and down (1 2 3, 3 2 1, 1 2 3: a sweep's
+    last window is the next one's first), so that the machine's drift weighs on every count
+    alike; each ratio is the median of the per-sweep ratios to 1 node. Returns the running
+    nodes and the median polls/s with 2 nodes (or the most measured)."""
     nodes: list[Node] = []
-    windows: list[Window] = []
-    for count in (1, 2, 3):
-        nodes.append(cluster.start(f"bench-node-{count}", lease))
-        waited, held = await _wait_spread(store, nodes, MONITORS)
-        print(f"{count} node{'s' * (count > 1)} (lease {lease:.0f} s): leases spread "
-              f"{waited:.1f} s after the start: {held}", flush=True)  # fmt: skip
-        await trio.sleep(3.0)  # the new actors' first steps, the old ones' last
-        window = await _window(store, cluster, nodes, seconds, lease)
-        windows.append(window)
-        ratio = "baseline" if count == 1 else f"{window.rate / windows[0].rate:.2f}x 1 node"
-        print(f"  {ratio}: {window.lines}\n    {logs.since_last()}", flush=True)
-    rates = [w.rate for w in windows]
-    print(f"  polls/s with 1 / 2 / 3 nodes: {' / '.join(f'{r:.1f}' for r in rates)} = 1.00 / "
-          f"{rates[1] / rates[0]:.2f} / {rates[2] / rates[0]:.2f}x 1 node; the nodes, "
+    sweeps: list[dict[int, Window]] = []
+    last: tuple[int, Window] | None = None
+    for turn in range(size.sweeps):
+        order = size.counts if turn % 2 == 0 else size.counts[::-1]
+        measured: dict[int, Window] = {}
+        for count in order:
+            if last is not None and last[0] == count:
+                measured[count] = last[1]
+                continue
+            await _resize(store, cluster, nodes, count, lease, size)
+            window = await _window(store, cluster, nodes, size.window, lease)
+            print(f"  sweep {turn + 1}: {window.lines}\n    {logs.since_last()}", flush=True)
+            measured[count], last = window, (count, window)
+        sweeps.append(measured)
+    _print_scaling(sweeps, size)
+    two = 2 if 2 in size.counts else size.counts[-1]
+    return nodes, statistics.median(s[two].rate for s in sweeps)
+
+
+def _print_scaling(sweeps: list[dict[int, Window]], size: Size) -> None:
+    base, counts = size.counts[0], size.counts
+    rates = " / ".join(spread([s[c].rate for s in sweeps]) for c in counts)
+    gains = " / ".join(
+        spread(ratios([s[c].rate for s in sweeps], [s[base].rate for s in sweeps]), 2)
+        for c in counts[1:]
+    )
+    print(f"  polls/s with {' / '.join(map(str, counts))} nodes, median (range) of "
+          f"{len(sweeps)} sweeps: {rates}; per sweep against {base} node: {gains}x; the nodes, "
           f"PostgreSQL, the simulator and this bench share {os.cpu_count()} cores, so the "
           f"ratio is bounded by the cores (and by whatever else runs), not by the design",
           flush=True)  # fmt: skip
-    costs = [w.cost[1] for w in windows]
-    print(f"  CPU per successful poll (nodes, PostgreSQL, simulator) with 1 / 2 / 3 nodes: "
-          f"{' / '.join(f'{c:.1f}' for c in costs)} ms = 1.00 / {costs[1] / costs[0]:.2f} / "
-          f"{costs[2] / costs[0]:.2f}x 1 node: what running more nodes costs per poll, "
-          f"whatever else the machine does", flush=True)  # fmt: skip
-    return nodes, rates
+    costs = " / ".join(spread([s[c].cost[1] for s in sweeps]) for c in counts)
+    dearer = " / ".join(
+        spread(ratios([s[c].cost[1] for s in sweeps], [s[base].cost[1] for s in sweeps]), 2)
+        for c in counts[1:]
+    )
+    print(f"  CPU per successful poll (nodes, PostgreSQL, simulator) with "
+          f"{' / '.join(map(str, counts))} nodes: {costs} ms; per sweep against {base} node: "
+          f"{dearer}x: what running more nodes costs per poll, whatever else the machine "
+          f"does", flush=True)  # fmt: skip
 
 
 # -- 2. failover --------------------------------------------------------------------------------
@@ -284,9 +337,11 @@ async def _graceful_stop(store: Store, nodes: Sequence[Node]) -> str:
             f"{time.monotonic() - started:.1f} s{status}")  # fmt: skip
 
 
-async def _failover(store: Store, cluster: Cluster, rate_two: float, logs: LogWatch) -> None:
+async def _failover(
+    store: Store, cluster: Cluster, rate_two: float, size: Size, logs: LogWatch
+) -> None:
     # Half what two saturated nodes did: the survivors keep up with room to spare.
-    active = max(12, min(MONITORS, int(rate_two * FAILOVER_INTERVAL * 0.5)))
+    active = max(12, min(size.monitors, int(rate_two * FAILOVER_INTERVAL * 0.5)))
     await _sql(
         store,
         "UPDATE monitors SET status = CASE WHEN id < :last THEN 'active' ELSE 'paused' END, "
@@ -298,7 +353,7 @@ async def _failover(store: Store, cluster: Cluster, rate_two: float, logs: LogWa
         waited, held = await _wait_spread(store, nodes, active)
         print(f"failover (lease {FAILOVER_LEASE:.0f} s): {active} active monitors every "
               f"{FAILOVER_INTERVAL} s ({active / FAILOVER_INTERVAL:.0f} polls/s wanted), the "
-              f"other {MONITORS - active} paused; 3 fresh nodes spread in {waited:.1f} s: "
+              f"other {size.monitors - active} paused; 3 fresh nodes spread in {waited:.1f} s: "
               f"{held}", flush=True)  # fmt: skip
         await trio.sleep(FAILOVER_LEASE)  # steady: every actor has polled
         owners = await _owners(store)
@@ -387,17 +442,17 @@ async def _overlaps(store: Store) -> tuple[int, int]:
     return int(rows[0][0]), int(rows[0][1])
 
 
-async def _bench(cluster: Cluster, lease: float, quick: bool) -> int:
+async def _bench(cluster: Cluster, lease: float, size: Size) -> int:
     logs = LogWatch(cluster.folder)
     crashed = False
     try:
         async with trio_asyncio.open_loop(), open_store(cluster.url) as store:
-            await _seed(store, cluster.origin)
+            await _seed(store, cluster.origin, size.monitors)
             try:
-                nodes, rates = await _scaling(store, cluster, lease, quick, logs)
-                print(f"graceful stop of the 3 saturated nodes: "
+                nodes, rate_two = await _scaling(store, cluster, lease, size, logs)
+                print(f"graceful stop of the {len(nodes)} saturated nodes: "
                       f"{await _graceful_stop(store, nodes)}", flush=True)  # fmt: skip
-                await _failover(store, cluster, rates[1], logs)
+                await _failover(store, cluster, rate_two, size, logs)
             except NodeCrashed as err:
                 crashed = True
                 print(f"FAIL: {err}", flush=True)
@@ -417,7 +472,11 @@ async def _bench(cluster: Cluster, lease: float, quick: bool) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_cluster", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="10 s windows instead of 30 s")
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="10 s windows instead of 30 s")
+    sizes.add_argument(
+        "--smoke", action="store_true", help="60 monitors, 1 and 2 nodes, 2 s windows, one sweep"
+    )
     parser.add_argument("--lease", type=float, default=15.0, help="the scaling nodes' lease")
     parser.add_argument("--logs", type=Path, help="keep the nodes' logs in this folder")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -435,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             folder = args.logs or Path(scratch)
             folder.mkdir(parents=True, exist_ok=True)
             cluster = Cluster(url, origin, simulator.pid, folder)
-            return trio.run(_bench, cluster, args.lease, args.quick)
+            size = SMOKE if args.smoke else QUICK if args.quick else FULL
+            return trio.run(_bench, cluster, args.lease, size)
     finally:
         if simulator is not None:
             stop(simulator)

@@ -32,21 +32,19 @@ SERVERS = (
     "bench_accuracy",
     "bench_api_load",
     "bench_challenge",
+    "bench_cluster",
     "bench_engine",
     "bench_import_memory",
     "bench_notify",
     "bench_shared_feeds",
 )
 SMOKE = QUICK + SERVERS
-# Benchmarks whose smallest run still takes minutes (several worker processes); run by hand
-# with --quick.
-WITHOUT_SMOKE_RUN = ("bench_cluster",)
 ALL = os.environ.get("NICHESCOPE_BENCH_SMOKE") == "all"
 
 
 def test_every_benchmark_has_a_smoke_run() -> None:
     found = sorted(p.stem for p in (ROOT / "bench").glob("bench_*.py"))
-    missing = sorted(set(found) - set(SMOKE) - set(WITHOUT_SMOKE_RUN))
+    missing = sorted(set(found) - set(SMOKE))
     assert missing == [], f"benchmarks without a smoke run here: {missing}"
 
 
