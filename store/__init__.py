@@ -38,7 +38,14 @@ from .billing.records import (
     StripeEventKey,
 )
 from .cluster.facade import ClusterStore
-from .cluster.records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
+from .cluster.records import (
+    Claim,
+    CommandRecord,
+    HeldSearch,
+    NodeInfo,
+    NodeRecord,
+    TargetKind,
+)
 from .market.facade import MarketStore, SealedSession
 from .market.price_book import site_of
 from .market.price_book_facade import PriceBookStore
@@ -198,6 +205,7 @@ __all__ = [
     "EventDraft",
     "Evidence",
     "FeedOrder",
+    "HeldSearch",
     "IdentityClaim",
     "LeaseLost",
     "ListingAlert",

@@ -3,8 +3,9 @@
 Every `lease_seconds / 3` it renews every lease this node holds and heartbeats its node row
 (which tells it how many nodes are alive); in a second loop, as often, it claims free work
 up to its fair share, hands back what exceeds that share, and takes the commands other
-nodes left for its work. A NOTIFY (`store/_db/listen.py`) wakes the second loop early,
-for commands only.
+nodes left for its work. Monitors move a search at a time (`store/cluster/searches.py`):
+the monitors of one search run on one node, where they share its marketplace requests. A
+NOTIFY (`store/_db/listen.py`) wakes the second loop early, for commands only.
 
 Safety, said out loud: a write of a poll or a run carries the fencing token of its claim and
 is refused once another node has claimed the row since. And a node that cannot renew for
@@ -207,27 +208,27 @@ class LeaseKeeper:
         share = math.ceil(wanted_monitors / self.live_nodes)
         held = self._work.monitor_tokens()
         # Monitors being handed back no longer count as ours, but must not be claimed again
-        # (their actors may have stopped already; their release is on its way).
+        # (their actors may have stopped already; their release is on its way). The free
+        # monitors of the searches this node runs are claimed whatever the share.
         mine = len(set(held) - self._handing_back)
-        if mine < share:
-            claimed = await self._store.cluster.claim_monitors(
-                Claim(
-                    self.node_id,
-                    limit=share - mine,
-                    held=list(set(held) | self._handing_back),
-                    lease_seconds=self.settings.lease_seconds,
-                )
+        claimed = await self._store.cluster.claim_monitors(
+            Claim(
+                self.node_id,
+                limit=max(0, share - mine),
+                held=list(set(held) | self._handing_back),
+                lease_seconds=self.settings.lease_seconds,
+                handing_back=list(self._handing_back),
             )
-            for monitor, token in claimed:
-                await self._work.adopt_monitor(monitor, token)
-            if claimed:
-                log.info("node %s claimed %d monitors", self.node_id, len(claimed))
-        elif mine > share + 1 and not self._handing_back:
-            # One over the share is tolerated, so that shares which do not divide evenly do
-            # not bounce a monitor between nodes every round.
-            surplus = sorted(held)[: mine - share]
-            self._handing_back.update(surplus)
-            nursery.start_soon(self._hand_back, surplus)
+        )
+        for monitor, token in claimed:
+            await self._work.adopt_monitor(monitor, token)
+        if claimed:
+            log.info("node %s claimed %d monitors", self.node_id, len(claimed))
+        if not self._handing_back:
+            surplus = await self._surplus(share)
+            if surplus:
+                self._handing_back.update(surplus)
+                nursery.start_soon(self._hand_back, surplus)
         run_share = max(1, math.ceil(wanted_runs / self.live_nodes))
         runs_held = self._work.run_tokens()
         if len(runs_held) < run_share:
@@ -240,6 +241,27 @@ class LeaseKeeper:
                 )
             ):
                 await self._work.adopt_run(run, token)
+
+    async def _surplus(self, share: int) -> list[str]:
+        """What to hand back, a search at a time: the monitors of a search another node runs
+        more of (it takes them), then, past one over the share, whole searches, smallest
+        first, as long as this node keeps its share. One over is tolerated, so that shares
+        which do not divide evenly do not bounce a search between nodes every round; a
+        search larger than the gap stays (moved, it would only be too large elsewhere)."""
+        running = set(self._work.monitor_tokens())
+        searches = [
+            (search, [m for m in search.monitor_ids if m in running])
+            for search in await self._store.cluster.searches_held(self.node_id)
+        ]
+        surplus = [m for search, ids in searches if search.give_up for m in ids]
+        mine = len(running) - len(surplus)
+        if mine > share + 1:
+            for _, ids in sorted((len(ids), ids) for s, ids in searches if not s.give_up):
+                if mine - len(ids) < share:
+                    break
+                surplus.extend(ids)
+                mine -= len(ids)
+        return sorted(surplus)
 
     async def _hand_back(self, monitor_ids: list[str]) -> None:
         """Stop the actors (each after its current step), then release their leases."""

@@ -17,7 +17,8 @@ Requests run in a nursery this object owns (`run`, started by the engine), not i
 task: a caller cancelled while waiting (its poll timed out, its monitor stopped) leaves the
 request to the others. Entries are bounded in number (least recently used first out) and
 dropped once older than the longest reuse any caller asked of them, so attacker-made
-searches cannot grow memory. Per node only: monitors of one search on two nodes each poll.
+searches cannot grow memory. Sharing is per node; in a cluster the monitors of one search
+run on one node (store/cluster/searches.py), so one node polls each search.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from .._db.listen import listen
 from ..monitors.records import MonitorRecord
 from ..runs.records import RunRecord
 from . import queries as repo
-from .records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
+from .records import Claim, CommandRecord, HeldSearch, NodeInfo, NodeRecord, TargetKind
+from .searches import searches_held
 
 if TYPE_CHECKING:
     from .._store import Store
@@ -22,6 +23,10 @@ class ClusterStore:
 
     async def claim_monitors(self, claim: Claim) -> list[tuple[MonitorRecord, int]]:
         return await self._store.unit(lambda db: repo.claim_monitors(db, claim))
+
+    async def searches_held(self, node_id: str) -> list[HeldSearch]:
+        """The searches `node_id` runs, and which to give up (`store/cluster/searches.py`)."""
+        return await self._store.unit(lambda db: searches_held(db, node_id))
 
     async def claim_runs(self, claim: Claim) -> list[tuple[RunRecord, int]]:
         return await self._store.unit(lambda db: repo.claim_runs(db, claim))

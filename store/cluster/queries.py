@@ -25,6 +25,7 @@ from ..runs.records import RunRecord
 from .fence import Leased, leased_model
 from .models import ClusterCommand, Node
 from .records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
+from .searches import claim_searches, searches_elsewhere
 
 NOTIFY_CHANNEL = "nichescope_commands"
 FORGET_NODES_AFTER = timedelta(days=1)
@@ -85,9 +86,11 @@ def _claim(
 
 
 def claim_monitors(db: Session, claim: Claim) -> list[tuple[MonitorRecord, int]]:
-    """Monitors that want an actor and have no live owner, leased as `claim` says."""
-    order = (Monitor.lease_expires_at.nulls_first(), Monitor.created_at)
-    rows = _claim(db, Monitor, MONITOR_WANTS_ACTOR, order, claim)
+    """Monitors that want an actor and have no live owner, leased as `claim` says, a search
+    at a time (`searches.claim_searches`)."""
+    free = and_(MONITOR_WANTS_ACTOR, _free(Monitor, claim.node_id, claim.held))
+    lease = _lease_values(Monitor, claim.node_id, claim.lease_seconds)
+    rows = claim_searches(db, claim, free, lease)
     return [(monitor_record(row), row.lease_token) for row in rows]
 
 
@@ -100,21 +103,18 @@ def claim_runs(db: Session, claim: Claim) -> list[tuple[RunRecord, int]]:
 def claim_one(
     db: Session, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float
 ) -> int | None:
-    """Lease one monitor or run to `node_id` unless another node holds a live lease on it;
-    the new fencing token, or None (held elsewhere, or gone)."""
+    """Lease one monitor or run to `node_id` unless another node holds a live lease on it, or
+    (a monitor) runs its search; the new fencing token, or None (held elsewhere, left to the
+    node of its search, or gone)."""
     model = _model(kind)
-    locked = db.scalar(
-        select(model.id)
-        .where(
-            model.id == target_id,
-            or_(
-                model.lease_owner.is_(None),
-                model.lease_owner == node_id,
-                model.lease_expires_at < func.now(),
-            ),
-        )
-        .with_for_update()
+    free = or_(
+        model.lease_owner.is_(None),
+        model.lease_owner == node_id,
+        model.lease_expires_at < func.now(),
     )
+    if kind == "monitor":  # a monitor of a search another node runs is that node's to take
+        free = and_(free, Monitor.url.not_in(searches_elsewhere(node_id)))
+    locked = db.scalar(select(model.id).where(model.id == target_id, free).with_for_update())
     if locked is None:
         return None
     token = db.scalar(

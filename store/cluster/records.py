@@ -25,12 +25,25 @@ class NodeInfo:
 class Claim:
     """What claiming work takes (`store.cluster.claim_monitors`, `claim_runs`): up to `limit`
     targets with no live owner, leased to `node_id` for `lease_seconds`; `held`, the ids the
-    node holds already (or is handing back), are never claimed again."""
+    node holds already (or is handing back), are never claimed again. Monitors are claimed a
+    search at a time (`store/cluster/searches.py`): the free ones of a search the node runs
+    whatever the limit; a search whose monitors are all in `handing_back` is no longer its."""
 
     node_id: str
     limit: int
     held: Collection[str]
     lease_seconds: float
+    handing_back: Collection[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HeldSearch:
+    """A search (canonical catalogue URL) a node holds live leases on: its monitors there, and
+    whether the node should give them up (another live node runs more of the search)."""
+
+    url: str
+    monitor_ids: tuple[str, ...]
+    give_up: bool
 
 
 @dataclass(frozen=True, slots=True)

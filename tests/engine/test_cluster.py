@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import trio
 import trio_asyncio
+from sqlalchemy import text
 
 from api.process.node import SecondNodeOnSqlite, open_node
 from api.settings import Settings
@@ -34,7 +35,7 @@ from engine import (
 )
 from scrapers import ClientSettings, MarketClient
 from scrapers._ratelimit import TokenBucket
-from store import LeaseLost, NodeInfo, PollFailure, PollOutcome, Store
+from store import Claim, LeaseLost, NewMonitor, NodeInfo, PollFailure, PollOutcome, Store
 from tests.conftest import new_monitor, new_workspace
 from tests.engine.fake_market import FakeMarket
 from tests.engine.test_engine import _start, _until
@@ -72,12 +73,18 @@ async def node(
         yield engine
 
 
-async def _create(store: Store, workspace: str, count: int, interval: int = 1) -> list[str]:
-    url = "https://www.vinted.fr/catalog?brand_ids[]=53"
+def search(brand: int) -> str:
+    return f"https://www.vinted.fr/catalog?brand_ids[]={brand}"
+
+
+async def _create(
+    store: Store, workspace: str, count: int, interval: int = 1, url: str | None = None
+) -> list[str]:
+    """`count` monitors, each of a search of its own unless `url` is given."""
     ids = []
-    for _ in range(count):
+    for i in range(count):
         monitor = await new_monitor(
-            store, workspace, url=url, interval_seconds=interval, page_cap=1
+            store, workspace, url=url or search(1000 + i), interval_seconds=interval, page_cap=1
         )
         ids.append(monitor.id)
     return ids
@@ -110,6 +117,75 @@ async def test_two_nodes_split_the_work_and_never_share_a_monitor(store: Store) 
 
 async def _const(value: bool) -> bool:
     return value
+
+
+async def test_the_monitors_of_one_search_run_on_one_node(store: Store) -> None:
+    """Two searches of three monitors (three workspaces): each search whole on one node, the
+    two on different nodes; a monitor that joins a search, started through the other node,
+    runs where its search runs."""
+    market = FakeMarket()
+    market.list(1)
+    workspaces = [await new_workspace(store) for _ in range(3)]
+    first = [(await _create(store, w, 1, url=search(1)))[0] for w in workspaces]
+    second = [(await _create(store, w, 1, url=search(2)))[0] for w in workspaces]
+    async with node(store, "node-a", market) as a:
+        await _until(lambda: _const(len(a.monitor_tokens()) == 6), 30)
+        async with node(store, "node-b", market) as b:
+
+            async def split_by_search() -> bool:
+                held_a, held_b = set(a.monitor_tokens()), set(b.monitor_tokens())
+                assert not held_a & held_b, "one monitor running on two nodes"
+                return {frozenset(held_a), frozenset(held_b)} == {
+                    frozenset(first),
+                    frozenset(second),
+                }
+
+            await _until(split_by_search, 30)
+            on_b = set(b.monitor_tokens())
+            b_search = search(1) if set(first) == on_b else search(2)
+            new = NewMonitor(
+                monitor_id=f"mon_{uuid.uuid4().hex[:12]}", workspace_id=workspaces[1],
+                url=b_search, label=None, interval_seconds=3600, page_cap=1,
+            )  # fmt: skip
+            started = await a.start_monitor(new)
+            await _until(lambda: _const(started.id in b.monitor_tokens()), 30)
+            assert started.id not in a.monitor_tokens()
+            assert on_b < set(b.monitor_tokens())
+
+
+async def test_a_search_found_on_two_nodes_is_given_up_by_the_smaller_part(
+    store: Store,
+) -> None:
+    workspace = await new_workspace(store)
+    ids = await _create(store, workspace, 3, url=search(7))
+    for monitor_id in ids[:2]:
+        assert await store.cluster.claim_one("monitor", monitor_id, "node-x", 30) is not None
+    # The search is node-x's now: node-y may not take its third monitor...
+    assert await store.cluster.claim_one("monitor", ids[2], "node-y", 30) is None
+    # ...unless claims raced: a split, made here by hand.
+    await store.unit(
+        lambda db: db.execute(
+            text(
+                "UPDATE monitors SET lease_owner = 'node-y', lease_expires_at = "
+                "now() + interval '30 seconds' WHERE id = :id"
+            ),
+            {"id": ids[2]},
+        )
+    )
+    [held_x] = await store.cluster.searches_held("node-x")
+    [held_y] = await store.cluster.searches_held("node-y")
+    assert (held_x.url, held_x.monitor_ids, held_x.give_up) == (
+        search(7),
+        tuple(sorted(ids[:2])),
+        False,
+    )
+    assert (held_y.monitor_ids, held_y.give_up) == ((ids[2],), True)
+    # Given back, the monitor is node-x's to claim, with the search, whatever its share.
+    await store.cluster.release("monitor", "node-y", [ids[2]])
+    claim = Claim("node-y", limit=10, held=[], lease_seconds=30)
+    assert await store.cluster.claim_monitors(claim) == []
+    claim = Claim("node-x", limit=0, held=ids[:2], lease_seconds=30)
+    assert [m.id for m, _ in await store.cluster.claim_monitors(claim)] == [ids[2]]
 
 
 async def test_a_write_under_a_superseded_lease_is_refused(store: Store) -> None:
