@@ -180,8 +180,10 @@ async def stream_actors() -> Response:
 @operation("listNodes", access="operator")
 async def list_nodes() -> dict[str, object]:
     """The nodes sharing this database: id, host, pid, role, version, start, last heartbeat,
-    whether alive (a heartbeat within one lease), and the monitors and runs each holds. In
-    single-node (SQLite) mode, just this node, with `cluster: false`."""
+    whether alive (a heartbeat within one lease), and the monitors, distinct searches (the
+    monitors of one search run on one node, sharing its requests) and runs each holds. In
+    single-node (SQLite) mode, just this node, with `cluster: false` (its searches: those
+    polled lately)."""
     svc = services()
     engine = svc.engine
     if not engine.clustered:
@@ -198,6 +200,7 @@ async def list_nodes() -> dict[str, object]:
                 "heartbeat_at": now,
                 "alive": True,
                 "monitors": len(engine.actors()),
+                "searches": len(engine.sharing_report().feeds),
                 "runs": len(engine.runs.running_ids()),
                 "this_node": True,
             }
@@ -215,6 +218,7 @@ async def list_nodes() -> dict[str, object]:
                 "heartbeat_at": n.heartbeat_at.isoformat(),
                 "alive": n.alive,
                 "monitors": n.monitors,
+                "searches": n.searches,
                 "runs": n.runs,
                 "this_node": n.node_id == svc.settings.node_id,
             }

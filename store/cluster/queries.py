@@ -216,6 +216,13 @@ def forget_node(db: Session, node_id: str) -> None:
 
 def list_nodes(db: Session, alive_within: float) -> list[NodeRecord]:
     now = (db.execute(select(func.now()))).scalar_one()
+    # Distinct searches each node polls (the monitors of a search run there together).
+    counted = db.execute(
+        select(Monitor.lease_owner, func.count(func.distinct(Monitor.url)))
+        .where(Monitor.lease_owner.is_not(None), Monitor.lease_expires_at >= func.now())
+        .group_by(Monitor.lease_owner)
+    )
+    searches = {owner: count for owner, count in counted}
     rows = db.scalars(select(Node).order_by(Node.started_at, Node.id))
     return [
         to_record(
@@ -223,6 +230,7 @@ def list_nodes(db: Session, alive_within: float) -> list[NodeRecord]:
             row,
             node_id=row.id,
             alive=(now - row.heartbeat_at).total_seconds() <= alive_within,
+            searches=int(searches.get(row.id, 0)),
         )
         for row in rows
     ]

@@ -59,6 +59,7 @@ class NodeRecord:
     monitors: int
     runs: int
     actors: str  # the node's last actor snapshot, JSON
+    searches: int = 0  # distinct searches among the monitors it holds
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,6 +141,12 @@ async def test_the_monitors_of_one_search_run_on_one_node(store: Store) -> None:
                 }
 
             await _until(split_by_search, 30)
+
+            async def one_search_each() -> bool:  # as operators see it (/api/ops/nodes)
+                nodes = await store.cluster.nodes(alive_within=60)
+                return {n.node_id: n.searches for n in nodes} == {"node-a": 1, "node-b": 1}
+
+            await _until(one_search_each, 30)
             on_b = set(b.monitor_tokens())
             b_search = search(1) if set(first) == on_b else search(2)
             new = NewMonitor(
