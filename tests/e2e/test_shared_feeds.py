@@ -4,25 +4,38 @@ requests per search and round of polls and in item lookups per recorded sale; th
 one search hold every listing in the same state and price, each listing still for sale held by
 all (a listing that came and went while a loaded node's monitor skipped a tick may be missing
 from it, as from a lone monitor late by an interval: at most 2% of them). The market moves in
-steps of six simulated hours, paused between them, so both arms read the same market."""
+steps of six simulated hours, paused between them, so both arms read the same market. The
+same again on two nodes of a cluster (PostgreSQL): a search is polled by one node."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import httpx
+import pytest
 import trio
+import trio_asyncio
 
-from engine import EngineSettings, MarketplaceSettings, open_engine, open_marketplace
+from engine import (
+    ClusterSettings,
+    Engine,
+    EngineSettings,
+    MarketplaceSettings,
+    open_engine,
+    open_marketplace,
+)
 from scrapers.simulator import NICHE_PAIRS, SimulatorConfig, serve_simulator
-from store import NewMonitor, Store
+from store import NewMonitor, NodeInfo, Store, open_store
 from tests.conftest import new_workspace
 
 SEARCHES = 20
 INTERVAL = 2  # seconds; the monitors' poll interval
 ROUNDS = 5  # steps of the market, each read by every monitor
 STEP_SECONDS = 6 * 3600.0  # six simulated hours a step: listings sell meanwhile
+LEASE = 3.0  # seconds; the cluster arms' leases
 
 
 Holding = tuple[tuple[tuple[int, str, str], ...], tuple[tuple[str, int], ...]]
@@ -71,7 +84,34 @@ async def _wait_for(check: object, seconds: float = 120) -> None:
             await trio.sleep(0.2)
 
 
-async def _run_arm(store: Store, per_search: int) -> Arm:
+@asynccontextmanager
+async def _node(
+    store: Store, settings: MarketplaceSettings, node_id: str, nodes: int
+) -> AsyncIterator[Engine]:
+    """An engine with its own marketplace client: alone, or a node of a cluster of `nodes`."""
+    cluster = None
+    if nodes > 1:
+        info = NodeInfo(node_id=node_id, host="test", pid=0, version="test", role="worker")
+        cluster = ClusterSettings(node=info, lease_seconds=LEASE)
+    async with (
+        open_marketplace(settings) as market,
+        open_engine(store, market, EngineSettings(grace_seconds=5, cluster=cluster)) as engine,
+    ):
+        yield engine
+
+
+async def _until_balanced(engines: list[Engine], monitors: int) -> None:
+    """Until every monitor runs on a node and none is moving (a node started first claims
+    everything, then hands back searches as the others join)."""
+    steady = 0
+    with trio.fail_after(120):
+        while steady < 3:  # the same spread for three lease renewals
+            held = [len(e.monitor_tokens()) for e in engines]
+            steady = steady + 1 if sum(held) == monitors and min(held) > 0 else 0
+            await trio.sleep(LEASE / 3)
+
+
+async def _run_arm(store: Store, per_search: int, nodes: int = 1) -> Arm:
     config = SimulatorConfig(seed=11, n_listings=2400)
     async with trio.open_nursery() as sim:
         origin: str = await sim.start(serve_simulator, config)
@@ -92,9 +132,14 @@ async def _run_arm(store: Store, per_search: int) -> Arm:
         settings = MarketplaceSettings(extra_origins=(origin,), rate=0, concurrency=32)
         async with (
             httpx.AsyncClient(base_url=origin) as side,
-            open_marketplace(settings) as market,
-            open_engine(store, market, EngineSettings(grace_seconds=5)),
+            AsyncExitStack() as engines,
         ):
+            running = [
+                await engines.enter_async_context(_node(store, settings, f"node-{n}", nodes))
+                for n in range(nodes)
+            ]
+            if nodes > 1:
+                await _until_balanced(running, len(urls) * per_search)
             # The market moves in steps, paused between them: both arms read the same market
             # at the same times (their sales, and so lookups per sale, compare), and every
             # monitor bootstraps from one market (one that joins a search later rightly
@@ -153,8 +198,21 @@ async def _holding(store: Store, monitor_id: str) -> Holding:
 
 
 async def test_monitors_of_one_search_share_its_requests_and_see_the_same(store: Store) -> None:
-    lone = await _run_arm(store, per_search=1)
-    shared = await _run_arm(store, per_search=5)
+    _judge(await _run_arm(store, per_search=1), await _run_arm(store, per_search=5))
+
+
+@pytest.mark.postgres
+async def test_in_a_cluster_each_search_is_polled_by_one_node(postgres_url: str) -> None:
+    """The same on two nodes: the monitors of a search run on one node (store/cluster/
+    searches.py), so five monitors of a search cost what one does, cluster-wide."""
+    async with trio_asyncio.open_loop(), open_store(postgres_url) as store:
+        _judge(
+            await _run_arm(store, per_search=1, nodes=2),
+            await _run_arm(store, per_search=5, nodes=2),
+        )
+
+
+def _judge(lone: Arm, shared: Arm) -> None:
     # Feed requests per search and round of polls: what the searches cost whatever the
     # machine's pace (a loaded one polls fewer rounds in the same time).
     lone_rate = lone.feeds / (lone.rounds * SEARCHES)
