@@ -20,7 +20,7 @@ LOCK_FLAGS ?=
 LOCK_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 \
 	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: run test fuzz lint bench clean lock
+.PHONY: run test fuzz lint bench bench-smoke clean lock
 
 # `pip check` fails when pyproject.toml asks for what the lock does not hold: run `make lock`.
 $(STAMP): pyproject.toml $(DEV_LOCK)
@@ -56,6 +56,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Every benchmark at its smallest size, those that start servers included (minutes, not seconds).
+bench-smoke: $(STAMP)
+	NICHESCOPE_BENCH_SMOKE=all $(BIN)/python -m pytest -q -n $(JOBS) tests/test_bench_smoke.py
 
 clean:
 	rm -rf $(VENV) var build *.egg-info
