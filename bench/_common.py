@@ -55,8 +55,16 @@ def rss_kib(pid: int | str = "self") -> int:
     raise RuntimeError("no VmRSS")
 
 
-def peak_rss_kib() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+def peak_rss_kib(pid: int | str = "self") -> int:
+    """Peak resident set size of a process's memory since it started (its exec), in KiB.
+
+    Read from /proc (VmHWM), not `getrusage`: Linux carries a parent's `ru_maxrss` into a
+    child across fork and exec, so under `python -m bench`, whose earlier benchmarks grew the
+    parent to gigabytes, every child reported the parent's peak as its own."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM")
 
 
 def cpu_seconds() -> float:

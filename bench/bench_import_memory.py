@@ -35,7 +35,16 @@ import trio_asyncio
 
 from api.billing.plans import configured_plans
 from api.settings import Settings
-from bench._common import free_port, load_note, seed_account, spawn, stop, verdict, wait_http
+from bench._common import (
+    free_port,
+    load_note,
+    peak_rss_kib,
+    seed_account,
+    spawn,
+    stop,
+    verdict,
+    wait_http,
+)
 from store import Entitlement, open_store
 
 EVENT_KINDS = ("new", "state", "price", "counts")
@@ -94,13 +103,6 @@ def write_export(path: Path, n_listings: int, n_events: int, n_polls: int) -> in
     return path.stat().st_size
 
 
-def vm_hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmHWM")
-
-
 def reset_hwm(pid: int) -> None:
     """Reset the peak RSS to the current RSS (Linux: write 5 to clear_refs)."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
@@ -129,13 +131,16 @@ def _post(base: str, cookie: str, path: Path) -> httpx.Response:
 def baseline_growth_kib(path: Path) -> tuple[int, float]:
     """The previous path's first steps on the same file, in a child process: peak RSS
     growth and seconds."""
+    # VmHWM, not ru_maxrss: a child inherits its parent's ru_maxrss, and under `python -m
+    # bench` that was gigabytes, which hid the baseline's growth entirely (+0 MiB).
     code = (
-        "import resource, json, sys, time\n"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "import json, sys, time\n"
+        "from bench._common import peak_rss_kib\n"
+        "base = peak_rss_kib()\n"
         "t = time.monotonic()\n"
         "raw = open(sys.argv[1], 'rb').read()\n"
         "document = json.loads(raw)\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base, time.monotonic() - t)\n"
+        "print(peak_rss_kib() - base, time.monotonic() - t)\n"
     )
     import subprocess
 
@@ -177,15 +182,15 @@ def main(argv: list[str] | None = None) -> int:
             wait_http(f"{base}/health")
             time.sleep(1)
             reset_hwm(server.pid)
-            before = vm_hwm_kib(server.pid)
+            before = peak_rss_kib(server.pid)
             started = time.monotonic()
             one = _post(base, cookies[0], export)
             one_seconds = time.monotonic() - started
-            one_growth = vm_hwm_kib(server.pid) - before
+            one_growth = peak_rss_kib(server.pid) - before
             assert one.status_code == 201, one.text[:300]
 
             reset_hwm(server.pid)
-            before = vm_hwm_kib(server.pid)
+            before = peak_rss_kib(server.pid)
             statuses: list[int] = []
 
             async def three() -> None:
@@ -198,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                         )
 
             trio.run(three)
-            three_growth = vm_hwm_kib(server.pid) - before
+            three_growth = peak_rss_kib(server.pid) - before
         finally:
             stop(server)
     per_mb = one_growth / 1024 / mib
