@@ -47,7 +47,12 @@ def records(record_type: type[R], result: Result[Any]) -> list[R]:
     names = field_names(record_type)
     keys = list(result.keys())
     at = [keys.index(name) for name in names]
-    return [record_type(*[row[i] for i in at]) for row in result]
+    # `all()`, not iteration: one fetch call for the rows instead of one per row. sqlite3
+    # lets go of the GIL around every step, and a worker thread that wants it back waits up
+    # to the switch interval each time another thread (the Trio thread, under load) holds
+    # it: measured with one busy thread beside, a page of 50 listings read row by row took
+    # 75 ms of wall time, all at once 45 ms, and 12% less CPU either way.
+    return [record_type(*[row[i] for i in at]) for row in result.all()]
 
 
 def record_fields(record: Any) -> dict[str, Any]:
