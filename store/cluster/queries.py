@@ -25,7 +25,7 @@ from ..runs.records import RunRecord
 from .fence import Leased, leased_model
 from .models import ClusterCommand, Node
 from .records import Claim, CommandRecord, NodeInfo, NodeRecord, TargetKind
-from .searches import claim_searches, searches_elsewhere
+from .searches import claim_searches
 
 NOTIFY_CHANNEL = "nichescope_commands"
 FORGET_NODES_AFTER = timedelta(days=1)
@@ -103,17 +103,18 @@ def claim_runs(db: Session, claim: Claim) -> list[tuple[RunRecord, int]]:
 def claim_one(
     db: Session, kind: TargetKind, target_id: str, node_id: str, lease_seconds: float
 ) -> int | None:
-    """Lease one monitor or run to `node_id` unless another node holds a live lease on it, or
-    (a monitor) runs its search; the new fencing token, or None (held elsewhere, left to the
-    node of its search, or gone)."""
+    """Lease one monitor or run to `node_id` unless another node holds a live lease on it;
+    the new fencing token, or None (held elsewhere, or gone).
+
+    A monitor is claimed even when another node runs its search: a monitor started or
+    resumed through this node starts at once, and the keepers then move it to its search's
+    node (the node running fewer of a search's monitors gives them up, `searches_held`)."""
     model = _model(kind)
     free = or_(
         model.lease_owner.is_(None),
         model.lease_owner == node_id,
         model.lease_expires_at < func.now(),
     )
-    if kind == "monitor":  # a monitor of a search another node runs is that node's to take
-        free = and_(free, Monitor.url.not_in(searches_elsewhere(node_id)))
     locked = db.scalar(select(model.id).where(model.id == target_id, free).with_for_update())
     if locked is None:
         return None

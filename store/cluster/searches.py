@@ -10,8 +10,10 @@ token is a monitor's), but a node claims a search at a time:
 - then new searches, whole, oldest first, until its share is reached (the last one whole);
 - never a free monitor of a search another live node runs: that node takes it.
 
-A search found on two nodes (claims that raced, a monitor started on a node the moment its
-search moved) is given back by the node that runs fewer of its monitors (`searches_held`).
+A search found on two nodes (a monitor started or resumed through a node other than its
+search's, which claims it at once so that it starts without waiting; claims that raced) is
+given back by the node that runs fewer of its monitors (`searches_held`), and taken by the
+other as above.
 """
 
 from __future__ import annotations
