@@ -24,10 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 900
 # Run by every `make test`: a few seconds of CPU each (one process, no servers).
 QUICK = ("bench_analysis", "bench_db_path", "bench_item_pages", "bench_scrapers")
-# Also run when NICHESCOPE_BENCH_SMOKE=all: each starts servers, simulators or a whole
-# service (a minute or more of CPU in all, 5-10 minutes of wall time on a 2-core machine shared
-# with other work), too much for every `make test`. Set it before `make bench`, or in a CI job
-# of its own.
+# Also run when NICHESCOPE_BENCH_SMOKE=all (`make bench-smoke`, and CI: `.ci/run` sets it):
+# each starts servers, simulators, worker nodes or a whole service (about 3.5 minutes on two
+# workers of a quiet 2-core machine), more than every local `make test` should wait for.
 SERVERS = (
     "bench_accuracy",
     "bench_api_load",
