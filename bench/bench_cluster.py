@@ -2,7 +2,7 @@
 PostgreSQL database on this machine, and how long a killed node's monitors take to be adopted.
 
 Run: `python -m bench.bench_cluster [--quick | --smoke] [--lease SECONDS] [--logs DIR]` (full:
-about 6 minutes; `--quick`: about 4; `--smoke`: 60 monitors, 1 and 2 nodes, one sweep, about a
+about 10 minutes; `--quick`: about 6; `--smoke`: 60 monitors, 1 and 2 nodes, one sweep, about a
 minute, figures not meaningful). PostgreSQL: the local server
 `postgresql+asyncpg://postgres@127.0.0.1:5432`, or the server NICHESCOPE_BENCH_PG_URL names (a
 URL without a database). The bench creates the database `nichescope_bench_cluster` there
