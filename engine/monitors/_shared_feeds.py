@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Generic, TypeVar
-from urllib.parse import urlsplit
 
 import trio
 
-from store import ConfirmedState
+from store import ConfirmedState, site_of
 
 from ..market import CatalogueUrlRefused, Feed, Marketplace, OriginReport, PastedSession
 from ._listing_states import STATELESS_KINDS
@@ -204,8 +203,7 @@ class SharedMarketplace:
     async def fetch_state(
         self, url: str, item_id: int, *, fresh_within: float = 0.0
     ) -> ConfirmedState:
-        parts = urlsplit(url)
-        slot = self._states.slot((f"{parts.scheme}://{parts.netloc}".lower(), item_id))
+        slot = self._states.slot((site_of(url), item_id))
         now = trio.current_time()
         flight = slot.flight
         within = fresh_within
@@ -279,10 +277,9 @@ class SharedMarketplace:
     def _forget_states(self, url: str, feed: Feed) -> None:
         """A listing in a feed is for sale again, whatever a kept lookup said (a deleted
         listing relisted, say): its next lookup asks the marketplace."""
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}".lower()
+        site = site_of(url)
         for listing in feed.listings:
-            slot = self._states.slots.get((origin, listing.item_id))
+            slot = self._states.slots.get((site, listing.item_id))
             if slot is not None and slot.flight is not None and slot.flight.done.is_set():
                 slot.flight = None
 

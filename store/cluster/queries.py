@@ -36,6 +36,7 @@ MONITOR_WANTS_ACTOR = or_(
     and_(Monitor.status == "paused", Monitor.bootstrapped_at.is_(None)),
 )
 RUN_UNFINISHED = Run.state.in_(("queued", "running"))
+MONITOR_LEASED = and_(Monitor.lease_owner.is_not(None), Monitor.lease_expires_at >= func.now())
 
 
 def _model(kind: TargetKind) -> Leased:
@@ -162,9 +163,8 @@ def wanted_work(db: Session) -> tuple[int, int]:
     """The work to share out, cluster-wide: monitors that want an actor or hold a live lease
     (a paused monitor keeps its actor, and its node's share must count it), and unfinished
     runs."""
-    leased = and_(Monitor.lease_owner.is_not(None), Monitor.lease_expires_at >= func.now())
     monitors = db.scalar(
-        select(func.count()).select_from(Monitor).where(or_(MONITOR_WANTS_ACTOR, leased))
+        select(func.count()).select_from(Monitor).where(or_(MONITOR_WANTS_ACTOR, MONITOR_LEASED))
     )
     runs = db.scalar(select(func.count()).select_from(Run).where(RUN_UNFINISHED))
     return int(monitors or 0), int(runs or 0)
@@ -220,7 +220,7 @@ def list_nodes(db: Session, alive_within: float) -> list[NodeRecord]:
     # Distinct searches each node polls (the monitors of a search run there together).
     counted = db.execute(
         select(Monitor.lease_owner, func.count(func.distinct(Monitor.url)))
-        .where(Monitor.lease_owner.is_not(None), Monitor.lease_expires_at >= func.now())
+        .where(MONITOR_LEASED)
         .group_by(Monitor.lease_owner)
     )
     searches = {owner: count for owner, count in counted}
