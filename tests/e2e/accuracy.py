@@ -52,6 +52,8 @@ from tests.api.helpers import signed_in
 from tests.conftest import ServiceClient, start_service
 
 DAY = 86_400.0
+# Simulated days the market lives past the watch it is drawn for (see `measure`).
+HORIZON_MARGIN_DAYS = 15.0
 TOP = 10
 
 
@@ -89,6 +91,9 @@ class NicheError:
 @dataclasses.dataclass(frozen=True)
 class Accuracy:
     simulated_days: float
+    # The market's days (since the simulator started) of the first and last good poll, and
+    # the day its world ends (listings are drawn up to it, none arrives after).
+    market_days: tuple[float, float, float]
     polls: int
     listings_seen: int
     precision: float  # at 10, the run over the monitor's history
@@ -164,6 +169,7 @@ class Accuracy:
         return [
             f"simulated days watched      {self.simulated_days:.1f} ({self.polls} polls, "
             f"{self.listings_seen} listings seen)",
+            "market days watched         {:.1f} to {:.1f} of {:.0f}".format(*self.market_days),
             f"precision@10                {self.precision:.2f}",
             f"baseline: random ranking    {self.random_baseline:.2f} (expected precision@10)",
             f"flagged hot                 {len(self.flagged)} pairs, "
@@ -367,7 +373,10 @@ async def measure(nursery: trio.Nursery, settings: Settings, scenario: Scenario)
         speed=scenario.speed,
         n_listings=scenario.n_listings,
         arrivals_per_day=scenario.arrivals_per_day,
-        horizon_days=scenario.days + 5,
+        # The simulator's clock runs from its start, and a busy machine can take seconds
+        # (simulated days) to start the service and days more to end the watch: a world that
+        # ended during the watch would drain (no arrivals) and skew what is measured.
+        horizon_days=scenario.days + HORIZON_MARGIN_DAYS,
         n_hot=scenario.n_hot,
         profile=scenario.profile,
     )
@@ -493,8 +502,13 @@ async def measure(nursery: trio.Nursery, settings: Settings, scenario: Scenario)
         for row in export["listings"]
         if row["brand"] in brand_ids and row["category_id"] is not None
     }
+    first_day, last_day = ((t - config.start) / DAY for t in (t0, t1))
+    assert last_day <= config.horizon_days, (
+        f"the watch ended on day {last_day:.1f} of a {config.horizon_days:.0f}-day market"
+    )
     return Accuracy(
         simulated_days=(t1 - t0) / DAY,
+        market_days=(first_day, last_day, config.horizon_days),
         polls=int(monitor["polls"]),
         listings_seen=len(export["listings"]),
         precision=_precision(top_pairs(ranked, brand_ids), hot),
