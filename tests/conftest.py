@@ -42,13 +42,6 @@ BACKENDS = [
 ]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The `slow` tests first (in their order), the rest after: the workers hand out tests
-    in this order, and a minute-long test started last would leave one worker running it
-    alone while the other idles."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 async def _pg_admin(statement: str) -> None:
     import asyncpg
 

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 ROOT = Path(__file__).resolve().parents[1]
 # Seconds per benchmark, generous: a busy 2-core machine runs these several times slower than
 # an idle one, and a timeout here should mean "stuck", not "slow".

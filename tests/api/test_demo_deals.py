@@ -31,8 +31,6 @@ from engine.pricing import money
 from tests.api.demo_helpers import free_pair, signed_in_demo, sim, start_demo
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 FASTER = 5.0  # than `make run`'s market
 DEMO_MINUTES = 10.0  # of `make run`, the time a newcomer waits for a deal at most
 WITHIN = DEMO_MINUTES * 60 * DEMO_MARKET.speed  # simulated seconds: ten hours of the market

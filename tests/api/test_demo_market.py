@@ -34,8 +34,6 @@ from scrapers.simulator._catalogue import CATALOGUE, SIZES
 from tests.api.demo_helpers import free_pair, signed_in_demo, sim, start_demo
 from tests.conftest import new_workspace
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 NOW = 1_790_000_000.0
 SIZE_LABELS = {c.id: {label for s, label in SIZES if s in dict(c.sizes)} for c in CATALOGUE}
 

@@ -17,8 +17,6 @@ import trio
 from api.settings import Settings
 from tests.e2e.accuracy import Scenario, measure
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 
 @pytest.fixture
 def database_url(tmp_path: Path, sqlite_template: Path) -> str:

@@ -30,8 +30,6 @@ from tests.conftest import RunningService, start_service
 from tests.waiting import eventually
 from tests.web.conftest import CHROMIUM, require_chromium
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 OPERATOR = "ops@example.com"
 
 

@@ -89,8 +89,6 @@ from tests.e2e.notify_run import (
 from tests.hardening.test_kill_and_faults import Watch, _read, watched_client
 from tests.smtp import SmtpInbox, smtp_server
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 
 @pytest.fixture
 def smtp() -> Iterator[tuple[SmtpInbox, int]]:

@@ -31,8 +31,6 @@ from scrapers.simulator import NICHE_PAIRS, SimulatorConfig, serve_simulator
 from store import NewMonitor, NodeInfo, Store, open_store
 from tests.conftest import new_workspace
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 SEARCHES = 20
 INTERVAL = 2  # seconds; the monitors' poll interval
 ROUNDS = 5  # steps of the market, each read by every monitor

@@ -31,8 +31,6 @@ from tests.conftest import start_service
 from tests.hardening import schemathesis_checks
 from tests.hardening.schemathesis_checks import EXCUSES
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 SEED = 20261123
 # Enough cases per operation that the whole run generates well over 5,000 (asserted below).
 EXAMPLES_PER_OPERATION = int(os.environ.get("NICHESCOPE_FUZZ_EXAMPLES", "85"))

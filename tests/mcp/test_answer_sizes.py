@@ -23,8 +23,6 @@ from tests.engine.fake_market import FakeMarket
 from tests.mcp import sample_month
 from tests.mcp.test_sdk_client import with_session
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 
 class Answer(NamedTuple):
     document: dict[str, Any]  # the structured content; on an error, the error's document

@@ -12,13 +12,9 @@ import re
 import time
 from typing import Any
 
-import pytest
-
 from tests.web._graph_checks import MIN_TEXT_PX, assert_graphs_fit
 from tests.web._phone_checks import broken_words, too_wide
 from tests.web.conftest import InBrowser, StartWeb, screenshot
-
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
 
 SAMPLE = "Sample data · a month of the simulated marketplace"
 WAIT = 120.0  # the sample month is recorded in the background after start-up: seconds
