@@ -260,6 +260,23 @@ _HTTP_CODES = {
 }
 
 
+def http_problem(err: HTTPException) -> Response:
+    """The problem+json of an HTTP error the framework raised (no route, wrong method...)."""
+    status = err.code or 500
+    code = _HTTP_CODES.get(status, HTTPStatus(status).phrase.lower().replace(" ", "_"))
+    messages = {
+        404: "No such page or resource",
+        405: "This method is not allowed here",
+        413: "The request body is too large",
+    }
+    response = problem(status, code, messages.get(status, HTTPStatus(status).phrase))
+    if status == 405 and err.get_headers():
+        for name, value in err.get_headers():
+            if name.lower() == "allow":
+                response.headers["Allow"] = value
+    return response
+
+
 def register_error_handlers(app: Quart) -> None:
     @app.errorhandler(ApiError)
     async def _api_error(err: ApiError) -> Response:
@@ -282,19 +299,7 @@ def register_error_handlers(app: Quart) -> None:
 
     @app.errorhandler(HTTPException)
     async def _http_error(err: HTTPException) -> Response:
-        status = err.code or 500
-        code = _HTTP_CODES.get(status, HTTPStatus(status).phrase.lower().replace(" ", "_"))
-        messages = {
-            404: "No such page or resource",
-            405: "This method is not allowed here",
-            413: "The request body is too large",
-        }
-        response = problem(status, code, messages.get(status, HTTPStatus(status).phrase))
-        if status == 405 and err.get_headers():
-            for name, value in err.get_headers():
-                if name.lower() == "allow":
-                    response.headers["Allow"] = value
-        return response
+        return http_problem(err)
 
     @app.errorhandler(Exception)
     async def _unexpected(err: Exception) -> Response:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from quart import Blueprint, Response
-from werkzeug.exceptions import HTTPException
+from quart import Blueprint, Response, request
+from werkzeug.exceptions import HTTPException, NotFound
 
 from api.http.csp import content_security_policy
-from api.http.errors import ApiError
+from api.http.errors import ApiError, http_problem
 from api.web import csrf, flash
 from api.web._render import page
 from api.web._words import explain
@@ -22,6 +22,10 @@ blueprint = Blueprint(
     static_folder="static",
     static_url_path="/assets",
 )
+
+# Paths of the machine interfaces: a path under them no route serves answers problem+json,
+# whatever the client accepts.
+MACHINE_PREFIXES = ("/api/", "/mcp", "/openapi", "/.well-known/")
 
 # No inline script or style anywhere: the copy button's script and the stylesheet are files.
 CONTENT_SECURITY_POLICY = content_security_policy("'self'", "form-action 'self'")
@@ -74,6 +78,29 @@ async def _http_error(err: HTTPException) -> Response:
         title=titles.get(status, "That did not work"),
         reason=err.description or "",
     )
+
+
+@blueprint.app_errorhandler(NotFound)
+async def _no_such_path(err: NotFound) -> Response:
+    """A path no route serves (a mistyped or old address): a page with a way back for a
+    browser; the API's problem+json for everything else."""
+    if not _wants_a_page():
+        return http_problem(err)
+    response = await page(
+        "error.html",
+        status=404,
+        title="Page not found",
+        reason="There is no page at this address. It may have moved, or the link was mistyped.",
+    )
+    # No route of this blueprint ran, so its `after_request` does not: the same headers here.
+    return await _page_headers(response)
+
+
+def _wants_a_page() -> bool:
+    """A browser asking for a page: GET or HEAD, HTML preferred to JSON, not an API path."""
+    if request.method not in ("GET", "HEAD") or request.path.startswith(MACHINE_PREFIXES):
+        return False
+    return request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html"
 
 
 @blueprint.errorhandler(Exception)

@@ -9,6 +9,7 @@ import httpx
 
 from api.app import create_app
 from api.settings import Settings
+from api.web._blueprint import CONTENT_SECURITY_POLICY
 from tests.conftest import unique_email
 from tests.web.conftest import PASSWORD, StartWeb
 
@@ -179,3 +180,33 @@ async def test_every_form_refuses_a_post_without_its_token(start_web: StartWeb) 
                 assert refused.status_code == 403, path
                 assert "This form has expired" in refused.text, path
         assert (await client.get("/dashboard")).status_code == 200  # still signed in
+
+
+async def test_a_mistyped_address_is_a_page_for_browsers_and_problem_json_for_agents(
+    start_web: StartWeb,
+) -> None:
+    service = await start_web()
+    browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    async with service.client() as client:
+        await sign_in(client)
+        shown = await client.get("/alerts", headers=browser)
+        assert shown.status_code == 404
+        assert shown.headers["content-type"].startswith("text/html")
+        assert "Page not found" in shown.text and 'href="/dashboard"' in shown.text
+        assert shown.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        assert shown.headers["cache-control"] == "no-store"
+        # Agents, scripts and every machine path keep the documented envelope.
+        for path, headers in (
+            ("/alerts", {"Accept": "application/json"}),
+            ("/alerts", {"Accept": "*/*"}),
+            ("/api/no-such-thing", browser),
+            ("/mcp/nothing", browser),
+        ):
+            refused = await client.get(path, headers=headers)
+            assert refused.status_code == 404, path
+            assert refused.headers["content-type"] == "application/problem+json", (path, headers)
+            assert refused.json()["error"]["code"] == "not_found"
+        # A form posted to no route is not a page to show (nothing was done).
+        posted = await client.post("/alerts", headers=browser, data={"x": "1"})
+        assert posted.status_code == 404
+        assert posted.headers["content-type"] == "application/problem+json"
