@@ -65,6 +65,7 @@ from store import ConfirmedState, NewMonitor, NewUser, Store, open_store
 SEARCHES = 5
 PER_SEARCH = (1, 10, 100)
 INTERVAL = 20  # real seconds between a monitor's polls
+SMOKE_INTERVAL = 5  # `--smoke`'s
 SPEED = 15.0  # simulated seconds per real second: one interval is 300 s of market time
 LISTINGS, ARRIVALS_PER_DAY = 6000, 12000.0
 WINDOW_INTERVALS = 9  # counted, after every monitor's first poll (`--quick`: 3)
@@ -143,18 +144,20 @@ async def _wait_for(check: Callable[[], Awaitable[bool]], seconds: float) -> Non
             await trio.sleep(0.5)
 
 
-async def _run_arm(per_search: int, shared: bool, window: float, folder: Path) -> Arm:
+async def _run_arm(
+    per_search: int, shared: bool, window: float, folder: Path, interval: int = INTERVAL
+) -> Arm:
     simulator, origin = _start_simulator(seed=7)
     try:
         url = f"sqlite+aiosqlite:///{folder}/arm_{per_search}_{int(shared)}.db"
         async with open_store(url, run_migrations=True) as store:
-            return await _measure(store, origin, per_search, shared, window)
+            return await _measure(store, origin, per_search, shared, window, interval)
     finally:
         stop(simulator)
 
 
 async def _measure(store: Store, origin: str, per_search: int, shared: bool,
-                   window: float) -> Arm:  # fmt: skip
+                   window: float, interval: int) -> Arm:  # fmt: skip
     searches = [
         f"{origin}/catalog?catalog[]={category}&brand_ids[]={brand}&order=newest_first"
         for category, brand in NICHE_PAIRS[:SEARCHES]
@@ -169,7 +172,7 @@ async def _measure(store: Store, origin: str, per_search: int, shared: bool,
         for search in searches:
             await store.monitors.create(NewMonitor(
                 monitor_id=f"mon_{uuid.uuid4().hex[:12]}", workspace_id=user.workspace_id,
-                url=search, label=None, interval_seconds=INTERVAL, page_cap=1,
+                url=search, label=None, interval_seconds=interval, page_cap=1,
             ))  # fmt: skip
     monitors = per_search * SEARCHES
     # Politeness lifted for the local simulator, as in bench_engine.
@@ -189,7 +192,7 @@ async def _measure(store: Store, origin: str, per_search: int, shared: bool,
             bootstrap = time.monotonic() - began
             # One interval more: every monitor is on its search's grid, and the bootstrap's
             # fetches (which its first tick may reuse) are behind the window.
-            await trio.sleep(INTERVAL)
+            await trio.sleep(interval)
             mark = (await side.get("/__sim__/requests", params={"since": 10**9})).json()["next"]
             sim0 = (await side.get("/__sim__/clock")).json()["sim_time"]
             polls0 = await _polls(store, workspaces)
@@ -215,10 +218,11 @@ def _kind(path: str) -> str:
 # -- the report -----------------------------------------------------------------------------
 
 
-def _report(arms: list[Arm], quick: bool) -> None:
+def _report(arms: list[Arm], quick: bool, interval: int = INTERVAL) -> None:
     lone = {a.per_search: a for a in arms if not a.shared}
-    print(f"{SEARCHES} distinct searches, 5-minute monitors (a {INTERVAL} s interval, the "
-          f"simulator {SPEED:g}x faster), one engine, SQLite; requests per monitor-hour of "
+    minutes = interval * SPEED / 60
+    print(f"{SEARCHES} distinct searches, {minutes:g}-minute monitors (a {interval} s interval, "
+          f"the simulator {SPEED:g}x faster), one engine, SQLite; requests per monitor-hour of "
           f"market time, after every monitor's first poll")  # fmt: skip
     header = (f"  {'per search':>10} {'monitors':>8} {'arm':>6} {'hours':>5} {'polls/mh':>8} "
               f"{'feeds/mh':>8} {'lookups/mh':>10} {'other/mh':>8} {'total/mh':>8} "
@@ -252,7 +256,9 @@ def _report(arms: list[Arm], quick: bool) -> None:
 
 
 async def _requests(quick: bool, smoke: bool = False) -> list[Arm]:
-    window = INTERVAL * (1 if smoke else 3 if quick else WINDOW_INTERVALS)
+    # The smoke checks that it runs, not what it measures: 5 s polls, one interval counted.
+    interval = SMOKE_INTERVAL if smoke else INTERVAL
+    window = interval * (1 if smoke else 3 if quick else WINDOW_INTERVALS)
     plan = [(k, True) for k in PER_SEARCH] + [(k, False) for k in ((10,) if quick else PER_SEARCH)]
     if smoke:  # that it runs: one small arm of each kind, one interval counted
         plan = [(2, True), (2, False)]
@@ -260,7 +266,7 @@ async def _requests(quick: bool, smoke: bool = False) -> list[Arm]:
     with tempfile.TemporaryDirectory(prefix="nichescope-bench-") as folder:
         for per_search, shared in plan:
             started = time.monotonic()
-            arm = await _run_arm(per_search, shared, window, Path(folder))
+            arm = await _run_arm(per_search, shared, window, Path(folder), interval)
             print(f"  arm {'shared' if arm.shared else 'lone'} x{per_search}: {arm.requests} "
                   f"requests, {arm.polls} polls, {time.monotonic() - started:.0f} s",
                   flush=True)  # fmt: skip
@@ -284,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     arms = trio.run(_requests, args.quick, args.smoke)
     print(f"marketplace requests, {time.monotonic() - started:.0f} s:")
-    _report(arms, args.quick)
+    _report(arms, args.quick, SMOKE_INTERVAL if args.smoke else INTERVAL)
     if args.requests_only or args.smoke:
         print(
             "poll-to-alert p99: python -m bench.bench_notify --quick; listings page and "
