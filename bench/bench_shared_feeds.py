@@ -145,7 +145,7 @@ async def _wait_for(check: Callable[[], Awaitable[bool]], seconds: float) -> Non
 
 
 async def _run_arm(
-    per_search: int, shared: bool, window: float, folder: Path, interval: int = INTERVAL
+    per_search: int, shared: bool, window: float, folder: Path, interval: int
 ) -> Arm:
     simulator, origin = _start_simulator(seed=7)
     try:
@@ -218,7 +218,7 @@ def _kind(path: str) -> str:
 # -- the report -----------------------------------------------------------------------------
 
 
-def _report(arms: list[Arm], quick: bool, interval: int = INTERVAL) -> None:
+def _report(arms: list[Arm], quick: bool, interval: int) -> None:
     lone = {a.per_search: a for a in arms if not a.shared}
     minutes = interval * SPEED / 60
     print(f"{SEARCHES} distinct searches, {minutes:g}-minute monitors (a {interval} s interval, "
@@ -255,9 +255,7 @@ def _report(arms: list[Arm], quick: bool, interval: int = INTERVAL) -> None:
 # -- orchestration --------------------------------------------------------------------------
 
 
-async def _requests(quick: bool, smoke: bool = False) -> list[Arm]:
-    # The smoke checks that it runs, not what it measures: 5 s polls, one interval counted.
-    interval = SMOKE_INTERVAL if smoke else INTERVAL
+async def _requests(quick: bool, smoke: bool, interval: int) -> list[Arm]:
     window = interval * (1 if smoke else 3 if quick else WINDOW_INTERVALS)
     plan = [(k, True) for k in PER_SEARCH] + [(k, False) for k in ((10,) if quick else PER_SEARCH)]
     if smoke:  # that it runs: one small arm of each kind, one interval counted
@@ -288,9 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(args_in)
     print(load_note(), flush=True)
     started = time.monotonic()
-    arms = trio.run(_requests, args.quick, args.smoke)
+    # The smoke checks that it runs, not what it measures: 5 s polls, one interval counted.
+    interval = SMOKE_INTERVAL if args.smoke else INTERVAL
+    arms = trio.run(_requests, args.quick, args.smoke, interval)
     print(f"marketplace requests, {time.monotonic() - started:.0f} s:")
-    _report(arms, args.quick, SMOKE_INTERVAL if args.smoke else INTERVAL)
+    _report(arms, args.quick, interval)
     if args.requests_only or args.smoke:
         print(
             "poll-to-alert p99: python -m bench.bench_notify --quick; listings page and "
