@@ -20,7 +20,7 @@ LOCK_FLAGS ?=
 LOCK_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 \
 	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 
-.PHONY: run test fuzz lint bench bench-smoke clean lock
+.PHONY: run test soak fuzz lint bench bench-smoke clean lock
 
 # `pip check` fails when pyproject.toml asks for what the lock does not hold: run `make lock`.
 $(STAMP): pyproject.toml $(DEV_LOCK)
@@ -47,10 +47,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check api engine scrapers store tests bench
 	$(BIN)/mypy api engine scrapers store
 
+# Everything but the soak tests (about ten minutes on a quiet 2-core machine).
 test: lint
-	$(BIN)/python -m pytest -q -n $(JOBS)
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not soak"
 
-# A longer Schemathesis run than `make test`'s (docs/reliability.md).
+# The minute-long runs `make test` leaves out: a simulated month, the demo's ten minutes, load
+# over shared feeds, kill -9 and a three-node failover, Schemathesis, the server benchmarks'
+# smokes. CI runs them after `make test`; `python -m pytest` with no -m runs both sets.
+soak: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) -m soak
+
+# A longer Schemathesis run than `make soak`'s (docs/reliability.md).
 fuzz: $(STAMP)
 	NICHESCOPE_FUZZ_EXAMPLES=$${NICHESCOPE_FUZZ_EXAMPLES:-400} $(BIN)/python -m pytest -q -s tests/hardening/test_schemathesis.py
 
@@ -59,7 +66,7 @@ bench: $(STAMP)
 
 # Every benchmark at its smallest size, those that start servers included (minutes, not seconds).
 bench-smoke: $(STAMP)
-	NICHESCOPE_BENCH_SMOKE=all $(BIN)/python -m pytest -q -n $(JOBS) tests/test_bench_smoke.py
+	$(BIN)/python -m pytest -q -n $(JOBS) tests/test_bench_smoke.py
 
 clean:
 	rm -rf $(VENV) var build *.egg-info

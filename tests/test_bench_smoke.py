@@ -3,7 +3,7 @@
 A benchmark is only run by hand (`make bench`), so one that rots (a renamed module, a moved
 path of the simulator, a changed dataclass) would go unnoticed until someone needs its figures.
 Here each runs as `python -m bench.<name> --smoke`, in its own process as `make bench` runs it
-(those that start servers only with NICHESCOPE_BENCH_SMOKE=all, see SERVERS):
+(those that start servers are soak tests, see SERVERS):
 small data and windows of a fraction of a second, figures printed but not judged. What fails
 is what would stop a real run: an exception, a hard failure the benchmark reports itself
 (5xx answers, disagreeing implementations), or a run that does not finish in time.
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 900
 # Run by every `make test`: a few seconds of CPU each (one process, no servers).
 QUICK = ("bench_analysis", "bench_db_path", "bench_item_pages", "bench_scrapers")
-# Also run when NICHESCOPE_BENCH_SMOKE=all (`make bench-smoke`, and CI: `.ci/run` sets it):
-# each starts servers, simulators, worker nodes or a whole service (about 3.5 minutes on two
-# workers of a quiet 2-core machine), more than every local `make test` should wait for.
+# Soak tests (`make soak` and `make bench-smoke`, both run by CI; not `make test`): each starts
+# servers, simulators, worker nodes or a whole service (about 4.5 minutes of one worker on a
+# quiet 2-core machine), more than every local `make test` should wait for.
 SERVERS = (
     "bench_accuracy",
     "bench_api_load",
@@ -38,7 +38,6 @@ SERVERS = (
     "bench_shared_feeds",
 )
 SMOKE = QUICK + SERVERS
-ALL = os.environ.get("NICHESCOPE_BENCH_SMOKE") == "all"
 
 
 def test_every_benchmark_has_a_smoke_run() -> None:
@@ -47,10 +46,10 @@ def test_every_benchmark_has_a_smoke_run() -> None:
     assert missing == [], f"benchmarks without a smoke run here: {missing}"
 
 
-@pytest.mark.parametrize("name", SMOKE)
+@pytest.mark.parametrize(
+    "name", [*QUICK, *(pytest.param(name, marks=pytest.mark.soak) for name in SERVERS)]
+)
 def test_benchmark_runs_at_its_smallest_size(name: str) -> None:
-    if name in SERVERS and not ALL:
-        pytest.skip("starts servers: run with NICHESCOPE_BENCH_SMOKE=all")
     done = subprocess.run(
         [sys.executable, "-m", f"bench.{name}", "--smoke"],
         cwd=ROOT,

@@ -123,6 +123,7 @@ async def _buy_below_shown(client: httpx.AsyncClient) -> bool:
     return any(re.fullmatch(r"€\d[\d,]*\.\d\d", cell) for cell in cells)
 
 
+@pytest.mark.soak
 async def test_the_demo_alerts_on_a_real_deal_within_ten_minutes(
     settings: Settings, nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
 ) -> None:

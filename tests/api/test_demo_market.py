@@ -132,6 +132,7 @@ async def _live_monitor(client: httpx.AsyncClient, polls: int) -> dict[str, Any]
     raise AssertionError(f"the live monitor did not reach {polls} polls: {live}")
 
 
+@pytest.mark.soak
 async def test_a_restarted_demo_continues_its_market(
     settings: Settings, nursery: trio.Nursery
 ) -> None:

@@ -69,7 +69,7 @@ from tests.hardening.test_kill_and_faults import (
     watched_client,
 )
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.soak]
 
 NODES = ("node-a", "node-b", "node-c")
 VICTIM = "node-b"

@@ -17,6 +17,9 @@ import trio
 from api.settings import Settings
 from tests.e2e.accuracy import Scenario, measure
 
+# A simulated month: a soak run (`make soak`, CI), not part of `make test`.
+pytestmark = pytest.mark.soak
+
 
 @pytest.fixture
 def database_url(tmp_path: Path, sqlite_template: Path) -> str:

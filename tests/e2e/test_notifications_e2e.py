@@ -172,6 +172,7 @@ def _rules(world: World) -> dict[str, Want]:
 
 
 @pytest.mark.postgres
+@pytest.mark.soak
 async def test_alerts_reach_every_channel_exactly_once_across_kill_9_and_an_outage(
     postgres_url: str, tmp_path: Path, nursery: trio.Nursery, smtp: tuple[SmtpInbox, int]
 ) -> None:

@@ -197,11 +197,13 @@ async def _holding(store: Store, monitor_id: str) -> Holding:
     return (tuple(listings), tuple(sorted(counts.items())))
 
 
+@pytest.mark.soak
 async def test_monitors_of_one_search_share_its_requests_and_see_the_same(store: Store) -> None:
     _judge(await _run_arm(store, per_search=1), await _run_arm(store, per_search=5))
 
 
 @pytest.mark.postgres
+@pytest.mark.soak
 async def test_in_a_cluster_each_search_is_polled_by_one_node(postgres_url: str) -> None:
     """The same on two nodes: the monitors of a search run on one node (store/cluster/
     searches.py), so five monitors of a search cost what one does, cluster-wide."""

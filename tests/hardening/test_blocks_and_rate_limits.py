@@ -40,7 +40,7 @@ from tests.hardening.test_kill_and_faults import (
     watched_client,
 )
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.soak]
 
 SPEED = 3600.0  # a simulated day in 24 real seconds
 CATEGORIES = (1904, 1206, 257)

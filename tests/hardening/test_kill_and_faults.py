@@ -60,7 +60,7 @@ from tests.e2e.accuracy import DAY, _is_market, _state_at, _wall
 from tests.hardening.retry_windows import sent_inside_a_window
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.soak]
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEED = 3600.0  # one simulated hour per real second: a simulated day in 24 s

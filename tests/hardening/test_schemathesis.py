@@ -113,6 +113,7 @@ def _config(auth: Path) -> str:
     return head + "\n" + _excused_operations()
 
 
+@pytest.mark.soak
 async def test_schemathesis_finds_nothing(
     settings: Settings, nursery: trio.Nursery, tmp_path: Path, fake_stripe: FakeStripe
 ) -> None:
