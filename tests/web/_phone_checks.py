@@ -42,6 +42,18 @@ _BROKEN_WORDS = """(root) => {
 }"""
 
 
+# Table cells drawn as cards on a phone (`display: flex`, the label from ::before on the left):
+# the value must be one flex item, or `space-between` spreads its pieces across the card and
+# a number lands in the middle ("Sold      0      ").
+_LOOSE_VALUES = """() => [...document.querySelectorAll('.table td[data-label]')].filter(td => {
+  if (getComputedStyle(td).display !== 'flex') return false;
+  const items = [...td.childNodes].filter(n => n.nodeType === Node.TEXT_NODE
+    ? n.textContent.trim() !== ''
+    : n.nodeType === Node.ELEMENT_NODE && getComputedStyle(n).display !== 'none');
+  return items.length > 1;
+}).slice(0, 10).map(td => `${td.dataset.label}: ${td.textContent.trim()}`)"""
+
+
 def too_wide(page: Any) -> list[str]:
     """The visible elements wider than the viewport or reaching past it (none, ideally)."""
     found: list[str] = page.evaluate(_TOO_WIDE)
@@ -51,4 +63,10 @@ def too_wide(page: Any) -> list[str]:
 def broken_words(page: Any, root: str = "main") -> list[str]:
     """The words under `root` that the page draws broken across two lines (none, ideally)."""
     found: list[str] = page.evaluate(_BROKEN_WORDS, root)
+    return found
+
+
+def loose_values(page: Any) -> list[str]:
+    """The card cells whose value is split into several pieces (none, ideally)."""
+    found: list[str] = page.evaluate(_LOOSE_VALUES)
     return found

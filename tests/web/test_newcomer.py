@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from tests.web._graph_checks import MIN_TEXT_PX, assert_graphs_fit
-from tests.web._phone_checks import broken_words, too_wide
+from tests.web._phone_checks import broken_words, loose_values, too_wide
 from tests.web.conftest import InBrowser, StartWeb, screenshot
 
 SAMPLE = "Sample data · a month of the simulated marketplace"
@@ -137,9 +137,15 @@ async def test_a_newcomer_sees_the_products_point(
         assert "Live · the simulated marketplace" in newer and "below the trust floor" in newer
         screenshot(page, "newcomer-dashboard-after-analysing")
 
+        # The tables as cards on a phone: each value one piece at the card's right edge (a
+        # monitor's sold count and a run's state once sat mid-card beside an empty span).
+        page.set_viewport_size(PHONE)
+        for path in ("/dashboard", "/monitors", "/runs"):
+            page.goto(f"{base}{path}")
+            assert loose_values(page) == [], (path, loose_values(page))
+
         # The live monitor's alerts, as cards on a phone: whole words ("New listin g" was
         # one), nothing wider than the screen.
-        page.set_viewport_size(PHONE)
         _wait_for_text(page, f"{base}/notifications", 'data-label="What"')
         assert broken_words(page) == [] and too_wide(page) == [], (
             broken_words(page),
