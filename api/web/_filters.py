@@ -18,6 +18,24 @@ def sell_through_definition() -> str:
     return SELL_THROUGH_DEFINITION
 
 
+# A notification channel's health (`ChannelView.health`): its pill's words and colour, the same
+# on the alerts page and on a monitor's page.
+CHANNEL_HEALTH = {
+    "healthy": ("Working", "active"),
+    "failing": ("Failing", "error"),
+    "disabled": ("Turned off", "paused"),
+    "new": ("Not used yet", "queued"),
+    "unconfirmed": ("Waiting for its recipient", "queued"),
+}
+
+
+@blueprint.app_template_filter("channel_health")
+def channel_health(health: str) -> tuple[str, str]:
+    """A channel's health as its pill's words and `state-*` colour (an unknown value is shown
+    as itself, never blank)."""
+    return CHANNEL_HEALTH.get(health, (health, "queued"))
+
+
 @blueprint.app_template_filter("catalogue")
 def catalogue(url: str | None) -> str:
     """A catalogue URL in words (`naming.catalogue_name`): how a monitor without a label is

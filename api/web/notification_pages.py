@@ -32,13 +32,6 @@ KIND_WORDS = {
     "telegram": "Telegram",
     "discord": "Discord",
 }
-HEALTH_WORDS = {
-    "healthy": "Working",
-    "failing": "Failing",
-    "disabled": "Turned off",
-    "new": "Not used yet",
-    "unconfirmed": "Waiting for its recipient",
-}
 NOTICES = {
     "added": "The channel was added. Send a test to check that messages arrive.",
     "enabled": "The channel is on again.",
@@ -99,7 +92,6 @@ async def _notifications_page(who: Principal, *, status: int = 200, **context: A
         ],
         status_words=STATUS_WORDS,
         kinds=KIND_WORDS,
-        health_words=HEALTH_WORDS,
         max_channels=actions.MAX_CHANNELS,
         notices=NOTICES,
         **context,

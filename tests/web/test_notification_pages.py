@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import trio
 
+from api.web._filters import CHANNEL_HEALTH, channel_health
+from store.notify.records import ChannelHealth
 from tests.api.helpers import start_trial
 from tests.api.notify_receiver import start_receiver
 from tests.conftest import ServiceClient
@@ -98,6 +100,8 @@ async def test_channels_and_rules_in_the_browser(
         page.goto(f"{base}/monitors/{monitor_id}")
         alerts = page.locator("#alerts")
         assert "No alerts" in alerts.inner_text() and "Shop hook" in alerts.inner_text()
+        pills = alerts.locator(".channel-line > .state").all_inner_texts()
+        assert sorted(pills) == ["Not used yet", "Working"], pills
         alerts.get_by_role("link", name="Set up alerts").click()
         page.wait_for_url(f"{base}/monitors/{monitor_id}/alerts")
         shot(page, "rules")
@@ -131,6 +135,11 @@ async def test_channels_and_rules_in_the_browser(
             page.goto(f"{base}{path}")
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
         shot(page, "rules-phone")
+        # On a phone the monitor's channels keep their pills one line high beside a name and
+        # address on two lines (stretched to the row, a pill was a tall lozenge).
+        page.goto(f"{base}/monitors/{monitor_id}")
+        for box in (p.bounding_box() for p in page.locator(".channel-line > .state").all()):
+            assert box is not None and box.get("height", 99) < 30, box
         page.goto(f"{base}/notifications")
         shot(page, "phone")
 
@@ -208,3 +217,12 @@ async def test_the_alerts_page_lists_what_was_sent_and_why(
     assert "New listing" in section and "Listing 2" in section
     assert "new at 12.50; the price book holds no sale of this niche" in section
     assert "Shop hook" in section and "Sent" in section
+
+
+def test_every_channel_health_has_its_words_and_colour() -> None:
+    """Both pages draw a channel's health through one filter; a health without words was a
+    blank pill on the monitor page (an unconfirmed address)."""
+    assert set(CHANNEL_HEALTH) == set(get_args(ChannelHealth))
+    assert all(words and colour for words, colour in CHANNEL_HEALTH.values())
+    assert channel_health("unconfirmed") == ("Waiting for its recipient", "queued")
+    assert channel_health("something new") == ("something new", "queued")
