@@ -4,8 +4,6 @@ sent here: the client is never entered."""
 
 from __future__ import annotations
 
-import pytest
-
 from scrapers import MarketClient, MarketplaceAdapter, SiteMap
 
 SITE, API = "https://www.vinted.fr", "https://api.vinted.fr"
@@ -25,7 +23,8 @@ async def test_a_site_has_one_state_with_its_hosts_and_the_adapters_counters() -
 
     # The hosts are the client's own: a window on the API host pauses it, not the `www` one.
     state.api.hold_off(30)
-    assert client.origin_status(API).blocked_for == pytest.approx(30)
+    # 30 s less the time since hold_off (on the real clock: a busy machine took 33 µs here).
+    assert 25 < client.origin_status(API).blocked_for <= 30
     assert client.origin_status(SITE).blocked_for == 0
     state.www.note_challenge()
     state.api.note_challenge()
