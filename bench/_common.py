@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
@@ -23,10 +23,12 @@ import httpx
 import psycopg
 from psycopg import sql
 from sqlalchemy import insert, text
+from sqlalchemy.dialects import postgresql, sqlite
 
 from api.http.security import TokenHasher, new_access_token, new_id
 from store import NewAccessToken, NewUser, Store
-from store.monitors.models import Listing, Monitor, Poll
+from store.market.models import SiteListing
+from store.monitors.models import Monitor, MonitorListing, Poll
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_SERVER = "host=127.0.0.1 port=5432 user=postgres"  # the local server, trust auth
@@ -260,20 +262,23 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
             for i in range(start, min(base, start + SEED_BATCH))]  # fmt: skip
 
         def load(db: Any, rows: list[dict[str, Any]] = rows) -> None:
-            db.execute(insert(Listing), rows)
+            _load_listings(db, rows, SITE, now)
 
         await store.unit(load)
     # Doubled inside the database: rows copied with shifted item ids (`url` keeps the
     # original id), which loads far faster than binding every row in Python.
-    columns = [c.name for c in Listing.__table__.columns]
-    shifted = ", ".join("item_id + :shift" if c == "item_id" else c for c in columns)
-    doubling = text(f"INSERT INTO listings ({', '.join(columns)}) SELECT {shifted} "
-                    "FROM listings WHERE monitor_id = :m")  # fmt: skip
     copied = base
     while copied < n:
 
         def double(db: Any, shift: int = copied) -> None:
-            db.execute(doubling, {"shift": shift, "m": monitor_id})
+            for table, key, value in (("monitor_listings", "monitor_id", monitor_id),
+                                      ("site_listings", "site", SITE)):  # fmt: skip
+                columns = [c.name for c in _TABLES[table].columns]
+                shifted = ", ".join("item_id + :shift" if c == "item_id" else c for c in columns)
+                db.execute(text(
+                    f"INSERT INTO {table} ({', '.join(columns)}) SELECT {shifted} "
+                    f"FROM {table} WHERE {key} = :k AND item_id < :top ON CONFLICT DO NOTHING"
+                ), {"shift": shift, "k": value, "top": 1_000_000_000 + shift})  # fmt: skip
 
         await store.unit(double)
         copied *= 2
@@ -288,6 +293,26 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
 
     await store.unit(count)
     return time.monotonic() - started
+
+
+SITE = "https://x.invalid"  # the seeded monitors' site (`site_of` their URL)
+_TABLES = {"monitor_listings": MonitorListing.__table__, "site_listings": SiteListing.__table__}
+
+
+def _load_listings(db: Any, rows: list[dict[str, Any]], site: str, at: datetime) -> None:
+    """Rows of the `listings` view's shape, written as `record_poll` writes them: the
+    monitor's side and the site's description."""
+    described = {c.name for c in SiteListing.__table__.columns}
+    db.execute(insert(MonitorListing), [
+        {k: v for k, v in row.items() if k not in described or k == "item_id"} | {"site": site}
+        for row in rows
+    ])  # fmt: skip
+    # Monitors seeded on one site share their item ids: each listing is described once.
+    dialect: Any = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+    db.execute(dialect.insert(SiteListing).on_conflict_do_nothing(), [
+        {k: v for k, v in row.items() if k in described} | {"site": site, "described_at": at}
+        for row in rows
+    ])  # fmt: skip
 
 
 def spawn_announcing(

@@ -56,3 +56,9 @@ class UtcDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     pass
+
+
+class ViewBase(DeclarativeBase):
+    """Read-only classes mapped on SQL views (made by migrations, which also own their
+    definitions): kept off `Base.metadata`, so that nothing creates them as tables and the
+    comparison of migrations with models leaves them out."""

@@ -1,11 +1,11 @@
-"""What the service remembers of each marketplace site: which wire profile it speaks, and the
-session it last handed over (sealed)."""
+"""What the service remembers of each marketplace site: which wire profile it speaks, the
+session it last handed over (sealed), and what each of its listings is."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import String, Text
+from sqlalchemy import BigInteger, Boolean, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .._db.base import Base, UtcDateTime
@@ -34,3 +34,28 @@ class MarketSessionRow(Base):
     sealed: Mapped[str] = mapped_column(Text())
     expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class SiteListing(Base):
+    """What one listing of a site is, stored once however many monitors see it: its latest
+    description by any of them (`described_at`: the newest sighting wins, a slower poll's
+    older sighting never overwrites it). Market data, like the price book: it names no
+    workspace and outlives the monitors that saw it."""
+
+    __tablename__ = "site_listings"
+
+    site: Mapped[str] = mapped_column(String(300), primary_key=True)
+    item_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    described_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    title: Mapped[str | None] = mapped_column(Text)
+    brand: Mapped[str | None] = mapped_column(String(200))
+    size: Mapped[str | None] = mapped_column(String(100))
+    condition: Mapped[str | None] = mapped_column(String(100))
+    condition_raw: Mapped[str | None] = mapped_column(String(100))
+    currency: Mapped[str | None] = mapped_column(String(8))
+    seller_id: Mapped[int | None] = mapped_column(BigInteger)
+    seller_login: Mapped[str | None] = mapped_column(String(200))
+    seller_business: Mapped[bool | None] = mapped_column(Boolean)
+    url: Mapped[str | None] = mapped_column(Text)
+    photo_url: Mapped[str | None] = mapped_column(Text)
+    listed_at: Mapped[datetime | None] = mapped_column(UtcDateTime())

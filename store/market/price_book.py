@@ -51,6 +51,16 @@ class SaleChange:
     sale: MarketSaleRecord | None
 
 
+def moves_a_sale(step: ListingStep) -> bool:
+    """Whether `sale_change` may answer something for `step` (so that the listing is read
+    only then)."""
+    before, after = step.before, step.after
+    was_sold = before is not None and before.state == "sold"
+    sold_now = after.state == "sold" and not was_sold
+    undone = was_sold and before is not None and before.evidence == "absence"
+    return sold_now or step.confirmed_by is not None or (undone and after.state != "sold")
+
+
 def sale_change(site: str, step: ListingStep, row: Listing, at: datetime) -> SaleChange | None:
     """The price book's side of one step `record_poll` applied to `row` at `at` (the poll's
     stamp): a move to `sold`, a likely sale a source confirmed, a likely sale undone (seen in

@@ -194,11 +194,12 @@ def listing_page(
         mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
         seek, skip = " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY
         params["mark"] = marks.item_ids[mark]
-    # The keys come from an index alone ((monitor_id, state, item_id) or the primary key);
-    # only the page's own rows are read in full.
+    # The keys come from an index of the monitor's own table alone ((monitor_id, state,
+    # item_id) or the primary key); only the page's own rows are read in full, through the
+    # `listings` view (the monitor's row and the site's description).
     page = text(
         f"SELECT * FROM listings WHERE monitor_id = :monitor AND item_id IN ("
-        f"SELECT item_id FROM listings WHERE monitor_id = :monitor{clause}{seek} "
+        f"SELECT item_id FROM monitor_listings WHERE monitor_id = :monitor{clause}{seek} "
         "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id"
     ).columns(*Listing.__table__.columns)
     rows = db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
@@ -215,9 +216,9 @@ def take_bookmarks(db: Session, key: PageKey) -> Bookmarks:
     clause, params = _filter(states)
     walk = f"""
         WITH RECURSIVE marks(item_id) AS (
-            SELECT min(item_id) FROM listings WHERE monitor_id = :monitor{clause}
+            SELECT min(item_id) FROM monitor_listings WHERE monitor_id = :monitor{clause}
             UNION ALL
-            SELECT (SELECT item_id FROM listings
+            SELECT (SELECT item_id FROM monitor_listings
                     WHERE monitor_id = :monitor{clause} AND item_id >= marks.item_id
                     ORDER BY item_id LIMIT 1 OFFSET :every)
             FROM marks WHERE marks.item_id IS NOT NULL

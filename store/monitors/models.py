@@ -1,4 +1,5 @@
-"""Tables of monitors: the monitor, every listing it has seen, every event, every poll."""
+"""Tables of monitors: the monitor, every listing it has seen (its own side of it; the
+listing's description is the site's, `store/market/models.py`), every event, every poll."""
 
 from __future__ import annotations
 
@@ -14,11 +15,10 @@ from sqlalchemy import (
     Numeric,
     String,
     Text,
-    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .._db.base import Base, UtcDateTime
+from .._db.base import Base, UtcDateTime, ViewBase
 
 
 class Monitor(Base):
@@ -58,18 +58,55 @@ class Monitor(Base):
     likely_sold_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
-class Listing(Base):
-    """What is known of one marketplace listing, as seen by one monitor."""
+class MonitorListing(Base):
+    """One monitor's side of a listing it has seen: when, where in its feed, the state its
+    own polls established, and the fields its state machine compares from poll to poll (a
+    price drop is a drop from the price this monitor last saw). What the listing is (title,
+    seller, photos...) is stored once per site, in `site_listings`; `Listing` reads both."""
 
-    __tablename__ = "listings"
+    __tablename__ = "monitor_listings"
     __table_args__ = (
-        Index("ix_listings_monitor_state", "monitor_id", "state", "item_id"),
-        Index("ix_listings_monitor_rank", "monitor_id", "feed_rank"),
+        Index("ix_monitor_listings_state", "monitor_id", "state", "item_id"),
+        Index("ix_monitor_listings_rank", "monitor_id", "feed_rank"),
     )
 
     monitor_id: Mapped[str] = mapped_column(
         ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
     )
+    item_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    site: Mapped[str] = mapped_column(String(300))  # the monitor's site (`site_of`)
+    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    state: Mapped[str] = mapped_column(String(16))
+    state_changed_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # How the current state was established (an `Evidence`); None when first seen in the feed.
+    state_evidence: Mapped[str | None] = mapped_column(String(16))
+    # Polls in a row whose feed window should have shown this live listing and did not.
+    absent_polls: Mapped[int] = mapped_column(Integer, default=0)
+    in_feed: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The listing's place in the feed's publication order, as the monitor placed it from the
+    # feeds it saw (higher is newer; `FeedOrder`). NULL until first seen organically (ids are
+    # allotted with drafts: they say nothing of this order).
+    feed_rank: Mapped[int | None] = mapped_column(BigInteger)
+    promoted: Mapped[bool] = mapped_column(Boolean, default=False)
+    price: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    total_price: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    service_fee: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
+    favourites: Mapped[int | None] = mapped_column(Integer)
+    views: Mapped[int | None] = mapped_column(Integer)
+    category_id: Mapped[int | None] = mapped_column(Integer)
+    category_name: Mapped[str | None] = mapped_column(String(200))
+
+
+class Listing(ViewBase):
+    """A listing as one monitor shows it: its `monitor_listings` row with the site's
+    description (`site_listings`), through the `listings` view (migration l001). Read-only:
+    `record_poll` writes the two tables. The columns are in the view's order, which the
+    listings page reads by position (`SELECT *`)."""
+
+    __tablename__ = "listings"
+
+    monitor_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     item_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     title: Mapped[str | None] = mapped_column(Text)
     brand: Mapped[str | None] = mapped_column(String(200))
@@ -88,24 +125,16 @@ class Listing(Base):
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
     state: Mapped[str] = mapped_column(String(16))
     state_changed_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    in_feed: Mapped[bool] = mapped_column(Boolean, default=True)
-    # Added by migration 0006, at the end of the table: the listings page reads `SELECT *`
-    # by position, so the model lists the columns in the order the migrations made them.
+    in_feed: Mapped[bool] = mapped_column(Boolean)
     condition_raw: Mapped[str | None] = mapped_column(String(100))
     category_name: Mapped[str | None] = mapped_column(String(200))
     total_price: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
     service_fee: Mapped[Decimal | None] = mapped_column(Numeric(12, 2))
-    promoted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    # How the current state was established (an `Evidence`); None when first seen in the feed.
+    promoted: Mapped[bool] = mapped_column(Boolean)
     state_evidence: Mapped[str | None] = mapped_column(String(16))
-    # Polls in a row whose feed window should have shown this live listing and did not.
-    absent_polls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    # Added by migration 0008 (notification rules filter on the seller), at the end likewise.
+    absent_polls: Mapped[int] = mapped_column(Integer)
     seller_login: Mapped[str | None] = mapped_column(String(200))
     seller_business: Mapped[bool | None] = mapped_column(Boolean)
-    # Added by migration w001: the listing's place in the feed's publication order, as the
-    # monitor placed it from the feeds it saw (higher is newer; `FeedOrder`). NULL until first
-    # seen organically (ids are allotted with drafts: they say nothing of this order).
     feed_rank: Mapped[int | None] = mapped_column(BigInteger)
 
 

@@ -6,9 +6,11 @@ reservation may reopen, repeated absence makes a likely sale...) and how the mon
 (out of `error`, out of the bootstrap's pause) is the engine's state machine
 (`engine.monitors._listing_states`), which `record_poll` calls inside the poll's transaction
 with the snapshots of the stored listings the poll mentions (`PollRules`, see
-`poll_decisions.py`). What it returns is written here: rows and events, the listings' descriptive
-fields as the feed showed them, the per-state counters kept on the monitor row, and the
-upgrade in place of a likely sale's event that a source confirmed.
+`poll_decisions.py`). What it returns is written here: the monitor's rows and events
+(`monitor_listings`, `listing_events`), the per-state counters kept on the monitor row, the
+upgrade in place of a likely sale's event that a source confirmed, and the sightings offered
+as the site's descriptions of its listings (`store/market/site_listings.py`: stored once per
+site, however many monitors see a listing).
 
 Both writers also queue the notifications they cause, in the same transaction (see
 `store/notify/outbox.py`), as the engine's alert rules decide them
@@ -29,12 +31,15 @@ from typing import cast
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
-from ..market.price_book import SaleChange, record_sale_changes, sale_change, site_of
+from ..market.models import SiteListing
+from ..market.price_book import moves_a_sale, record_sale_changes, sale_change, site_of
+from ..market.site_listings import DESCRIBED, describe, descriptions
 from ..notify.alert_decisions import AlertRules, ErrorAlertRules
 from ..notify.outbox import write_error_alerts, write_poll_alerts
-from .models import Listing, ListingEvent, Monitor, Poll
+from .models import Listing, ListingEvent, Monitor, MonitorListing, Poll
 from .poll_decisions import (
     ListingSnapshot,
     ListingStep,
@@ -55,14 +60,17 @@ from .records import (
 
 IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
 # The columns the state machine decides (`ListingSnapshot` field -> column), and a sighting's
-# other fields, copied onto the row as observed (those it carries).
+# other fields the monitor keeps, copied onto its row as observed (those it carries); the
+# rest of a sighting describes the listing, kept once per site (`DESCRIBED`).
 _DECIDED = {
     f.name: "state_evidence" if f.name == "evidence" else f.name
     for f in fields(ListingSnapshot)
     if f.name != "item_id"
 }
 _OBSERVED = tuple(
-    f.name for f in fields(ObservedListing) if f.name not in _DECIDED and f.name != "item_id"
+    f.name
+    for f in fields(ObservedListing)
+    if f.name not in _DECIDED and f.name != "item_id" and f.name not in DESCRIBED
 )
 
 
@@ -70,12 +78,14 @@ def poll_record(row: Poll) -> PollRecord:
     return to_record(PollRecord, row)
 
 
-def _existing(db: Session, monitor_id: str, ids: Sequence[int]) -> dict[int, Listing]:
-    found: dict[int, Listing] = {}
+def _existing(db: Session, monitor_id: str, ids: Sequence[int]) -> dict[int, MonitorListing]:
+    found: dict[int, MonitorListing] = {}
     for start in range(0, len(ids), IN_CHUNK):
         chunk = ids[start : start + IN_CHUNK]
         rows = db.scalars(
-            select(Listing).where(Listing.monitor_id == monitor_id, Listing.item_id.in_(chunk))
+            select(MonitorListing).where(
+                MonitorListing.monitor_id == monitor_id, MonitorListing.item_id.in_(chunk)
+            )
         )
         found.update((row.item_id, row) for row in rows)
     return found
@@ -92,7 +102,7 @@ def _mentioned(outcome: PollOutcome) -> list[int]:
     return sorted(set(ids))
 
 
-def _snapshot(row: Listing) -> ListingSnapshot:
+def _snapshot(row: MonitorListing) -> ListingSnapshot:
     return ListingSnapshot(
         item_id=row.item_id, state=cast(ListingState, row.state),
         evidence=cast(Evidence | None, row.state_evidence), absent_polls=row.absent_polls,
@@ -101,9 +111,7 @@ def _snapshot(row: Listing) -> ListingSnapshot:
     )  # fmt: skip
 
 
-def _monitor_snapshot(monitor: Monitor | None) -> MonitorSnapshot | None:
-    if monitor is None:
-        return None
+def _monitor_snapshot(monitor: Monitor) -> MonitorSnapshot:
     return MonitorSnapshot(cast(MonitorStatus, monitor.status), monitor.bootstrapped_at is not None)
 
 
@@ -111,23 +119,43 @@ def _is_likely(listing: ListingSnapshot | None) -> bool:
     return listing is not None and listing.state == "sold" and listing.evidence == "absence"
 
 
+def _listing(row: MonitorListing, described: SiteListing | None) -> Listing:
+    """The listing as the `listings` view now shows it (its own row and the site's
+    description), built from the rows this poll wrote: never added to the session."""
+    return Listing(
+        **{name: getattr(row, name) for name in _MONITOR_SIDE},
+        **{name: None if described is None else getattr(described, name) for name in DESCRIBED},
+    )
+
+
+_MONITOR_SIDE = tuple(c.name for c in Listing.__table__.columns if c.name not in DESCRIBED)
+
+
 class _Writes:
     """Persists one poll's listing steps: rows and events, and what they add up to."""
 
     def __init__(
-        self, db: Session, monitor_id: str, poll_id: str, at: datetime, rows: dict[int, Listing]
+        self,
+        db: Session,
+        monitor: Monitor,
+        poll_id: str,
+        at: datetime,
+        rows: dict[int, MonitorListing],
     ) -> None:
-        self.db, self.monitor_id, self.poll_id, self.at = db, monitor_id, poll_id, at
+        self.db, self.monitor_id, self.poll_id, self.at = db, monitor.id, poll_id, at
         self.rows = rows
-        self.site: str | None = None  # the monitor's site, whose price book sales go to
-        self.sales: list[SaleChange] = []
+        self.site = site_of(monitor.url)  # whose descriptions and price book these go to
+        self.sightings: list[ObservedListing] = []
         self.new = self.changed = 0
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
         self.likely = 0  # likely sales gained (+) and lost (-)
         self.upgraded: dict[int, str] = {}  # likely sales now confirmed: item -> evidence
-        # What notifications look at: listings first seen, and price drops (row, old price).
-        self.new_rows: list[Listing] = []
-        self.drops: list[tuple[Listing, Decimal]] = []
+        # What the price book and notifications look at, once the site's descriptions are
+        # written: steps that may move a sale, listings first seen, price drops (old price).
+        self.sale_steps: list[ListingStep] = []
+        self.new_ids: list[int] = []
+        self.drops: list[tuple[int, Decimal]] = []
+        self.found: dict[int, SiteListing] = {}  # descriptions read back by `describe`
 
     def apply(self, step: ListingStep) -> None:
         before, after = step.before, step.after
@@ -141,6 +169,7 @@ class _Writes:
             setattr(row, column, getattr(after, name))
         if step.sighting is not None:
             row.last_seen_at = self.at
+            self.sightings.append(step.sighting)
         if step.moved:
             row.state_changed_at = self.at
         for event in step.events:
@@ -152,25 +181,41 @@ class _Writes:
                     favourites=event.favourites, views=event.views,
                 )
             )  # fmt: skip
-        self._count(step, row)
-        sale = None if self.site is None else sale_change(self.site, step, row, self.at)
-        if sale is not None:
-            self.sales.append(sale)
+        self._count(step)
+        if moves_a_sale(step):
+            self.sale_steps.append(step)
 
-    def _created(self, step: ListingStep) -> Listing:
+    def _created(self, step: ListingStep) -> MonitorListing:
         seen = step.sighting
         assert seen is not None, "only a sighting makes a listing"
         observed = {name: getattr(seen, name) for name in _OBSERVED}
-        row = Listing(
-            monitor_id=self.monitor_id, item_id=step.item_id, first_seen_at=self.at,
-            last_seen_at=self.at, state_changed_at=self.at, **observed,
+        row = MonitorListing(
+            monitor_id=self.monitor_id, item_id=step.item_id, site=self.site,
+            first_seen_at=self.at, last_seen_at=self.at, state_changed_at=self.at, **observed,
         )  # fmt: skip
         self.db.add(row)
         self.rows[step.item_id] = row
-        self.new_rows.append(row)
+        self.new_ids.append(step.item_id)
         return row
 
-    def _count(self, step: ListingStep, row: Listing) -> None:
+    def describe(self) -> None:
+        """Write the sightings as the site's descriptions, then what rests on them: the
+        price book's sales, in this transaction. Read back once written, the descriptions of
+        the listings that sales and alerts speak of make their `listing` views."""
+        describe(self.db, self.site, self.at, self.sightings)
+        wanted = [*self.new_ids, *(item for item, _ in self.drops)]
+        wanted += [step.item_id for step in self.sale_steps]
+        self.found = descriptions(self.db, self.site, wanted)
+        sales = [
+            sale_change(self.site, step, self.listing(step.item_id), self.at)
+            for step in self.sale_steps
+        ]
+        record_sale_changes(self.db, [sale for sale in sales if sale is not None])
+
+    def listing(self, item_id: int) -> Listing:
+        return _listing(self.rows[item_id], self.found.get(item_id))
+
+    def _count(self, step: ListingStep) -> None:
         before, after = step.before, step.after
         if before is None:
             self.new += 1
@@ -181,7 +226,7 @@ class _Writes:
         self.likely += _is_likely(after) - _is_likely(before)
         self.changed += step.changed
         if step.dropped_from is not None:
-            self.drops.append((row, step.dropped_from))
+            self.drops.append((step.item_id, step.dropped_from))
         if step.confirmed_by is not None:
             self.upgraded[step.item_id] = step.confirmed_by
 
@@ -256,8 +301,8 @@ def _polled(
     write_poll_alerts(
         db,
         monitor,
-        new_rows=writes.new_rows,
-        drops=writes.drops,
+        new=[writes.listing(item_id) for item_id in writes.new_ids],
+        drops=[(writes.listing(item_id), old) for item_id, old in writes.drops],
         bootstrap=step.bootstrap,
         at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
         decide=alerts,
@@ -287,18 +332,19 @@ def record_poll(
     already = db.get(Poll, outcome.poll_id)
     if already is not None:
         return poll_record(already)
-    rows = _existing(db, monitor_id, _mentioned(outcome))
     monitor = db.get(Monitor, monitor_id)
+    if monitor is None:  # deleted while it polled: nothing of it is kept
+        raise LeaseLost("monitor", monitor_id)
+    rows = _existing(db, monitor_id, _mentioned(outcome))
     stored = {item_id: _snapshot(row) for item_id, row in rows.items()}
     decision = decide(outcome, stored, _monitor_snapshot(monitor))
     # Listings and their events are stamped when the market says it looked; the poll and the
     # monitor's schedule stay on the service's clock.
     at = outcome.observed_at or outcome.finished_at
-    writes = _Writes(db, monitor_id, outcome.poll_id, at, rows)
-    writes.site = None if monitor is None else site_of(monitor.url)
+    writes = _Writes(db, monitor, outcome.poll_id, at, rows)
     for step in decision.steps:
         writes.apply(step)
-    record_sale_changes(db, writes.sales)  # the site's price book, in this transaction
+    writes.describe()
     if writes.upgraded:
         _upgrade_sale_events(db, monitor_id, writes.upgraded)
     for item_id, rank in outcome.ranks.items():  # the engine's places, for listings seen
@@ -306,7 +352,7 @@ def record_poll(
             rows[item_id].feed_rank = rank
     poll = _poll_row(monitor_id, outcome, writes)
     db.add(poll)
-    if monitor is not None and decision.monitor is not None:
+    if decision.monitor is not None:
         _polled(db, monitor, outcome, decision.monitor, writes, decision.alerts)
     db.flush()
     return poll_record(poll)

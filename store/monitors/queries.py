@@ -15,7 +15,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from .._db.rows import new_row, to_record, workspace_row
 from ..accounts.quotas import hold_workspace, refuse_past
-from .models import Listing, ListingEvent, Monitor, Poll
+from .models import Listing, ListingEvent, Monitor, MonitorListing, Poll
 from .polls import IN_CHUNK, poll_record
 from .records import (
     LISTING_STATES,
@@ -149,7 +149,7 @@ def delete_monitor(db: Session, monitor_id: str, workspace_id: str) -> bool:
     )
     if owned is None:
         return False
-    for table in (ListingEvent, Listing, Poll):
+    for table in (ListingEvent, MonitorListing, Poll):
         db.execute(delete(table).where(table.monitor_id == monitor_id))
     db.execute(delete(Monitor).where(Monitor.id == monitor_id))
     return True
@@ -158,8 +158,9 @@ def delete_monitor(db: Session, monitor_id: str, workspace_id: str) -> bool:
 def known_live_listings(db: Session, monitor_id: str) -> set[int]:
     """Ids of listings last known open or reserved: the ones a poll must account for."""
     rows = db.scalars(
-        select(Listing.item_id).where(
-            Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved"))
+        select(MonitorListing.item_id).where(
+            MonitorListing.monitor_id == monitor_id,
+            MonitorListing.state.in_(("open", "reserved")),
         )
     )
     return set(rows)
@@ -168,25 +169,26 @@ def known_live_listings(db: Session, monitor_id: str) -> set[int]:
 def feed_order(db: Session, monitor_id: str, item_ids: Iterable[int]) -> FeedOrder:
     """The monitor's live listings, and the ranks of those and of `item_ids` (a feed's
     listings), with the monitor's lowest and highest rank: see `FeedOrder`."""
+    mine = MonitorListing
     rows = db.execute(
-        select(Listing.item_id, Listing.last_seen_at, Listing.feed_rank, Listing.category_id)
-        .where(Listing.monitor_id == monitor_id, Listing.state.in_(("open", "reserved")))
+        select(mine.item_id, mine.last_seen_at, mine.feed_rank, mine.category_id)
+        .where(mine.monitor_id == monitor_id, mine.state.in_(("open", "reserved")))
     )  # fmt: skip
     live = {int(i): LiveListing(int(i), seen, rank, cat) for i, seen, rank, cat in rows}
     ranks = {i: x.feed_rank for i, x in live.items() if x.feed_rank is not None}
     others = sorted(set(item_ids) - live.keys())
     for start in range(0, len(others), IN_CHUNK):
         found = db.execute(
-            select(Listing.item_id, Listing.feed_rank).where(
-                Listing.monitor_id == monitor_id,
-                Listing.item_id.in_(others[start : start + IN_CHUNK]),
-                Listing.feed_rank.is_not(None),
+            select(MonitorListing.item_id, MonitorListing.feed_rank).where(
+                MonitorListing.monitor_id == monitor_id,
+                MonitorListing.item_id.in_(others[start : start + IN_CHUNK]),
+                MonitorListing.feed_rank.is_not(None),
             )
         )
         ranks.update((int(i), int(rank)) for i, rank in found if rank is not None)
     lowest, highest = db.execute(
-        select(func.min(Listing.feed_rank), func.max(Listing.feed_rank)).where(
-            Listing.monitor_id == monitor_id
+        select(func.min(MonitorListing.feed_rank), func.max(MonitorListing.feed_rank)).where(
+            MonitorListing.monitor_id == monitor_id
         )
     ).one()
     return FeedOrder(live, ranks, lowest, highest)

@@ -191,7 +191,7 @@ def write_poll_alerts(
     db: Session,
     monitor: Monitor,
     *,
-    new_rows: Sequence[Listing],
+    new: Sequence[Listing],
     drops: Sequence[tuple[Listing, Decimal]],
     bootstrap: bool,
     at: datetime,
@@ -204,7 +204,7 @@ def write_poll_alerts(
     the site's price book of the listings' niches, the workspace's buying costs) and inserts
     what they return. Returns rows written; `decide` None writes nothing. A database error
     propagates and fails the poll's transaction with it."""
-    candidates = [] if bootstrap else [AlertCandidate(_view(row), None) for row in new_rows]
+    candidates = [] if bootstrap else [AlertCandidate(_view(row), None) for row in new]
     candidates += [AlertCandidate(_view(row), old) for row, old in drops]
     if not candidates or decide is None:
         return 0
