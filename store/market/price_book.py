@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from .._db.rows import record_fields, records, to_record
-from ..monitors.models import Listing, Monitor
+from ..monitors.models import Listing, Monitor, MonitorListing
 from ..monitors.poll_decisions import ListingStep
 from .price_book_models import BuyingCostsRow, MarketSale
 from .price_book_records import (
@@ -30,6 +30,7 @@ from .price_book_records import (
     NicheSales,
     SaleEvidence,
 )
+from .site_listings import Description
 
 _DEPTH: dict[BookLevel, int] = {"exact": 4, "brand": 2, "category": 1}
 
@@ -61,31 +62,50 @@ def moves_a_sale(step: ListingStep) -> bool:
     return sold_now or step.confirmed_by is not None or (undone and after.state != "sold")
 
 
-def sale_change(site: str, step: ListingStep, row: Listing, at: datetime) -> SaleChange | None:
-    """The price book's side of one step `record_poll` applied to `row` at `at` (the poll's
-    stamp): a move to `sold`, a likely sale a source confirmed, a likely sale undone (seen in
-    the feed again, or a source saying deleted or reserved). None for everything else."""
+def sale_change(
+    site: str,
+    step: ListingStep,
+    row: MonitorListing,
+    described: Description | None,
+    at: datetime,
+) -> SaleChange | None:
+    """The price book's side of one step `record_poll` applied to `row` (the monitor's side
+    of the listing; `described`, the site's description) at `at` (the poll's stamp): a move
+    to `sold`, a likely sale a source confirmed, a likely sale undone (seen in the feed
+    again, or a source saying deleted or reserved). None for everything else."""
     before, after = step.before, step.after
     was_sold = before is not None and before.state == "sold"
     if after.state == "sold" and not was_sold:
         evidence: SaleEvidence = "likely" if after.evidence == "absence" else "confirmed"
-        return SaleChange(site, row.item_id, _sale(site, row, evidence, at))
+        return SaleChange(site, row.item_id, _sale(site, row, described, evidence, at))
     if step.confirmed_by is not None:  # the sale keeps the time it was detected at
-        return SaleChange(site, row.item_id, _sale(site, row, "confirmed", row.state_changed_at))
+        sale = _sale(site, row, described, "confirmed", row.state_changed_at)
+        return SaleChange(site, row.item_id, sale)
     if was_sold and before is not None and before.evidence == "absence" and after.state != "sold":
         return SaleChange(site, row.item_id, None)
     return None
 
 
-def _sale(site: str, row: Listing, evidence: SaleEvidence, sold_at: datetime) -> MarketSaleRecord:
-    listed = row.listed_at or row.first_seen_at
+def _sale(
+    site: str,
+    row: MonitorListing,
+    described: Description | None,
+    evidence: SaleEvidence,
+    sold_at: datetime,
+) -> MarketSaleRecord:
+    listed = (described.listed_at if described is not None else None) or row.first_seen_at
     days = None if listed is None else max(0.0, (sold_at - listed).total_seconds() / 86400)
     return MarketSaleRecord(
         site=site, item_id=row.item_id, category_id=row.category_id,
-        category_name=row.category_name, brand=row.brand, size=row.size,
-        condition=row.condition, price=row.price, currency=row.currency, days_to_sell=days,
-        evidence=evidence, sold_at=sold_at,
+        category_name=row.category_name, brand=_of(described, "brand"),
+        size=_of(described, "size"), condition=_of(described, "condition"), price=row.price,
+        currency=_of(described, "currency"), days_to_sell=days, evidence=evidence,
+        sold_at=sold_at,
     )  # fmt: skip
+
+
+def _of(described: Description | None, name: str) -> Any:
+    return None if described is None else getattr(described, name)
 
 
 def record_sale_changes(db: Session, changes: Iterable[SaleChange]) -> None:

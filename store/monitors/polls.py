@@ -34,12 +34,11 @@ from sqlalchemy.orm import Session
 from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
-from ..market.models import SiteListing
 from ..market.price_book import moves_a_sale, record_sale_changes, sale_change, site_of
-from ..market.site_listings import DESCRIBED, describe, descriptions
-from ..notify.alert_decisions import AlertRules, ErrorAlertRules
+from ..market.site_listings import DESCRIBED, Description, describe, descriptions
+from ..notify.alert_decisions import AlertRules, ErrorAlertRules, ListingView
 from ..notify.outbox import write_error_alerts, write_poll_alerts
-from .models import Listing, ListingEvent, Monitor, MonitorListing, Poll
+from .models import ListingEvent, Monitor, MonitorListing, Poll
 from .poll_decisions import (
     ListingSnapshot,
     ListingStep,
@@ -119,16 +118,17 @@ def _is_likely(listing: ListingSnapshot | None) -> bool:
     return listing is not None and listing.state == "sold" and listing.evidence == "absence"
 
 
-def _listing(row: MonitorListing, described: SiteListing | None) -> Listing:
-    """The listing as the `listings` view now shows it (its own row and the site's
-    description), built from the rows this poll wrote: never added to the session."""
-    return Listing(
-        **{name: getattr(row, name) for name in _MONITOR_SIDE},
-        **{name: None if described is None else getattr(described, name) for name in DESCRIBED},
-    )
+def _alert_view(row: MonitorListing, described: Description | None) -> ListingView:
+    """What an alert says of the listing: the monitor's side of it and the site's
+    description."""
+    return to_record(ListingView, row, **{name: _of(described, name) for name in _VIEW_DESCRIBED})
 
 
-_MONITOR_SIDE = tuple(c.name for c in Listing.__table__.columns if c.name not in DESCRIBED)
+def _of(described: Description | None, name: str) -> object:
+    return None if described is None else getattr(described, name)
+
+
+_VIEW_DESCRIBED = tuple(f.name for f in fields(ListingView) if f.name in DESCRIBED)
 
 
 class _Writes:
@@ -155,7 +155,7 @@ class _Writes:
         self.sale_steps: list[ListingStep] = []
         self.new_ids: list[int] = []
         self.drops: list[tuple[int, Decimal]] = []
-        self.found: dict[int, SiteListing] = {}  # descriptions read back by `describe`
+        self.found: dict[int, Description] = {}  # descriptions read back by `describe`
 
     def apply(self, step: ListingStep) -> None:
         before, after = step.before, step.after
@@ -206,14 +206,16 @@ class _Writes:
         wanted = [*self.new_ids, *(item for item, _ in self.drops)]
         wanted += [step.item_id for step in self.sale_steps]
         self.found = descriptions(self.db, self.site, wanted)
-        sales = [
-            sale_change(self.site, step, self.listing(step.item_id), self.at)
-            for step in self.sale_steps
-        ]
-        record_sale_changes(self.db, [sale for sale in sales if sale is not None])
+        sales = []
+        for step in self.sale_steps:
+            row, described = self.rows[step.item_id], self.found.get(step.item_id)
+            sale = sale_change(self.site, step, row, described, self.at)
+            if sale is not None:
+                sales.append(sale)
+        record_sale_changes(self.db, sales)
 
-    def listing(self, item_id: int) -> Listing:
-        return _listing(self.rows[item_id], self.found.get(item_id))
+    def view(self, item_id: int) -> ListingView:
+        return _alert_view(self.rows[item_id], self.found.get(item_id))
 
     def _count(self, step: ListingStep) -> None:
         before, after = step.before, step.after
@@ -301,8 +303,8 @@ def _polled(
     write_poll_alerts(
         db,
         monitor,
-        new=[writes.listing(item_id) for item_id in writes.new_ids],
-        drops=[(writes.listing(item_id), old) for item_id, old in writes.drops],
+        new=[writes.view(item_id) for item_id in writes.new_ids],
+        drops=[(writes.view(item_id), old) for item_id, old in writes.drops],
         bootstrap=step.bootstrap,
         at=outcome.finished_at,  # the service's clock, which the dispatcher runs on
         decide=alerts,

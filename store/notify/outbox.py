@@ -24,10 +24,10 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from .._db.rows import new_id, to_record
+from .._db.rows import new_id
 from ..market.price_book import buying_costs, many_niche_sales, site_of
 from ..market.price_book_records import BOOK_DAYS, BOOK_SALES, Niche, NicheSales
-from ..monitors.models import Listing, Monitor
+from ..monitors.models import Monitor
 from ..monitors.records import MonitorStatus
 from .alert_decisions import (
     AlertCandidate,
@@ -162,10 +162,6 @@ def _already_queued(
     return found
 
 
-def _view(row: Listing) -> ListingView:
-    return to_record(ListingView, row)
-
-
 def _books(
     db: Session,
     site: str,
@@ -191,8 +187,8 @@ def write_poll_alerts(
     db: Session,
     monitor: Monitor,
     *,
-    new: Sequence[Listing],
-    drops: Sequence[tuple[Listing, Decimal]],
+    new: Sequence[ListingView],
+    drops: Sequence[tuple[ListingView, Decimal]],
     bootstrap: bool,
     at: datetime,
     decide: AlertRules | None,
@@ -204,8 +200,8 @@ def write_poll_alerts(
     the site's price book of the listings' niches, the workspace's buying costs) and inserts
     what they return. Returns rows written; `decide` None writes nothing. A database error
     propagates and fails the poll's transaction with it."""
-    candidates = [] if bootstrap else [AlertCandidate(_view(row), None) for row in new]
-    candidates += [AlertCandidate(_view(row), old) for row, old in drops]
+    candidates = [] if bootstrap else [AlertCandidate(listing, None) for listing in new]
+    candidates += [AlertCandidate(listing, old) for listing, old in drops]
     if not candidates or decide is None:
         return 0
     rows, channels = _targets(db, monitor)
