@@ -1,0 +1,102 @@
+"""Migration l001 on a database made by the release before it (listings held per monitor):
+every monitor's listings, events and counts read the same through the `listings` view, each
+(site, item id) is described once, by its most recent sighting; and back again. SQLite and
+PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+
+from store._db.migrate import alembic_config, upgrade
+from store._db.urls import sync_database_url
+from store.monitors.models import Listing
+from tests.store.test_price_book_migration import MONITORS, WORKSPACES, _monitor
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+# What a monitor's side keeps and what the site's description holds, as the old table had them.
+DESCRIBED = ("title", "brand", "size", "condition", "condition_raw", "currency", "seller_id",
+             "seller_login", "seller_business", "url", "photo_url", "listed_at")  # fmt: skip
+
+
+def _listing(monitor_id: str, item_id: int, title: str, seen_hours: int) -> dict[str, Any]:
+    return {
+        "monitor_id": monitor_id, "item_id": item_id, "title": title, "brand": "Levi's",
+        "size": "W32", "condition": "very_good", "category_id": 5, "price": Decimal(20 + item_id),
+        "currency": "EUR", "favourites": item_id, "views": 10 * item_id, "seller_id": 70 + item_id,
+        "url": f"https://x/items/{item_id}", "photo_url": None, "listed_at": T0,
+        "first_seen_at": T0, "last_seen_at": T0 + timedelta(hours=seen_hours), "state": "open",
+        "state_changed_at": T0, "in_feed": True, "condition_raw": "Very good",
+        "category_name": "Men › Jeans", "total_price": None, "service_fee": None,
+        "promoted": monitor_id == "mon_b", "state_evidence": None, "absent_polls": 0,
+        "seller_login": f"seller{item_id}", "seller_business": False, "feed_rank": item_id,
+    }  # fmt: skip
+
+
+OLD_LISTINGS = sa.table("listings", *(sa.column(c.name, c.type) for c in Listing.__table__.c))
+
+
+def _read(db: sa.Connection) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in db.execute(sa.select(OLD_LISTINGS).order_by("monitor_id", "item_id"))]
+
+
+def test_listings_read_the_same_through_the_view_and_back(empty_database: str) -> None:
+    upgrade(empty_database, "w001")
+    upgrade(empty_database, "p001")
+    engine = sa.create_engine(sync_database_url(empty_database), poolclass=sa.pool.NullPool)
+    try:
+        with engine.begin() as db:
+            db.execute(
+                sa.insert(WORKSPACES),
+                [{"id": f"ws_{i}", "name": "w", "created_at": T0} for i in "abc"],
+            )
+            db.execute(
+                sa.insert(MONITORS),
+                [
+                    _monitor("mon_a", "https://www.vinted.fr/catalog?brand_ids[]=53"),
+                    _monitor("mon_b", "https://WWW.vinted.fr/catalog?search_text=levis"),
+                    _monitor("mon_c", "https://www.vinted.de/catalog"),
+                ],
+            )
+            db.execute(
+                sa.insert(OLD_LISTINGS),
+                [
+                    _listing("mon_a", 1, "Levi's 501 (as a last saw it)", 1),
+                    _listing("mon_b", 1, "Levi's 501 W32 (seen later by b)", 2),
+                    _listing("mon_a", 2, "Jacket", 3),
+                    _listing("mon_c", 1, "Jeans (another site's item 1)", 0),
+                ],
+            )
+        with engine.connect() as db:
+            before = _read(db)
+        upgrade(empty_database, "l001")
+        with engine.connect() as db:
+            after = _read(db)
+            described = db.execute(
+                sa.text("SELECT site, item_id, title FROM site_listings ORDER BY site, item_id")
+            ).all()
+            kept = db.execute(sa.text("SELECT count(*) FROM monitor_listings")).scalar()
+        command.downgrade(alembic_config(empty_database), "w001")
+        with engine.connect() as db:
+            back = _read(db)
+        upgrade(empty_database)  # and every other branch on top of it
+    finally:
+        engine.dispose()
+    # One description per (site, item id), the latest sighting's; the host's case is no other
+    # site.
+    assert [tuple(r) for r in described] == [
+        ("https://www.vinted.de", 1, "Jeans (another site's item 1)"),
+        ("https://www.vinted.fr", 1, "Levi's 501 W32 (seen later by b)"),
+        ("https://www.vinted.fr", 2, "Jacket"),
+    ]
+    assert kept == 4
+    # Every row as it was, column for column, but mon_a's item 1 now has b's newer title.
+    title = [c.name for c in Listing.__table__.c].index("title")
+    expected = [list(row) for row in before]
+    expected[0][title] = "Levi's 501 W32 (seen later by b)"
+    assert [list(row) for row in after] == expected
+    assert back == after
