@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
@@ -23,11 +23,11 @@ import httpx
 import psycopg
 from psycopg import sql
 from sqlalchemy import insert, text
-from sqlalchemy.dialects import postgresql, sqlite
 
 from api.http.security import TokenHasher, new_access_token, new_id
 from store import NewAccessToken, NewUser, Store
 from store.market.models import SiteListing
+from store.market.site_listings import DESCRIBED, digest
 from store.monitors.models import Monitor, MonitorListing, Poll
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,7 +262,7 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
             for i in range(start, min(base, start + SEED_BATCH))]  # fmt: skip
 
         def load(db: Any, rows: list[dict[str, Any]] = rows) -> None:
-            _load_listings(db, rows, SITE, now)
+            _load_listings(db, rows, SITE)
 
         await store.unit(load)
     # Doubled inside the database: rows copied with shifted item ids (`url` keeps the
@@ -271,13 +271,15 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
     while copied < n:
 
         def double(db: Any, shift: int = copied) -> None:
-            for table, key, value in (("monitor_listings", "monitor_id", monitor_id),
-                                      ("site_listings", "site", SITE)):  # fmt: skip
+            # Version ids follow item ids (`_load_listings`), so both shift together.
+            for table, key, value in (("site_listings", "site", SITE),
+                                      ("monitor_listings", "monitor_id", monitor_id)):  # fmt: skip
                 columns = [c.name for c in _TABLES[table].columns]
-                shifted = ", ".join("item_id + :shift" if c == "item_id" else c for c in columns)
+                moved = ("item_id", "id", "description_id")
+                shifted = ", ".join(f"{c} + :shift" if c in moved else c for c in columns)
                 db.execute(text(
                     f"INSERT INTO {table} ({', '.join(columns)}) SELECT {shifted} "
-                    f"FROM {table} WHERE {key} = :k AND item_id < :top ON CONFLICT DO NOTHING"
+                    f"FROM {table} WHERE {key} = :k AND item_id < :top"
                 ), {"shift": shift, "k": value, "top": 1_000_000_000 + shift})  # fmt: skip
 
         await store.unit(double)
@@ -290,6 +292,9 @@ async def seed_monitor(store: Store, workspace_id: str, monitor_id: str, n: int)
                 "WHERE monitor_id = :m AND state = :s) WHERE id = :m"
             )
             db.execute(recount, {"m": monitor_id, "s": state})
+        if db.get_bind().dialect.name == "postgresql":  # the version ids were given
+            db.execute(text("SELECT setval(pg_get_serial_sequence('site_listings', 'id'), "
+                            "(SELECT max(id) FROM site_listings))"))  # fmt: skip
 
     await store.unit(count)
     return time.monotonic() - started
@@ -299,18 +304,19 @@ SITE = "https://x.invalid"  # the seeded monitors' site (`site_of` their URL)
 _TABLES = {"monitor_listings": MonitorListing.__table__, "site_listings": SiteListing.__table__}
 
 
-def _load_listings(db: Any, rows: list[dict[str, Any]], site: str, at: datetime) -> None:
+def _load_listings(db: Any, rows: list[dict[str, Any]], site: str) -> None:
     """Rows of the `listings` view's shape, written as `record_poll` writes them: the
-    monitor's side and the site's description."""
-    described = {c.name for c in SiteListing.__table__.columns}
-    db.execute(insert(MonitorListing), [
-        {k: v for k, v in row.items() if k not in described or k == "item_id"} | {"site": site}
-        for row in rows
+    monitor's side, and one version of the site's description each (its id follows the
+    item id, for the doubling's sake)."""
+    described = [{name: row[name] for name in DESCRIBED} for row in rows]
+    db.execute(insert(SiteListing), [
+        {"id": row["item_id"] - 999_999_999, "site": site, "item_id": row["item_id"],
+         "digest": digest(description)} | description
+        for row, description in zip(rows, described, strict=True)
     ])  # fmt: skip
-    # Monitors seeded on one site share their item ids: each listing is described once.
-    dialect: Any = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
-    db.execute(dialect.insert(SiteListing).on_conflict_do_nothing(), [
-        {k: v for k, v in row.items() if k in described} | {"site": site, "described_at": at}
+    db.execute(insert(MonitorListing), [
+        {k: v for k, v in row.items() if k not in DESCRIBED}
+        | {"description_id": row["item_id"] - 999_999_999}
         for row in rows
     ])  # fmt: skip
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, String, Text
+from sqlalchemy import BigInteger, Boolean, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .._db.base import Base, UtcDateTime
@@ -37,16 +37,25 @@ class MarketSessionRow(Base):
 
 
 class SiteListing(Base):
-    """What one listing of a site is, stored once however many monitors see it: its latest
-    description by any of them (`described_at`: the newest sighting wins, a slower poll's
-    older sighting never overwrites it). Market data, like the price book: it names no
-    workspace and outlives the monitors that saw it."""
+    """One description of one listing of a site (what it is: title, brand, size, condition,
+    seller, links, when it was published), stored once however many monitors saw it so.
+    A listing has a new version only when a sighting says something else of it; each
+    monitor points at the version it saw last (`MonitorListing.description_id`), so it shows
+    what it saw itself, never what another workspace's monitor saw since. Market data, like
+    the price book: it names no workspace and outlives the monitors that saw it."""
 
     __tablename__ = "site_listings"
+    __table_args__ = (
+        UniqueConstraint("site", "item_id", "digest", name="uq_site_listings_version"),
+    )
 
-    site: Mapped[str] = mapped_column(String(300), primary_key=True)
-    item_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    described_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # SQLite only auto-numbers an INTEGER primary key; PostgreSQL gets a 64-bit one.
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    site: Mapped[str] = mapped_column(String(300))
+    item_id: Mapped[int] = mapped_column(BigInteger)
+    digest: Mapped[str] = mapped_column(String(32))  # of the fields below (`site_listings.py`)
     title: Mapped[str | None] = mapped_column(Text)
     brand: Mapped[str | None] = mapped_column(String(200))
     size: Mapped[str | None] = mapped_column(String(100))

@@ -93,7 +93,7 @@ def _sale(
     evidence: SaleEvidence,
     sold_at: datetime,
 ) -> MarketSaleRecord:
-    listed = (described.listed_at if described is not None else None) or row.first_seen_at
+    listed = _of(described, "listed_at") or row.first_seen_at
     days = None if listed is None else max(0.0, (sold_at - listed).total_seconds() / 86400)
     return MarketSaleRecord(
         site=site, item_id=row.item_id, category_id=row.category_id,
@@ -105,7 +105,7 @@ def _sale(
 
 
 def _of(described: Description | None, name: str) -> Any:
-    return None if described is None else getattr(described, name)
+    return None if described is None else described[name]
 
 
 def record_sale_changes(db: Session, changes: Iterable[SaleChange]) -> None:

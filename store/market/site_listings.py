@@ -1,91 +1,133 @@
 """A site's listings described once (`site_listings`), however many monitors see them.
 
-Every poll that sees a listing offers its sighting (`describe`); the newest sighting by the
-market's clock wins, field by field where the sighting says something (a feed that omits the
-seller's login does not erase it), and an older one (a slower poll committed later) changes
-nothing. A sighting that says nothing new writes nothing (`described_at` is when the
-description last changed). Writes are `INSERT ... ON CONFLICT DO UPDATE ... WHERE`, so
-that two monitors' polls of one listing, in concurrent transactions, neither fail nor lose
-the newer description; rows go in item-id order, so two polls that overlap take their row
-locks in the same order on PostgreSQL (no deadlock).
+A description is versioned, not overwritten: when a poll sees a listing, its description is
+the one the monitor saw last with what the sighting says laid over it (a feed that omits the
+seller's login does not erase it), and that description is stored once per (site, item id,
+content) and shared by every monitor that saw the listing so. A monitor therefore shows what
+it saw itself, exactly as a lone monitor of its search would, and nothing of what another
+workspace's monitor saw since (which would betray that someone else watches the listing);
+yet a listing that never changes, the common case, is stored once whoever watches it.
+
+Versions are keyed by a digest of their content (`digest`, unique with the site and item
+id). A poll reads the versions its monitor holds, by id; writes a version only when one is
+new, `INSERT ... ON CONFLICT DO NOTHING` so that two monitors' polls making the same version
+in concurrent transactions both succeed (in item-id order: on PostgreSQL they take their
+locks in the same order); and reads back the ids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..monitors.records import ObservedListing
 from .models import SiteListing
 
-CHUNK = 500  # rows per statement: SQLite caps bound parameters per statement
+CHUNK = 500  # ids per IN (...): SQLite caps bound parameters per statement
 # What a sighting says of the listing itself (the rest is the monitor's: `MonitorListing`).
 DESCRIBED = (
     "title", "brand", "size", "condition", "condition_raw", "currency", "seller_id",
     "seller_login", "seller_business", "url", "photo_url", "listed_at",
 )  # fmt: skip
+# A description: each of `DESCRIBED` by name.
+Description = Mapping[str, Any]
+_TABLE = SiteListing.__table__
 
 
-# A description as read (a Core row of `site_listings`: attributes by column name).
-Description = Row[Any]
+def digest(description: Description) -> str:
+    """What tells two descriptions apart: 32 hex digits of their canonical content."""
+    parts = []
+    for name in DESCRIBED:
+        value = description[name]
+        if isinstance(value, datetime):
+            value = value.astimezone(UTC).isoformat()
+        parts.append(f"{name}={value!r}")
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
 
 
-def describe(db: Session, site: str, at: datetime, seen: Iterable[ObservedListing]) -> None:
-    """Offer the sightings `seen` at `at` (the poll's stamp) as the descriptions of their
-    listings on `site`, in the caller's transaction. Only what is new is written: a listing
-    not described yet, or one this sighting says something else of (most polls see most
-    listings unchanged, and a read by key costs far less than a write)."""
-    latest = {sighting.item_id: sighting for sighting in seen}  # one row per statement
-    stored = descriptions(db, site, list(latest))
-    rows = [
-        {"site": site, "item_id": item_id, "described_at": at}
-        | {name: getattr(latest[item_id], name) for name in DESCRIBED}
-        for item_id in sorted(latest)
-        if _news(stored.get(item_id), latest[item_id], at)
-    ]
-    if rows:  # one statement, compiled once and cached, run for every row
-        db.execute(_upsert(db.get_bind().dialect.name), rows)
-
-
-def _upsert(dialect_name: str) -> Any:
-    dialect: Any = postgresql if dialect_name == "postgresql" else sqlite
-    table = SiteListing.__table__
-    insert = dialect.insert(table)
-    fresher = {
-        name: func.coalesce(getattr(insert.excluded, name), table.c[name]) for name in DESCRIBED
-    }
-    return insert.on_conflict_do_update(
-        index_elements=[table.c.site, table.c.item_id],
-        set_={"described_at": insert.excluded.described_at, **fresher},
-        where=table.c.described_at <= insert.excluded.described_at,
-    )
-
-
-def _news(stored: Description | None, sighting: ObservedListing, at: datetime) -> bool:
-    """Whether `sighting` at `at` changes the stored description."""
-    if stored is None:
-        return True
-    if stored.described_at > at:  # a newer sighting is in already
-        return False
-    return any(
-        (value := getattr(sighting, name)) is not None and value != getattr(stored, name)
+def laid_over(before: Description | None, sighting: ObservedListing) -> dict[str, Any]:
+    """The description after `sighting`: what it says, and for what it leaves out (None),
+    what the monitor saw before."""
+    return {
+        name: value if (value := getattr(sighting, name)) is not None else _of(before, name)
         for name in DESCRIBED
-    )
+    }
 
 
-def descriptions(db: Session, site: str, item_ids: Sequence[int]) -> dict[int, Description]:
-    """The stored descriptions of `item_ids` on `site`, by item id (Core rows: a poll reads
-    every listing it sees, and ORM entities cost several times as much to build)."""
-    table = SiteListing.__table__
+def _of(description: Description | None, name: str) -> Any:
+    return None if description is None else description[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """What one poll's sightings make of its listings' descriptions."""
+
+    now: dict[int, Description]  # every listing asked about: as the monitor now shows it
+    ids: dict[int, int]  # the listings whose version changed (or is their first): the new id
+
+
+def describe(
+    db: Session, site: str, held: Mapping[int, int], seen: Mapping[int, ObservedListing]
+) -> Described:
+    """The descriptions of the listings a monitor holds (`held`: item id -> the version it
+    saw last) and of those it sees now (`seen`: item id -> sighting) on `site`, with the
+    versions the sightings make stored (only those that are new anywhere on the site)."""
+    versions = _versions_by_id(db, list(held.values()))
+    before = {item: versions[version] for item, version in held.items()}
+    now: dict[int, Description] = dict(before)
+    changed: dict[int, Description] = {}
+    for item, sighting in seen.items():
+        was = before.get(item)
+        now[item] = is_ = laid_over(was, sighting)
+        if was is None or any(is_[name] != was[name] for name in DESCRIBED):
+            changed[item] = is_
+    return Described(now, _version_ids(db, site, changed))
+
+
+def _versions_by_id(db: Session, ids: Sequence[int]) -> dict[int, Description]:
     found: dict[int, Description] = {}
-    ids = sorted(set(item_ids))
-    for start in range(0, len(ids), CHUNK):
-        chunk = ids[start : start + CHUNK]
-        rows = db.execute(select(table).where(table.c.site == site, table.c.item_id.in_(chunk)))
-        found.update((int(row.item_id), row) for row in rows)
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), CHUNK):
+        rows = db.execute(select(_TABLE).where(_TABLE.c.id.in_(wanted[start : start + CHUNK])))
+        found.update((int(row.id), dict(row._mapping)) for row in rows)
     return found
+
+
+def _version_ids(db: Session, site: str, wanted: Mapping[int, Description]) -> dict[int, int]:
+    """The id of the version of each listing's description in `wanted` (item id ->
+    description) on `site`, stored first where it is new; item id -> version id."""
+    if not wanted:
+        return {}
+    digests = {item_id: digest(description) for item_id, description in wanted.items()}
+    items = sorted(wanted)
+    rows = [
+        {
+            "site": site,
+            "item_id": item,
+            "digest": digests[item],
+            **{n: wanted[item][n] for n in DESCRIBED},
+        }
+        for item in items
+    ]
+    dialect: Any = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+    # One statement, compiled once and cached, run for every row.
+    db.execute(dialect.insert(_TABLE).on_conflict_do_nothing(), rows)
+    ids: dict[int, int] = {}
+    for start in range(0, len(items), CHUNK):
+        chunk = items[start : start + CHUNK]
+        found = db.execute(
+            select(_TABLE.c.id, _TABLE.c.item_id, _TABLE.c.digest).where(
+                _TABLE.c.site == site,
+                _TABLE.c.item_id.in_(chunk),
+                _TABLE.c.digest.in_(sorted({digests[item] for item in chunk})),
+            )
+        )
+        ids.update((int(item), int(id_)) for id_, item, text in found if digests[item] == text)
+    return ids

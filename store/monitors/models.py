@@ -62,7 +62,8 @@ class MonitorListing(Base):
     """One monitor's side of a listing it has seen: when, where in its feed, the state its
     own polls established, and the fields its state machine compares from poll to poll (a
     price drop is a drop from the price this monitor last saw). What the listing is (title,
-    seller, photos...) is stored once per site, in `site_listings`; `Listing` reads both."""
+    seller, photos...) is stored once per site and version, in `site_listings`, which this
+    row points at; `Listing` reads both."""
 
     __tablename__ = "monitor_listings"
     __table_args__ = (
@@ -74,7 +75,8 @@ class MonitorListing(Base):
         ForeignKey("monitors.id", ondelete="CASCADE"), primary_key=True
     )
     item_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    site: Mapped[str] = mapped_column(String(300))  # the monitor's site (`site_of`)
+    # The version of the site's description this monitor saw last (`site_listings`).
+    description_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("site_listings.id"))
     first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
     state: Mapped[str] = mapped_column(String(16))

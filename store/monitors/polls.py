@@ -35,7 +35,7 @@ from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
 from ..market.price_book import moves_a_sale, record_sale_changes, sale_change, site_of
-from ..market.site_listings import DESCRIBED, Description, describe, descriptions
+from ..market.site_listings import DESCRIBED, Described, Description, describe
 from ..notify.alert_decisions import AlertRules, ErrorAlertRules, ListingView
 from ..notify.outbox import write_error_alerts, write_poll_alerts
 from .models import ListingEvent, Monitor, MonitorListing, Poll
@@ -125,7 +125,7 @@ def _alert_view(row: MonitorListing, described: Description | None) -> ListingVi
 
 
 def _of(described: Description | None, name: str) -> object:
-    return None if described is None else getattr(described, name)
+    return None if described is None else described[name]
 
 
 _VIEW_DESCRIBED = tuple(f.name for f in fields(ListingView) if f.name in DESCRIBED)
@@ -141,21 +141,21 @@ class _Writes:
         poll_id: str,
         at: datetime,
         rows: dict[int, MonitorListing],
+        described: Described,
     ) -> None:
         self.db, self.monitor_id, self.poll_id, self.at = db, monitor.id, poll_id, at
         self.rows = rows
-        self.site = site_of(monitor.url)  # whose descriptions and price book these go to
-        self.sightings: list[ObservedListing] = []
+        self.site = site_of(monitor.url)  # whose price book sales go to
+        self.described = described
         self.new = self.changed = 0
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
         self.likely = 0  # likely sales gained (+) and lost (-)
         self.upgraded: dict[int, str] = {}  # likely sales now confirmed: item -> evidence
-        # What the price book and notifications look at, once the site's descriptions are
-        # written: steps that may move a sale, listings first seen, price drops (old price).
+        # What the price book and notifications look at: steps that may move a sale,
+        # listings first seen, price drops (old price).
         self.sale_steps: list[ListingStep] = []
         self.new_ids: list[int] = []
         self.drops: list[tuple[int, Decimal]] = []
-        self.found: dict[int, Description] = {}  # descriptions read back by `describe`
 
     def apply(self, step: ListingStep) -> None:
         before, after = step.before, step.after
@@ -169,7 +169,7 @@ class _Writes:
             setattr(row, column, getattr(after, name))
         if step.sighting is not None:
             row.last_seen_at = self.at
-            self.sightings.append(step.sighting)
+            row.description_id = self.described.ids.get(step.item_id, row.description_id)
         if step.moved:
             row.state_changed_at = self.at
         for event in step.events:
@@ -190,32 +190,27 @@ class _Writes:
         assert seen is not None, "only a sighting makes a listing"
         observed = {name: getattr(seen, name) for name in _OBSERVED}
         row = MonitorListing(
-            monitor_id=self.monitor_id, item_id=step.item_id, site=self.site,
-            first_seen_at=self.at, last_seen_at=self.at, state_changed_at=self.at, **observed,
+            monitor_id=self.monitor_id, item_id=step.item_id, first_seen_at=self.at,
+            last_seen_at=self.at, state_changed_at=self.at,
+            description_id=self.described.ids[step.item_id], **observed,
         )  # fmt: skip
         self.db.add(row)
         self.rows[step.item_id] = row
         self.new_ids.append(step.item_id)
         return row
 
-    def describe(self) -> None:
-        """Write the sightings as the site's descriptions, then what rests on them: the
-        price book's sales, in this transaction. Read back once written, the descriptions of
-        the listings that sales and alerts speak of make their `listing` views."""
-        describe(self.db, self.site, self.at, self.sightings)
-        wanted = [*self.new_ids, *(item for item, _ in self.drops)]
-        wanted += [step.item_id for step in self.sale_steps]
-        self.found = descriptions(self.db, self.site, wanted)
+    def record_sales(self) -> None:
+        """The price book's side of the steps, in this transaction."""
         sales = []
         for step in self.sale_steps:
-            row, described = self.rows[step.item_id], self.found.get(step.item_id)
+            row, described = self.rows[step.item_id], self.described.now.get(step.item_id)
             sale = sale_change(self.site, step, row, described, self.at)
             if sale is not None:
                 sales.append(sale)
         record_sale_changes(self.db, sales)
 
     def view(self, item_id: int) -> ListingView:
-        return _alert_view(self.rows[item_id], self.found.get(item_id))
+        return _alert_view(self.rows[item_id], self.described.now.get(item_id))
 
     def _count(self, step: ListingStep) -> None:
         before, after = step.before, step.after
@@ -343,10 +338,14 @@ def record_poll(
     # Listings and their events are stamped when the market says it looked; the poll and the
     # monitor's schedule stay on the service's clock.
     at = outcome.observed_at or outcome.finished_at
-    writes = _Writes(db, monitor, outcome.poll_id, at, rows)
+    # The descriptions first: a listing first seen is written with the version it saw.
+    held = {item_id: row.description_id for item_id, row in rows.items()}
+    seen = {s.item_id: s.sighting for s in decision.steps if s.sighting is not None}
+    described = describe(db, site_of(monitor.url), held, seen)
+    writes = _Writes(db, monitor, outcome.poll_id, at, rows, described)
     for step in decision.steps:
         writes.apply(step)
-    writes.describe()
+    writes.record_sales()
     if writes.upgraded:
         _upgrade_sale_events(db, monitor_id, writes.upgraded)
     for item_id, rank in outcome.ranks.items():  # the engine's places, for listings seen

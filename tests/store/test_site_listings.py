@@ -1,6 +1,6 @@
-"""A listing's description is stored once per site, however many monitors see it (#31), on
-both databases: each monitor keeps its own side (when it saw the listing, its state, the
-price it last saw), and shows the site's newest description."""
+"""A listing's description is stored once per site and version, however many monitors see
+it (#31), on both databases: each monitor keeps its own side (when it saw the listing, its
+state, the price it last saw) and shows the version it saw itself."""
 
 from __future__ import annotations
 
@@ -54,17 +54,16 @@ async def test_two_monitors_of_a_site_store_a_listing_once(store: Store) -> None
     b = await new_monitor(store, url=FR + "?search_text=levis")
     other_site = await new_monitor(store, url="https://www.vinted.de/catalog")
     await _poll(store, a.id, [_seen(1, "Jeans 501", seller_id=7), _seen(2, "Jacket")], 0)
-    await _poll(store, b.id, [_seen(1, "Jeans 501"), _seen(3, "Shirt")], 1)
+    await _poll(store, b.id, [_seen(1, "Jeans 501", seller_id=7), _seen(3, "Shirt")], 1)
     await _poll(store, other_site.id, [_seen(1, "Hose")], 1)
     described = await _rows(store, "SELECT site, item_id, title FROM site_listings ORDER BY 1, 2")
     assert described == [
         ("https://www.vinted.de", 1, "Hose"),
-        ("https://www.vinted.fr", 1, "Jeans 501"),
+        ("https://www.vinted.fr", 1, "Jeans 501"),  # once, for a and b
         ("https://www.vinted.fr", 2, "Jacket"),
         ("https://www.vinted.fr", 3, "Shirt"),
     ]
     assert (await _rows(store, "SELECT count(*) FROM monitor_listings"))[0][0] == 5
-    # b's sighting did not give the seller: what a knew stays, and both show it.
     price = Decimal("20.00")
     assert await _shown(store, a.id) == {
         1: ("Jeans 501", 7, price, "open"), 2: ("Jacket", None, price, "open"),
@@ -75,19 +74,27 @@ async def test_two_monitors_of_a_site_store_a_listing_once(store: Store) -> None
     assert (await _shown(store, other_site.id))[1][:2] == ("Hose", None)
 
 
-async def test_the_newest_sighting_describes_and_each_monitor_keeps_its_own_price(
-    store: Store,
-) -> None:
+async def test_each_monitor_shows_what_it_saw_itself(store: Store) -> None:
+    """As a lone monitor of its search would: never what another workspace's monitor saw
+    since (a rename it has not seen would betray that someone else watches the listing)."""
     a = await new_monitor(store, url=FR + "?brand_ids[]=10")
     b = await new_monitor(store, url=FR + "?search_text=levis")
-    await _poll(store, a.id, [_seen(1, "Jeans")], 0)
-    # b sees it later, renamed and cheaper: the site's description follows; a's price is
-    # what a last saw (its next poll decides a drop from it), b's its own.
+    await _poll(store, a.id, [_seen(1, "Jeans", seller_id=7)], 0)
+    # b sees it later, renamed and cheaper, its feed without the seller: a new version.
     await _poll(store, b.id, [_seen(1, "Jeans 501 W32", price=Decimal("15.00"))], 5)
-    # a poll that looked earlier but is recorded later changes nothing of the description.
-    await _poll(store, a.id, [_seen(1, "Jeans (old title)", seller_id=9)], 2)
-    assert await _shown(store, a.id) == {1: ("Jeans 501 W32", None, Decimal("20.00"), "open")}
+    assert await _shown(store, a.id) == {1: ("Jeans", 7, Decimal("20.00"), "open")}
     assert await _shown(store, b.id) == {1: ("Jeans 501 W32", None, Decimal("15.00"), "open")}
+    # a sees the rename too, its feed still without the seller: what a knew stays (a third
+    # version, as a lone monitor of a's search would show it).
+    await _poll(store, a.id, [_seen(1, "Jeans 501 W32")], 6)
+    assert await _shown(store, a.id) == {1: ("Jeans 501 W32", 7, Decimal("20.00"), "open")}
+    assert await _rows(store, "SELECT count(*) FROM site_listings") == [(3,)]
+    # b's next sighting matches the version a holds now: no new row, b points at it.
+    await _poll(store, b.id, [_seen(1, "Jeans 501 W32", seller_id=7)], 7)
+    assert await _rows(store, "SELECT count(*) FROM site_listings") == [(3,)]
+    assert await _rows(store, "SELECT count(DISTINCT description_id) FROM monitor_listings") == [
+        (1,)
+    ]
 
 
 async def test_a_deleted_monitor_leaves_the_sites_descriptions(store: Store) -> None:
@@ -105,7 +112,8 @@ async def test_a_deleted_monitor_leaves_the_sites_descriptions(store: Store) -> 
 
 async def test_concurrent_polls_of_overlapping_searches_all_land(store: Store) -> None:
     """Eight monitors of one site record polls of the same 300 listings at once (PostgreSQL:
-    concurrent transactions upserting the same rows): none fails, one description each."""
+    concurrent transactions inserting the same versions): none fails, and each version of a
+    listing is stored once (three each: the titles change every minute)."""
     monitors = [await new_monitor(store, url=f"{FR}?page_size={i}") for i in range(8)]
     ids = list(range(1, 301))
 
@@ -121,7 +129,8 @@ async def test_concurrent_polls_of_overlapping_searches_all_land(store: Store) -
         async with trio.open_nursery() as nursery:
             for k, monitor in enumerate(monitors):
                 nursery.start_soon(polls, k, monitor.id)
-    assert await _rows(store, "SELECT count(*), min(title), max(title) FROM site_listings") == [
-        (300, "Item 1 at 2", "Item 99 at 2")
+    assert await _rows(store, "SELECT count(*) FROM site_listings") == [(900,)]
+    assert await _rows(store, "SELECT count(DISTINCT title) FROM site_listings") == [(900,)]
+    assert await _rows(store, "SELECT count(*), min(title), max(title) FROM listings") == [
+        (2400, "Item 1 at 2", "Item 99 at 2")
     ]
-    assert await _rows(store, "SELECT count(*) FROM listings") == [(2400,)]
