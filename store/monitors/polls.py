@@ -21,11 +21,8 @@ a failed poll that puts the monitor in `error` its `monitor_error`.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import fields
 from datetime import datetime
-from decimal import Decimal
 from typing import cast
 
 from sqlalchemy import func, select, update
@@ -34,14 +31,14 @@ from sqlalchemy.orm import Session
 from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
-from ..market.price_book import moves_a_sale, record_sale_changes, sale_change, site_of
-from ..market.site_listings import DESCRIBED, Described, Description, describe
-from ..notify.alert_decisions import AlertRules, ErrorAlertRules, ListingView
+from ..market.price_book import site_of
+from ..market.site_listings import describe
+from ..notify.alert_decisions import AlertRules, ErrorAlertRules
 from ..notify.outbox import write_error_alerts, write_poll_alerts
+from .listing_writes import ListingWrites
 from .models import ListingEvent, Monitor, MonitorListing, Poll
 from .poll_decisions import (
     ListingSnapshot,
-    ListingStep,
     MonitorSnapshot,
     MonitorStep,
     PollRules,
@@ -51,26 +48,12 @@ from .records import (
     ListingState,
     MonitorRecord,
     MonitorStatus,
-    ObservedListing,
     PollFailure,
     PollOutcome,
     PollRecord,
 )
 
 IN_CHUNK = 500  # bound on IN (...) lists: SQLite caps bound parameters per statement
-# The columns the state machine decides (`ListingSnapshot` field -> column), and a sighting's
-# other fields the monitor keeps, copied onto its row as observed (those it carries); the
-# rest of a sighting describes the listing, kept once per site (`DESCRIBED`).
-_DECIDED = {
-    f.name: "state_evidence" if f.name == "evidence" else f.name
-    for f in fields(ListingSnapshot)
-    if f.name != "item_id"
-}
-_OBSERVED = tuple(
-    f.name
-    for f in fields(ObservedListing)
-    if f.name not in _DECIDED and f.name != "item_id" and f.name not in DESCRIBED
-)
 
 
 def poll_record(row: Poll) -> PollRecord:
@@ -114,120 +97,6 @@ def _monitor_snapshot(monitor: Monitor) -> MonitorSnapshot:
     return MonitorSnapshot(cast(MonitorStatus, monitor.status), monitor.bootstrapped_at is not None)
 
 
-def _is_likely(listing: ListingSnapshot | None) -> bool:
-    return listing is not None and listing.state == "sold" and listing.evidence == "absence"
-
-
-def _alert_view(row: MonitorListing, described: Description | None) -> ListingView:
-    """What an alert says of the listing: the monitor's side of it and the site's
-    description."""
-    return to_record(ListingView, row, **{name: _of(described, name) for name in _VIEW_DESCRIBED})
-
-
-def _of(described: Description | None, name: str) -> object:
-    return None if described is None else described[name]
-
-
-_VIEW_DESCRIBED = tuple(f.name for f in fields(ListingView) if f.name in DESCRIBED)
-
-
-class _Writes:
-    """Persists one poll's listing steps: rows and events, and what they add up to."""
-
-    def __init__(
-        self,
-        db: Session,
-        monitor: Monitor,
-        poll_id: str,
-        at: datetime,
-        rows: dict[int, MonitorListing],
-        described: Described,
-    ) -> None:
-        self.db, self.monitor_id, self.poll_id, self.at = db, monitor.id, poll_id, at
-        self.rows = rows
-        self.site = site_of(monitor.url)  # whose price book sales go to
-        self.described = described
-        self.new = self.changed = 0
-        self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
-        self.likely = 0  # likely sales gained (+) and lost (-)
-        self.upgraded: dict[int, str] = {}  # likely sales now confirmed: item -> evidence
-        # What the price book and notifications look at: steps that may move a sale,
-        # listings first seen, price drops (old price).
-        self.sale_steps: list[ListingStep] = []
-        self.new_ids: list[int] = []
-        self.drops: list[tuple[int, Decimal]] = []
-
-    def apply(self, step: ListingStep) -> None:
-        before, after = step.before, step.after
-        row = self._created(step) if before is None else self.rows[step.item_id]
-        if before is not None and step.sighting is not None:
-            for name in _OBSERVED:
-                value = getattr(step.sighting, name)
-                if value is not None:
-                    setattr(row, name, value)
-        for name, column in _DECIDED.items():
-            setattr(row, column, getattr(after, name))
-        if step.sighting is not None:
-            row.last_seen_at = self.at
-            row.description_id = self.described.ids.get(step.item_id, row.description_id)
-        if step.moved:
-            row.state_changed_at = self.at
-        for event in step.events:
-            self.db.add(
-                ListingEvent(
-                    monitor_id=self.monitor_id, item_id=step.item_id, poll_id=self.poll_id,
-                    kind=event.kind, at=self.at, from_state=event.from_state,
-                    to_state=event.to_state, evidence=event.evidence, price=event.price,
-                    favourites=event.favourites, views=event.views,
-                )
-            )  # fmt: skip
-        self._count(step)
-        if moves_a_sale(step):
-            self.sale_steps.append(step)
-
-    def _created(self, step: ListingStep) -> MonitorListing:
-        seen = step.sighting
-        assert seen is not None, "only a sighting makes a listing"
-        observed = {name: getattr(seen, name) for name in _OBSERVED}
-        row = MonitorListing(
-            monitor_id=self.monitor_id, item_id=step.item_id, first_seen_at=self.at,
-            last_seen_at=self.at, state_changed_at=self.at,
-            description_id=self.described.ids[step.item_id], **observed,
-        )  # fmt: skip
-        self.db.add(row)
-        self.rows[step.item_id] = row
-        self.new_ids.append(step.item_id)
-        return row
-
-    def record_sales(self) -> None:
-        """The price book's side of the steps, in this transaction."""
-        sales = []
-        for step in self.sale_steps:
-            row, described = self.rows[step.item_id], self.described.now.get(step.item_id)
-            sale = sale_change(self.site, step, row, described, self.at)
-            if sale is not None:
-                sales.append(sale)
-        record_sale_changes(self.db, sales)
-
-    def view(self, item_id: int) -> ListingView:
-        return _alert_view(self.rows[item_id], self.described.now.get(item_id))
-
-    def _count(self, step: ListingStep) -> None:
-        before, after = step.before, step.after
-        if before is None:
-            self.new += 1
-            self.moved[after.state] += 1
-        elif before.state != after.state:
-            self.moved[before.state] -= 1
-            self.moved[after.state] += 1
-        self.likely += _is_likely(after) - _is_likely(before)
-        self.changed += step.changed
-        if step.dropped_from is not None:
-            self.drops.append((step.item_id, step.dropped_from))
-        if step.confirmed_by is not None:
-            self.upgraded[step.item_id] = step.confirmed_by
-
-
 def _upgrade_sale_events(db: Session, monitor_id: str, upgraded: dict[int, str]) -> None:
     """Give the state event that recorded each likely sale (the listing's latest state event)
     the evidence that now confirms it. Rare (a likely sale a source confirms later), so the
@@ -254,7 +123,7 @@ def _upgrade_sale_events(db: Session, monitor_id: str, upgraded: dict[int, str])
             )
 
 
-def _poll_row(monitor_id: str, outcome: PollOutcome, writes: _Writes) -> Poll:
+def _poll_row(monitor_id: str, outcome: PollOutcome, writes: ListingWrites) -> Poll:
     return Poll(
         id=outcome.poll_id,
         monitor_id=monitor_id,
@@ -277,7 +146,7 @@ def _polled(
     monitor: Monitor,
     outcome: PollOutcome,
     step: MonitorStep,
-    writes: _Writes,
+    writes: ListingWrites,
     alerts: AlertRules | None,
 ) -> None:
     """The monitor after a successful poll: its schedule, errors cleared, counters moved, the
@@ -342,7 +211,7 @@ def record_poll(
     held = {item_id: row.description_id for item_id, row in rows.items()}
     seen = {s.item_id: s.sighting for s in decision.steps if s.sighting is not None}
     described = describe(db, site_of(monitor.url), held, seen)
-    writes = _Writes(db, monitor, outcome.poll_id, at, rows, described)
+    writes = ListingWrites(db, monitor, outcome.poll_id, at, rows, described)
     for step in decision.steps:
         writes.apply(step)
     writes.record_sales()
