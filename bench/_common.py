@@ -308,7 +308,7 @@ def _load_listings(db: Any, rows: list[dict[str, Any]], site: str) -> None:
     """Rows of the `listings` view's shape, written as `record_poll` writes them: the
     monitor's side, and one version of the site's description each (its id follows the
     item id, for the doubling's sake)."""
-    described = [{name: row[name] for name in DESCRIBED} for row in rows]
+    described = [{name: row.get(name) for name in DESCRIBED} for row in rows]
     db.execute(insert(SiteListing), [
         {"id": row["item_id"] - 999_999_999, "site": site, "item_id": row["item_id"],
          "digest": digest(description)} | description
