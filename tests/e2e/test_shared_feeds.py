@@ -3,7 +3,8 @@ cost the marketplace what 20 lone monitors of those searches cost (within 10%), 
 requests per search and round of polls and in item lookups per recorded sale; the monitors of
 one search hold every listing in the same state and price, each listing still for sale held by
 all (a listing that came and went while a loaded node's monitor skipped a tick may be missing
-from it, as from a lone monitor late by an interval: at most 2% of them). The market moves in
+from it, as from a lone monitor late by an interval: at most 2% of them), and the hundred store
+each listing's description once, as the twenty do (item 1). The market moves in
 steps of six simulated hours, paused between them, so both arms read the same market. The
 same again on two nodes of a cluster (PostgreSQL): a search is polled by one node."""
 
@@ -18,6 +19,7 @@ import httpx
 import pytest
 import trio
 import trio_asyncio
+from sqlalchemy import text
 
 from engine import (
     ClusterSettings,
@@ -51,6 +53,8 @@ class Arm:
     lookups: int  # item lookups (detail API, item pages) served, once per item and step
     sales: int  # listings recorded sold, counted once per search
     holdings: dict[str, list[Holding]]  # per search, each monitor's listings and counts
+    held: int  # the monitors' listings (`monitor_listings` rows)
+    described: int  # the site's descriptions of them (`site_listings` rows, versions)
 
 
 async def _set_paused(side: httpx.AsyncClient, paused: bool) -> None:
@@ -180,7 +184,24 @@ async def _run_arm(store: Store, per_search: int, nodes: int = 1) -> Arm:
     # slowest, so they poll more) asks again about what it is still unsure of, which a
     # moving market would not have shown it.
     lookups = len({(e["path"], e["sim_time"]) for e in answered if _kind(e["path"]) == "lookup"})
-    return Arm(feeds, rounds, lookups, sales, holdings)
+    held, described = await _stored(store, origin)
+    return Arm(feeds, rounds, lookups, sales, holdings, held, described)
+
+
+async def _stored(store: Store, origin: str) -> tuple[int, int]:
+    """Listings held by the monitors of `origin` (each arm has a simulator of its own, so a
+    site of its own), and the descriptions of them stored."""
+    held = text(
+        "SELECT count(*) FROM monitor_listings WHERE description_id IN "
+        "(SELECT id FROM site_listings WHERE site = :site)"
+    )
+    described = text("SELECT count(*) FROM site_listings WHERE site = :site")
+    return await store.unit(
+        lambda db: (
+            int(db.scalar(held, {"site": origin.lower()})),
+            int(db.scalar(described, {"site": origin.lower()})),
+        )
+    )
 
 
 def _kind(path: str) -> str:
@@ -222,11 +243,17 @@ def _judge(lone: Arm, shared: Arm) -> None:
     print(
         f"feeds per search and round: lone {lone_rate:.2f} ({lone.feeds} in {lone.rounds:.1f}), "
         f"shared {shared_rate:.2f} ({shared.feeds} in {shared.rounds:.1f}); lookups per sale: "
-        f"lone {lone.lookups}/{lone.sales}, shared {shared.lookups}/{shared.sales}"
+        f"lone {lone.lookups}/{lone.sales}, shared {shared.lookups}/{shared.sales}; "
+        f"listings held/described: lone {lone.held}/{lone.described}, "
+        f"shared {shared.held}/{shared.described}"
     )
     assert lone.sales > 0 and shared.sales > 0
     assert shared_rate <= 1.1 * lone_rate
     assert shared.lookups / shared.sales <= 1.1 * lone.lookups / lone.sales
+    # Five monitors per search hold five times the listings and store their descriptions
+    # once (a listing's description changes rarely: about one version per listing).
+    assert shared.held >= 4.5 * lone.held
+    assert shared.described <= 1.1 * lone.described
     assert all(len(h) == 5 for h in shared.holdings.values())
     conflicts, missed, pairs = {}, 0, 0
     for url, holding in shared.holdings.items():
