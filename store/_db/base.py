@@ -27,9 +27,13 @@ class UtcDateTime(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is not None and value.tzinfo is None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column")
-        return value
+        # SQLite keeps no offset: a time given in another zone would come back as UTC
+        # wall-clock time, hours off (a marketplace's timestamps may carry their own offset).
+        return value.astimezone(UTC)
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is not None and value.tzinfo is None:

@@ -30,7 +30,7 @@ from .price_book_records import (
     NicheSales,
     SaleEvidence,
 )
-from .site_listings import Description
+from .site_listings import Description, field_of
 
 _DEPTH: dict[BookLevel, int] = {"exact": 4, "brand": 2, "category": 1}
 
@@ -50,16 +50,6 @@ class SaleChange:
     site: str
     item_id: int
     sale: MarketSaleRecord | None
-
-
-def moves_a_sale(step: ListingStep) -> bool:
-    """Whether `sale_change` may answer something for `step` (so that the listing is read
-    only then)."""
-    before, after = step.before, step.after
-    was_sold = before is not None and before.state == "sold"
-    sold_now = after.state == "sold" and not was_sold
-    undone = was_sold and before is not None and before.evidence == "absence"
-    return sold_now or step.confirmed_by is not None or (undone and after.state != "sold")
 
 
 def sale_change(
@@ -93,19 +83,15 @@ def _sale(
     evidence: SaleEvidence,
     sold_at: datetime,
 ) -> MarketSaleRecord:
-    listed = _of(described, "listed_at") or row.first_seen_at
+    listed = field_of(described, "listed_at") or row.first_seen_at
     days = None if listed is None else max(0.0, (sold_at - listed).total_seconds() / 86400)
     return MarketSaleRecord(
         site=site, item_id=row.item_id, category_id=row.category_id,
-        category_name=row.category_name, brand=_of(described, "brand"),
-        size=_of(described, "size"), condition=_of(described, "condition"), price=row.price,
-        currency=_of(described, "currency"), days_to_sell=days, evidence=evidence,
-        sold_at=sold_at,
+        category_name=row.category_name, brand=field_of(described, "brand"),
+        size=field_of(described, "size"), condition=field_of(described, "condition"),
+        price=row.price, currency=field_of(described, "currency"), days_to_sell=days,
+        evidence=evidence, sold_at=sold_at,
     )  # fmt: skip
-
-
-def _of(described: Description | None, name: str) -> Any:
-    return None if described is None else described[name]
 
 
 def record_sale_changes(db: Session, changes: Iterable[SaleChange]) -> None:

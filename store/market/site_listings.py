@@ -30,7 +30,9 @@ from sqlalchemy.orm import Session
 from ..monitors.records import ObservedListing
 from .models import SiteListing
 
-CHUNK = 500  # ids per IN (...): SQLite caps bound parameters per statement
+# Ids per IN (...): SQLite caps bound parameters per statement (999 before 3.32), and a
+# lookup of versions binds two lists.
+CHUNK = 400
 # What a sighting says of the listing itself (the rest is the monitor's: `MonitorListing`).
 DESCRIBED = (
     "title", "brand", "size", "condition", "condition_raw", "currency", "seller_id",
@@ -56,12 +58,13 @@ def laid_over(before: Description | None, sighting: ObservedListing) -> dict[str
     """The description after `sighting`: what it says, and for what it leaves out (None),
     what the monitor saw before."""
     return {
-        name: value if (value := getattr(sighting, name)) is not None else _of(before, name)
+        name: value if (value := getattr(sighting, name)) is not None else field_of(before, name)
         for name in DESCRIBED
     }
 
 
-def _of(description: Description | None, name: str) -> Any:
+def field_of(description: Description | None, name: str) -> Any:
+    """One field of a description, None for none."""
     return None if description is None else description[name]
 
 
@@ -70,7 +73,9 @@ class Described:
     """What one poll's sightings make of its listings' descriptions."""
 
     now: dict[int, Description]  # every listing asked about: as the monitor now shows it
-    ids: dict[int, int]  # the listings whose version changed (or is their first): the new id
+    # The listings whose description changed (or was first seen): the id of the version it
+    # is now, new or already stored by another monitor.
+    ids: dict[int, int]
 
 
 def describe(
@@ -130,4 +135,6 @@ def _version_ids(db: Session, site: str, wanted: Mapping[int, Description]) -> d
             )
         )
         ids.update((int(item), int(id_)) for id_, item, text in found if digests[item] == text)
+    if len(ids) != len(wanted):  # never, unless a version vanished between insert and read
+        raise RuntimeError(f"versions of {sorted(set(wanted) - ids.keys())[:5]} not found")
     return ids

@@ -5,7 +5,8 @@ million listings walks a million index entries on every request. Instead we keep
 *bookmarks*: the item id of every `BOOKMARK_EVERY`-th listing in page order (item id), per
 monitor and state filter, found by one recursive query that hops from bookmark to bookmark.
 They stay valid until the monitor records its next poll (`record_poll` is the only writer of
-listings), which the monitor's `polls` counter tells. A deep page seeks by key to the nearest
+listings, and a version of a listing's description, once stored, never changes), which the
+monitor's `polls` counter tells. A deep page seeks by key to the nearest
 bookmark below it and skips fewer than `BOOKMARK_EVERY` rows from there.
 
 Totals come from the per-state counts on the monitor row, never from `COUNT(*)`.

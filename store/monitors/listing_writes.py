@@ -12,8 +12,8 @@ from decimal import Decimal
 from sqlalchemy.orm import Session
 
 from .._db.rows import to_record
-from ..market.price_book import moves_a_sale, record_sale_changes, sale_change, site_of
-from ..market.site_listings import DESCRIBED, Described, Description
+from ..market.price_book import SaleChange, sale_change, site_of
+from ..market.site_listings import DESCRIBED, Described, Description, field_of
 from ..notify.alert_decisions import ListingView
 from .models import ListingEvent, Monitor, MonitorListing
 from .poll_decisions import ListingSnapshot, ListingStep
@@ -38,17 +38,14 @@ def _is_likely(listing: ListingSnapshot | None) -> bool:
     return listing is not None and listing.state == "sold" and listing.evidence == "absence"
 
 
+_VIEW_DESCRIBED = tuple(f.name for f in fields(ListingView) if f.name in DESCRIBED)
+
+
 def _alert_view(row: MonitorListing, described: Description | None) -> ListingView:
     """What an alert says of the listing: the monitor's side of it and the site's
     description."""
-    return to_record(ListingView, row, **{name: _of(described, name) for name in _VIEW_DESCRIBED})
-
-
-def _of(described: Description | None, name: str) -> object:
-    return None if described is None else described[name]
-
-
-_VIEW_DESCRIBED = tuple(f.name for f in fields(ListingView) if f.name in DESCRIBED)
+    described_fields = {name: field_of(described, name) for name in _VIEW_DESCRIBED}
+    return to_record(ListingView, row, **described_fields)
 
 
 class ListingWrites:
@@ -71,9 +68,8 @@ class ListingWrites:
         self.moved: Counter[str] = Counter()  # listings entering (+) and leaving (-) states
         self.likely = 0  # likely sales gained (+) and lost (-)
         self.upgraded: dict[int, str] = {}  # likely sales now confirmed: item -> evidence
-        # What the price book and notifications look at: steps that may move a sale,
-        # listings first seen, price drops (old price).
-        self.sale_steps: list[ListingStep] = []
+        self.sales: list[SaleChange] = []  # the price book's side of the steps
+        # What notifications look at: listings first seen, and price drops (old price).
         self.new_ids: list[int] = []
         self.drops: list[tuple[int, Decimal]] = []
 
@@ -89,7 +85,8 @@ class ListingWrites:
             setattr(row, column, getattr(after, name))
         if step.sighting is not None:
             row.last_seen_at = self.at
-            row.description_id = self.described.ids.get(step.item_id, row.description_id)
+            if step.item_id in self.described.ids:  # a version it had not seen
+                row.description_id = self.described.ids[step.item_id]
         if step.moved:
             row.state_changed_at = self.at
         for event in step.events:
@@ -102,8 +99,10 @@ class ListingWrites:
                 )
             )  # fmt: skip
         self._count(step)
-        if moves_a_sale(step):
-            self.sale_steps.append(step)
+        described = self.described.now.get(step.item_id)
+        sale = sale_change(self.site, step, row, described, self.at)
+        if sale is not None:
+            self.sales.append(sale)
 
     def _created(self, step: ListingStep) -> MonitorListing:
         seen = step.sighting
@@ -118,16 +117,6 @@ class ListingWrites:
         self.rows[step.item_id] = row
         self.new_ids.append(step.item_id)
         return row
-
-    def record_sales(self) -> None:
-        """The price book's side of the steps, in this transaction."""
-        sales = []
-        for step in self.sale_steps:
-            row, described = self.rows[step.item_id], self.described.now.get(step.item_id)
-            sale = sale_change(self.site, step, row, described, self.at)
-            if sale is not None:
-                sales.append(sale)
-        record_sale_changes(self.db, sales)
 
     def view(self, item_id: int) -> ListingView:
         return _alert_view(self.rows[item_id], self.described.now.get(item_id))

@@ -41,7 +41,7 @@ class Monitor(Base):
     total_errors: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)
     polls: Mapped[int] = mapped_column(Integer, default=0)
-    # Listings per state, kept by `record_poll` (the only writer of listings) so that
+    # Listings per state, kept by `record_poll` (the only writer of `monitor_listings`) so that
     # totals and details cost one row read however many listings the monitor holds.
     open_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     reserved_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

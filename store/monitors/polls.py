@@ -1,5 +1,6 @@
 """Writing polls: one successful poll's observations, or one failed poll, in the caller's
-transaction. `record_poll` is the only writer of listings and their events.
+transaction. `record_poll` is the only writer of listings (`monitor_listings`, and of
+`site_listings` the versions its monitors see) and their events.
 
 It decides nothing about them: how a listing's state moves (a confirmed sale stays sold, a
 reservation may reopen, repeated absence makes a likely sale...) and how the monitor moves
@@ -8,9 +9,10 @@ reservation may reopen, repeated absence makes a likely sale...) and how the mon
 with the snapshots of the stored listings the poll mentions (`PollRules`, see
 `poll_decisions.py`). What it returns is written here: the monitor's rows and events
 (`monitor_listings`, `listing_events`), the per-state counters kept on the monitor row, the
-upgrade in place of a likely sale's event that a source confirmed, and the sightings offered
-as the site's descriptions of its listings (`store/market/site_listings.py`: stored once per
-site, however many monitors see a listing).
+upgrade in place of a likely sale's event that a source confirmed, and the sightings as
+versions of the site's descriptions of its listings (`store/market/site_listings.py`: each
+version stored once per site, however many monitors see it; each monitor's row points at the
+version it saw last).
 
 Both writers also queue the notifications they cause, in the same transaction (see
 `store/notify/outbox.py`), as the engine's alert rules decide them
@@ -31,7 +33,7 @@ from sqlalchemy.orm import Session
 from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
-from ..market.price_book import site_of
+from ..market.price_book import record_sale_changes, site_of
 from ..market.site_listings import describe
 from ..notify.alert_decisions import AlertRules, ErrorAlertRules
 from ..notify.outbox import write_error_alerts, write_poll_alerts
@@ -190,7 +192,8 @@ def record_poll(
     holds now, so the same observation applied twice yields no second event (an absence is
     the exception by nature: each poll that misses a listing is one more absence). With
     a `lease_token` (cluster mode) nothing is written unless the lease is still this poll's:
-    `LeaseLost` otherwise.
+    `LeaseLost` otherwise; `LeaseLost` too, with or without one, when the monitor was
+    deleted meanwhile (nothing of it is kept).
     """
 
     if lease_token is not None:
@@ -214,7 +217,7 @@ def record_poll(
     writes = ListingWrites(db, monitor, outcome.poll_id, at, rows, described)
     for step in decision.steps:
         writes.apply(step)
-    writes.record_sales()
+    record_sale_changes(db, writes.sales)  # the site's price book, in this transaction
     if writes.upgraded:
         _upgrade_sale_events(db, monitor_id, writes.upgraded)
     for item_id, rank in outcome.ranks.items():  # the engine's places, for listings seen

@@ -17,6 +17,7 @@ from store.monitors.models import Listing
 from tests.store.test_price_book_migration import MONITORS, WORKSPACES, _monitor
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+BULK = range(100, 700)
 # What a monitor's side keeps and what the site's description holds, as the old table had them.
 DESCRIBED = ("title", "brand", "size", "condition", "condition_raw", "currency", "seller_id",
              "seller_login", "seller_business", "url", "photo_url", "listed_at")  # fmt: skip
@@ -71,6 +72,12 @@ def test_listings_read_the_same_through_the_view_and_back(empty_database: str) -
                     _listing("mon_c", 1, "Jeans (another site's item 1)", 0),
                 ],
             )
+            # Enough rows to cross the copy's batches (and, on PostgreSQL, the server-side
+            # cursor's fetches between inserts): two monitors sharing 600 descriptions.
+            db.execute(
+                sa.insert(OLD_LISTINGS),
+                [_listing(m, i, f"Bulk {i}", 1) for m in ("mon_b", "mon_c") for i in BULK],
+            )
         with engine.connect() as db:
             before = _read(db)
         upgrade(empty_database, "l001")
@@ -78,8 +85,12 @@ def test_listings_read_the_same_through_the_view_and_back(empty_database: str) -
             after = _read(db)
             described = db.execute(
                 sa.text(
-                    "SELECT site, item_id, title FROM site_listings ORDER BY site, item_id, title"
+                    "SELECT site, item_id, title FROM site_listings WHERE item_id < 100 "
+                    "ORDER BY 1, 2, 3"
                 )
+            ).all()
+            bulk = db.execute(
+                sa.text("SELECT site, count(*) FROM site_listings WHERE item_id >= 100 GROUP BY 1")
             ).all()
             kept = db.execute(sa.text("SELECT count(*) FROM monitor_listings")).scalar()
         command.downgrade(alembic_config(empty_database), "w001")
@@ -100,7 +111,11 @@ def test_listings_read_the_same_through_the_view_and_back(empty_database: str) -
         ("https://www.vinted.fr", 1, "Levi's 501 W32 (seen later by b)"),
         ("https://www.vinted.fr", 2, "Jacket"),
     ]
-    assert kept == 5
+    # The bulk: one description per site and item, b's (fr) and c's (de) apart.
+    assert sorted(tuple(r) for r in bulk) == [
+        ("https://www.vinted.de", 600), ("https://www.vinted.fr", 600),
+    ]  # fmt: skip
+    assert kept == 5 + 1200
     assert after == before  # every row as it was, column for column
     assert back == before
-    assert newest == 5
+    assert newest == 4 + 1200 + 1

@@ -254,7 +254,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute("DROP VIEW listings")
     op.create_table(
-        "listings_l001",
+        "listings",
         sa.Column(
             "monitor_id",
             sa.String(40),
@@ -294,13 +294,12 @@ def downgrade() -> None:
     columns = ", ".join(name for name, _, _ in _COLUMNS)
     chosen = ", ".join(f"{'m' if side == _MONITOR else 's'}.{name}" for name, _, side in _COLUMNS)
     op.execute(
-        f"INSERT INTO listings_l001 ({columns}) SELECT {chosen} FROM monitor_listings m "
+        f"INSERT INTO listings ({columns}) SELECT {chosen} FROM monitor_listings m "
         "LEFT JOIN site_listings s ON s.id = m.description_id"
     )
     op.drop_index("ix_monitor_listings_rank", table_name="monitor_listings")
     op.drop_index("ix_monitor_listings_state", table_name="monitor_listings")
     op.drop_table("monitor_listings")
     op.drop_table("site_listings")
-    op.rename_table("listings_l001", "listings")
     op.create_index("ix_listings_monitor_state", "listings", ["monitor_id", "state", "item_id"])
     op.create_index("ix_listings_monitor_rank", "listings", ["monitor_id", "feed_rank"])
