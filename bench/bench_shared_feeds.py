@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 import trio
+from sqlalchemy import text
 
 from bench._common import ROOT, load_note, spawn_announcing, stop
 from engine import EngineSettings, MarketplaceSettings, open_engine, open_marketplace
@@ -95,6 +96,8 @@ class Arm:
     kinds: Counter[str]  # requests served in the window, by kind
     refused: int  # of those, answered other than 200
     bootstrap_seconds: float
+    held: int = 0  # listings the monitors hold at the end (`monitor_listings` rows)
+    described: int = 0  # descriptions of them stored (`site_listings` rows, versions)
 
     @property
     def requests(self) -> int:
@@ -206,7 +209,14 @@ async def _measure(store: Store, origin: str, per_search: int, shared: bool,
         sim_hours=(sim1 - sim0) / 3600, polls=sum(polls1.values()) - sum(polls0.values()),
         kinds=Counter(_kind(e["path"]) for e in entries),
         refused=sum(1 for e in entries if e["status"] != 200), bootstrap_seconds=bootstrap,
+        held=await _count(store, "monitor_listings"),
+        described=await _count(store, "site_listings"),
     )  # fmt: skip
+
+
+async def _count(store: Store, table: str) -> int:
+    """Rows of `table` (the arm's database holds this arm alone)."""
+    return await store.unit(lambda db: int(db.scalar(text(f"SELECT count(*) FROM {table}"))))
 
 
 def _kind(path: str) -> str:
@@ -247,6 +257,12 @@ def _report(arms: list[Arm], quick: bool, interval: int) -> None:
             print(f"  shared, {arm.per_search} per search: {per_search_hour:.1f} requests per "
                   f"search-hour ({arm.kinds['feed']} feeds, {arm.kinds['lookup']} lookups, "
                   f"{arm.kinds['other']} other in {arm.sim_hours:.2f} h)")  # fmt: skip
+    print("  stored: listings held by the monitors, and their descriptions (stored once per "
+          "site and version, whoever holds them)")  # fmt: skip
+    for arm in sorted(arms, key=lambda a: (a.per_search, not a.shared)):
+        per = arm.described / arm.held if arm.held else 0.0
+        print(f"  {'shared' if arm.shared else 'lone':>6} x{arm.per_search:<3} {arm.held:>7} held, "
+              f"{arm.described:>6} described ({per:.3f} per listing held)")  # fmt: skip
     if quick:
         print("  (--quick: lone measured with 10 monitors per search; its per-monitor cost "
               "stands for 1 and 100)")  # fmt: skip
