@@ -140,9 +140,8 @@ async def poll_once(
     state machine (`_listing_states.decide_poll`) decides.
     Raises whatever the marketplace raises when the feed cannot be read, and `SuspectedBlock`
     when it cannot be believed (nothing is written then); the caller records the error and
-    backs off. `LeaseLost` when the monitor was deleted meanwhile or, with a `lease_token`
-    (cluster mode), another node has claimed it (nothing written). `fresh_within`: see
-    `SHARE_OF_INTERVAL`.
+    backs off. `LeaseLost` when the monitor is gone or, with a `lease_token` (cluster
+    mode), claimed by another node (nothing written). `fresh_within`: `SHARE_OF_INTERVAL`.
     """
     policy = policy or ConfirmPolicy()
     started = trio.current_time()
