@@ -90,9 +90,9 @@ def describe(
     changed: dict[int, Description] = {}
     for item, sighting in seen.items():
         was = before.get(item)
-        now[item] = is_ = laid_over(was, sighting)
-        if was is None or any(is_[name] != was[name] for name in DESCRIBED):
-            changed[item] = is_
+        now[item] = after = laid_over(was, sighting)
+        if was is None or any(after[name] != was[name] for name in DESCRIBED):
+            changed[item] = after
     return Described(now, _version_ids(db, site, changed))
 
 
