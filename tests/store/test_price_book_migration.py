@@ -58,23 +58,28 @@ def _listing(
     }  # fmt: skip
 
 
+def three_monitors(db: sa.Connection) -> None:
+    """Workspaces ws_a..ws_c and a monitor in each: mon_a and mon_b of one site (the host's
+    case differs), mon_c of another."""
+    db.execute(
+        sa.insert(WORKSPACES), [{"id": f"ws_{i}", "name": "w", "created_at": T0} for i in "abc"]
+    )
+    db.execute(
+        sa.insert(MONITORS),
+        [
+            _monitor("mon_a", "https://www.vinted.fr/catalog?brand_ids[]=53"),
+            _monitor("mon_b", "https://WWW.vinted.fr/catalog?search_text=levis"),
+            _monitor("mon_c", "https://www.vinted.de/catalog"),
+        ],
+    )
+
+
 def test_the_backfill_keeps_one_sale_per_site_and_item(empty_database: str) -> None:
     upgrade(empty_database, "0006")
     engine = sa.create_engine(sync_database_url(empty_database), poolclass=sa.pool.NullPool)
     try:
         with engine.begin() as db:
-            db.execute(
-                sa.insert(WORKSPACES),
-                [{"id": f"ws_{i}", "name": "w", "created_at": T0} for i in "abc"],
-            )
-            db.execute(
-                sa.insert(MONITORS),
-                [
-                    _monitor("mon_a", "https://www.vinted.fr/catalog?brand_ids[]=53"),
-                    _monitor("mon_b", "https://WWW.vinted.fr/catalog?search_text=levis"),
-                    _monitor("mon_c", "https://www.vinted.de/catalog"),
-                ],
-            )
+            three_monitors(db)
             db.execute(
                 sa.insert(LISTINGS),
                 [

@@ -14,7 +14,7 @@ from alembic import command
 from store._db.migrate import alembic_config, upgrade
 from store._db.urls import sync_database_url
 from store.monitors.models import Listing
-from tests.store.test_price_book_migration import MONITORS, WORKSPACES, _monitor
+from tests.store.test_price_book_migration import three_monitors
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 BULK = range(100, 700)
@@ -50,18 +50,7 @@ def test_listings_read_the_same_through_the_view_and_back(empty_database: str) -
     engine = sa.create_engine(sync_database_url(empty_database), poolclass=sa.pool.NullPool)
     try:
         with engine.begin() as db:
-            db.execute(
-                sa.insert(WORKSPACES),
-                [{"id": f"ws_{i}", "name": "w", "created_at": T0} for i in "abc"],
-            )
-            db.execute(
-                sa.insert(MONITORS),
-                [
-                    _monitor("mon_a", "https://www.vinted.fr/catalog?brand_ids[]=53"),
-                    _monitor("mon_b", "https://WWW.vinted.fr/catalog?search_text=levis"),
-                    _monitor("mon_c", "https://www.vinted.de/catalog"),
-                ],
-            )
+            three_monitors(db)
             db.execute(
                 sa.insert(OLD_LISTINGS),
                 [
