@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import trio
-from sqlalchemy import select, text
+from sqlalchemy import Integer, text
 from sqlalchemy.orm import Session
 
-from .._db.rows import records
-from .models import Listing, Monitor
+from .._db.driver_reads import DriverRead
+from .._db.rows import field_names
+from .models import Listing
 from .records import LISTING_STATES, ListingPage, ListingRecord
 
 BOOKMARK_EVERY = 1000
@@ -142,21 +143,55 @@ def _filter(states: tuple[str, ...]) -> tuple[str, dict[str, object]]:
     return clause, dict(zip(names, states, strict=True))
 
 
+# The statements of the page reads, one per shape (the states filtered on, a workspace or
+# not, a bookmark or not): at most a few dozen, each compiled once per dialect.
+_HEADS: dict[tuple[tuple[str, ...], bool], DriverRead[tuple[int, ...]]] = {}
+_PAGES: dict[tuple[str, bool], DriverRead[ListingRecord]] = {}
+_LISTING_FIELDS = field_names(ListingRecord)
+
+
+def _head(counted: tuple[str, ...], in_workspace: bool) -> DriverRead[tuple[int, ...]]:
+    read = _HEADS.get((counted, in_workspace))
+    if read is None:
+        columns = ", ".join(["polls", *(f"{state}_count" for state in counted)])
+        owner = " AND workspace_id = :workspace" if in_workspace else ""
+        read = _HEADS[(counted, in_workspace)] = DriverRead(
+            f"SELECT {columns} FROM monitors WHERE id = :monitor{owner}",
+            [Integer()] * (len(counted) + 1),
+            lambda *values: values,
+        )
+    return read
+
+
 def _version_and_total(
     db: Session, monitor_id: str, workspace_id: str | None, states: tuple[str, ...]
 ) -> tuple[int, int] | None:
     """The monitor's poll counter and the filter's total, or None if it is not there (or,
     with `workspace_id`, not in that workspace)."""
     counted = states or LISTING_STATES
-    query = select(Monitor.polls, *(getattr(Monitor, f"{s}_count") for s in counted)).where(
-        Monitor.id == monitor_id
-    )
-    if workspace_id is not None:
-        query = query.where(Monitor.workspace_id == workspace_id)
-    head = (db.execute(query)).first()
+    read = _head(counted, workspace_id is not None)
+    head = read.first(db, {"monitor": monitor_id, "workspace": workspace_id})
     if head is None:
         return None
     return int(head[0]), sum(int(n) for n in head[1:])
+
+
+def _page(clause: str, seek: str) -> DriverRead[ListingRecord]:
+    """The page's keys come from an index of the monitor's own table alone ((monitor_id,
+    state, item_id) or the primary key); only the page's own rows are read in full, through
+    the `listings` view (the monitor's row and the site's description)."""
+    read = _PAGES.get((clause, bool(seek)))
+    if read is None:
+        columns = Listing.__table__.columns
+        read = _PAGES[(clause, bool(seek))] = DriverRead(
+            f"SELECT {', '.join(_LISTING_FIELDS)} FROM listings "
+            "WHERE monitor_id = :monitor AND item_id IN ("
+            f"SELECT item_id FROM monitor_listings WHERE monitor_id = :monitor{clause}{seek} "
+            "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id",
+            [columns[name].type for name in _LISTING_FIELDS],
+            ListingRecord,
+        )
+    return read
 
 
 def listing_page(
@@ -174,7 +209,7 @@ def listing_page(
     `bookmarks` looks up fresh bookmarks for a deep page; `None` reads by plain OFFSET.
     `known` is this page as read before: answered as it is if the monitor has not polled
     since. Two statements in all: the monitor's counters, then the page. This is the hottest
-    read of the API, so rows come back as Core rows, not ORM entities."""
+    read of the API, so both go to the driver as SQL compiled once (`DriverRead`)."""
     monitor_id, states = key
     head = _version_and_total(db, monitor_id, workspace_id, states)
     if head is None:
@@ -195,16 +230,10 @@ def listing_page(
         mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
         seek, skip = " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY
         params["mark"] = marks.item_ids[mark]
-    # The keys come from an index of the monitor's own table alone ((monitor_id, state,
-    # item_id) or the primary key); only the page's own rows are read in full, through the
-    # `listings` view (the monitor's row and the site's description).
-    page = text(
-        f"SELECT * FROM listings WHERE monitor_id = :monitor AND item_id IN ("
-        f"SELECT item_id FROM monitor_listings WHERE monitor_id = :monitor{clause}{seek} "
-        "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id"
-    ).columns(*Listing.__table__.columns)
-    rows = db.execute(page, {"monitor": monitor_id, "limit": limit, "skip": skip, **params})
-    return PageRead(ListingPage(listings=records(ListingRecord, rows), total=total), version)
+    page = _page(clause, seek).all(
+        db, {"monitor": monitor_id, "limit": limit, "skip": skip, **params}
+    )
+    return PageRead(ListingPage(listings=page, total=total), version)
 
 
 def take_bookmarks(db: Session, key: PageKey) -> Bookmarks:

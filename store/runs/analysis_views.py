@@ -9,16 +9,18 @@ called now, is small and read every time, so a cached copy is never served after
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from .._db.driver_reads import DriverRead, record_columns
+from .._db.rows import field_names
 from ..monitors.models import Monitor
-from ..monitors.queries import monitor_record
 from ..monitors.records import MonitorRecord
 from .models import Analysis, DashboardPin, Run
-from .queries import newest_runs, run_record
+from .queries import newest_runs
 from .records import AnalysisRecord, RunRecord
 
 
@@ -54,70 +56,89 @@ class DepthFloor:
     min_sales: int
 
 
-_COLUMNS = (
-    Analysis.id,
-    Analysis.workspace_id,
-    Analysis.run_id,
-    Analysis.source,
-    Analysis.source_url,
-    Analysis.created_at,
-    Analysis.source_label,
-    Analysis.window_days,
-    Analysis.sales,
+_ANALYSIS_FIELDS = (
+    "id",
+    "workspace_id",
+    "run_id",
+    "source",
+    "source_url",
+    "created_at",
+    "source_label",
+    "window_days",
+    "sales",
 )
-_RESULT_AT = len(_COLUMNS)  # where the document is, when it is read
+_RUN_FIELDS = field_names(RunRecord)
+_MONITOR_FIELDS = field_names(MonitorRecord)
+_NEWEST_FIRST = " ORDER BY a.created_at DESC, a.id DESC LIMIT 1"
 
 
-def _with_origin(*columns: Any) -> Select[Any]:
-    """The analysis' columns with its run and that run's monitor, in the analysis' workspace,
-    in one statement (outer joins: an import has no run, a URL run no monitor)."""
-    return (
-        select(*columns, Run, Monitor)
-        .select_from(Analysis)
-        .outerjoin(Run, (Run.id == Analysis.run_id) & (Run.workspace_id == Analysis.workspace_id))
-        .outerjoin(
-            Monitor,
-            (Monitor.id == Run.monitor_id) & (Monitor.workspace_id == Analysis.workspace_id),
-        )
+def _origin_read(
+    *, join: str = "", where: str = "", tail: str = "", with_result: bool = False
+) -> DriverRead[AnalysisOrigin]:
+    """The analyses of `:workspace` matching `where`, each with its run and that run's
+    monitor, in one statement (outer joins: an import has no run, a URL run no monitor).
+    These are read on every dashboard and analysis request, so they go to the driver as SQL
+    compiled once (`DriverRead`) instead of statements built and typed per request."""
+    analysis = (*_ANALYSIS_FIELDS, "result") if with_result else _ANALYSIS_FIELDS
+    a_columns, a_types = record_columns(Analysis, analysis, "a")
+    r_columns, r_types = record_columns(Run, _RUN_FIELDS, "r")
+    m_columns, m_types = record_columns(Monitor, _MONITOR_FIELDS, "m")
+    sql = (
+        f"SELECT {', '.join(a_columns + r_columns + m_columns)} "
+        f"FROM {Analysis.__tablename__} a "
+        f"LEFT OUTER JOIN {Run.__tablename__} r "
+        "ON r.id = a.run_id AND r.workspace_id = a.workspace_id "
+        f"LEFT OUTER JOIN {Monitor.__tablename__} m "
+        f"ON m.id = r.monitor_id AND m.workspace_id = a.workspace_id{join} "
+        f"WHERE a.workspace_id = :workspace{where}{tail}"
     )
+    return DriverRead(sql, a_types + r_types + m_types, partial(_origin, with_result=with_result))
 
 
-def _origin(row: Any, result_json: str) -> AnalysisOrigin:
-    analysis_id, workspace_id, run_id, source, source_url, created_at = row[:6]
-    source_label, window_days, sales = row[6:_RESULT_AT]
-    run, monitor = row[-2], row[-1]
+def _origin(*values: Any, with_result: bool) -> AnalysisOrigin:
+    """An `_origin_read` row: the analysis' columns, then its run's, then the monitor's."""
+    runs_at = len(_ANALYSIS_FIELDS) + with_result
+    monitors_at = runs_at + len(_RUN_FIELDS)
+    analysis_id, workspace_id, run_id, source, source_url, created_at = values[:6]
+    source_label, window_days, sales = values[6 : len(_ANALYSIS_FIELDS)]
+    run, monitor = values[runs_at:monitors_at], values[monitors_at:]
     analysis = AnalysisRecord(
-        id=str(analysis_id),
-        workspace_id=str(workspace_id),
-        run_id=None if run_id is None else str(run_id),
+        id=analysis_id,
+        workspace_id=workspace_id,
+        run_id=run_id,
         source=source,
-        source_url=None if source_url is None else str(source_url),
+        source_url=source_url,
         created_at=created_at,
-        result_json=result_json,
+        result_json=values[runs_at - 1] if with_result else "",
         source_label=source_label,
         window_days=window_days,
         sales=sales,
     )
     return AnalysisOrigin(
         analysis,
-        None if run is None else run_record(run),
-        None if monitor is None else monitor_record(monitor),
+        None if run[0] is None else RunRecord(*run),
+        None if monitor[0] is None else MonitorRecord(*monitor),
     )
+
+
+_ASKED = _origin_read(where=" AND a.id = :analysis")
+_ASKED_WITH_RESULT = _origin_read(where=" AND a.id = :analysis", with_result=True)
+_PINNED = _origin_read(
+    join=f" JOIN {DashboardPin.__tablename__} p ON p.analysis_id = a.id",
+    where=" AND p.workspace_id = :workspace",
+)
+_LATEST = _origin_read(tail=_NEWEST_FIRST)
+_DEEP = _origin_read(
+    where=" AND a.window_days >= :min_days AND a.sales >= :min_sales", tail=_NEWEST_FIRST
+)
 
 
 def analysis_origin(
     db: Session, analysis_id: str, workspace_id: str, *, with_result: bool
 ) -> AnalysisOrigin | None:
     """The analysis in `workspace_id` with its origin; None if it is not there."""
-    columns = (*_COLUMNS, Analysis.result) if with_result else _COLUMNS
-    row = db.execute(
-        _with_origin(*columns).where(
-            Analysis.id == analysis_id, Analysis.workspace_id == workspace_id
-        )
-    ).first()
-    if row is None:
-        return None
-    return _origin(row, str(row[_RESULT_AT]) if with_result else "")
+    read = _ASKED_WITH_RESULT if with_result else _ASKED
+    return read.first(db, {"workspace": workspace_id, "analysis": analysis_id})
 
 
 def analysis_result(db: Session, analysis_id: str, workspace_id: str) -> str | None:
@@ -140,30 +161,19 @@ def dashboard_view(
 ) -> DashboardView:
     """The analysis `analysis_id` (None: none asked), or with a `floor` the candidates the
     dashboard chooses from, none of their documents read; and the `recent_runs` newest runs."""
-    mine = _with_origin(*_COLUMNS).where(Analysis.workspace_id == workspace_id)
-    newest = mine.order_by(Analysis.created_at.desc(), Analysis.id.desc()).limit(1)
-    origin = _first(db, mine.where(Analysis.id == analysis_id)) if analysis_id else None
+    mine = {"workspace": workspace_id}
+    origin = _ASKED.first(db, mine | {"analysis": analysis_id}) if analysis_id else None
     pinned = trusted = latest = None
     if floor is not None:
-        pinned = _first(
-            db,
-            mine.join(DashboardPin, DashboardPin.analysis_id == Analysis.id).where(
-                DashboardPin.workspace_id == workspace_id
-            ),
-        )
-        latest = _first(db, newest)
-        deep = (Analysis.window_days >= floor.min_days) & (Analysis.sales >= floor.min_sales)
+        pinned = _PINNED.first(db, mine)
+        latest = _LATEST.first(db, mine)
         if latest is not None and _clears(latest.analysis, floor):
             trusted = latest
         elif latest is not None:
-            trusted = _first(db, newest.where(deep))
+            deep = {"min_days": floor.min_days, "min_sales": floor.min_sales}
+            trusted = _DEEP.first(db, mine | deep)
     runs = newest_runs(db, workspace_id, recent_runs) if recent_runs else []
     return DashboardView(origin, runs, pinned=pinned, trusted=trusted, latest=latest)
-
-
-def _first(db: Session, query: Select[Any]) -> AnalysisOrigin | None:
-    row = db.execute(query).first()
-    return None if row is None else _origin(row, "")
 
 
 def _clears(analysis: AnalysisRecord, floor: DepthFloor) -> bool:

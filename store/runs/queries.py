@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from .._db.rows import new_row, record_fields, to_record, workspace_row
+from .._db.driver_reads import DriverRead, record_columns
+from .._db.rows import field_names, new_row, record_fields, to_record, workspace_row
 from ..accounts.quotas import hold_workspace, refuse_past
 from .models import Analysis, Run, RunLogLine
 from .records import (
@@ -69,14 +70,18 @@ def _newest_first(
 
 
 def newest_runs(db: Session, workspace_id: str, limit: int) -> list[RunRecord]:
-    """The workspace's `limit` newest runs (no total: the dashboard shows a few)."""
-    rows = db.scalars(
-        select(Run)
-        .where(Run.workspace_id == workspace_id)
-        .order_by(Run.created_at.desc(), Run.id.desc())
-        .limit(limit)
-    )
-    return [run_record(r) for r in rows]
+    """The workspace's `limit` newest runs (no total: the dashboard shows a few, on every
+    request: SQL compiled once, `DriverRead`)."""
+    return _NEWEST_RUNS.all(db, {"workspace": workspace_id, "limit": limit})
+
+
+_RUN_COLUMNS, _RUN_TYPES = record_columns(Run, field_names(RunRecord), "r")
+_NEWEST_RUNS = DriverRead(
+    f"SELECT {', '.join(_RUN_COLUMNS)} FROM {Run.__tablename__} r "
+    "WHERE r.workspace_id = :workspace ORDER BY r.created_at DESC, r.id DESC LIMIT :limit",
+    _RUN_TYPES,
+    RunRecord,
+)
 
 
 def list_runs(

@@ -1,0 +1,164 @@
+"""The hottest reads go to the driver as SQL compiled once (`store/_db/driver_reads.py`):
+what they return must be exactly what SQLAlchemy's typed ORM path returns for the same rows,
+value for value and type for type, on both databases."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from sqlalchemy import Integer, Numeric, select
+from sqlalchemy.orm import Session
+
+from engine import decide_poll
+from store import NewRun, ObservedListing, Store
+from store._db.driver_reads import DriverRead
+from store.monitors import listing_pages
+from store.monitors.models import Listing, Monitor
+from store.monitors.queries import listing_record, monitor_record
+from store.runs import analysis_views
+from store.runs.models import Analysis, Run
+from store.runs.queries import analysis_record, newest_runs, run_record
+from tests.store.test_store_monitors import _monitor, _outcome
+
+PARIS = timezone(timedelta(hours=1))
+
+
+def _sighting(item_id: int) -> ObservedListing:
+    """Every kind of value a listing's columns hold, varied by item: decimals with and
+    without cents, none; times in another zone; true, false and unknown flags."""
+    odd = item_id % 2 == 1
+    return ObservedListing(
+        item_id=item_id,
+        title=f"Jacket {item_id}" if odd else None,
+        brand="Zara" if odd else None,
+        size="M",
+        condition="very_good",
+        category_id=1904 if odd else None,
+        price=Decimal(f"{item_id}.50") if item_id % 3 else None,
+        currency="EUR",
+        favourites=item_id,
+        views=None if odd else 7,
+        seller_id=1000 + item_id,
+        url=f"https://www.vinted.fr/items/{item_id}",
+        listed_at=datetime(2026, 11, 1, 12, item_id % 60, tzinfo=PARIS) if odd else None,
+        total_price=Decimal(f"{item_id}.90") if item_id % 3 else None,
+        service_fee=Decimal("0.40"),
+        promoted=odd,
+        seller_business=None if item_id % 3 == 0 else odd,
+    )
+
+
+async def test_a_listings_page_reads_as_the_orm_reads_it(store: Store) -> None:
+    monitor_id, workspace_id = await _monitor(store)
+    seen = [_sighting(i) for i in range(1, 41)]
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
+    await store.monitors.record_poll(
+        monitor_id, _outcome(store, seen[:30], [], minutes=5), decide=decide_poll
+    )
+
+    def both(db: Session) -> tuple[Any, list[Any]]:
+        key = listing_pages.page_key(monitor_id, None)
+        read = listing_pages.listing_page(db, key, workspace_id, 5, 30, None)
+        rows = db.scalars(
+            select(Listing).where(Listing.monitor_id == monitor_id).order_by(Listing.item_id)
+        )
+        return read, [listing_record(row) for row in rows][5:35]
+
+    read, expected = await store.unit(both)
+    assert isinstance(read, listing_pages.PageRead)
+    assert read.page.listings == expected and len(expected) == 30
+    for got, want in zip(read.page.listings, expected, strict=True):
+        for name in ("price", "listed_at", "first_seen_at", "promoted", "in_feed"):
+            assert type(getattr(got, name)) is type(getattr(want, name)), name
+    seventh = read.page.listings[1]  # given at +01:00, read back as the same instant in UTC
+    assert seventh.item_id == 7 and seventh.listed_at == seen[6].listed_at
+    assert seventh.listed_at is not None and seventh.listed_at.utcoffset() == timedelta(0)
+    assert read.page.total == 40
+
+
+async def test_the_dashboards_reads_are_the_orms(store: Store) -> None:
+    monitor_id, workspace_id = await _monitor(store)
+    runs = []
+    for i, monitor in enumerate((monitor_id, None, monitor_id)):
+        run = await store.runs.create(
+            NewRun(
+                run_id=f"run_{uuid.uuid4().hex[:12]}",
+                workspace_id=workspace_id,
+                label=f"run {i}",
+                source="scrape",
+                url="https://www.vinted.fr/catalog",
+                monitor_id=monitor,
+                max_items=100,
+            )
+        )
+        await store.runs.mark_running(run.id)
+        runs.append(run)
+    for run in runs[:2]:
+        await store.runs.succeed_with_analysis(
+            run, analysis_id=f"ana_{uuid.uuid4().hex[:12]}", source="scrape",
+            result_json='{"niches": []}', items=3,
+        )  # fmt: skip
+
+    def both(db: Session) -> tuple[Any, ...]:
+        analyses = db.scalars(select(Analysis).where(Analysis.workspace_id == workspace_id))
+        expected = []
+        for analysis in analyses:
+            run = db.get(Run, analysis.run_id)
+            monitor = db.get(Monitor, run.monitor_id) if run and run.monitor_id else None
+            expected.append(
+                analysis_views.AnalysisOrigin(
+                    analysis_record(analysis),
+                    None if run is None else run_record(run),
+                    None if monitor is None else monitor_record(monitor),
+                )
+            )
+        read = [
+            analysis_views.analysis_origin(db, e.analysis.id, workspace_id, with_result=True)
+            for e in expected
+        ]
+        newest = newest_runs(db, workspace_id, 10)
+        ordered = db.scalars(
+            select(Run).where(Run.workspace_id == workspace_id)
+            .order_by(Run.created_at.desc(), Run.id.desc())
+        )  # fmt: skip
+        return read, expected, newest, [run_record(r) for r in ordered]
+
+    read, expected, newest, ordered = await store.unit(both)
+    assert read == expected and len(expected) == 2
+    assert {e.monitor is None for e in expected} == {True, False}  # with and without one
+    assert newest == ordered and len(newest) == 3
+    assert all(isinstance(r.created_at, datetime) and r.created_at.tzinfo for r in newest)
+
+
+async def test_another_workspace_reads_nothing(store: Store) -> None:
+    monitor_id, _ = await _monitor(store)
+    await store.monitors.record_poll(
+        monitor_id, _outcome(store, [_sighting(1)], []), decide=decide_poll
+    )
+    _, stranger = await _monitor(store)
+    key = listing_pages.page_key(monitor_id, None)
+    page = await store.unit(lambda db: listing_pages.listing_page(db, key, stranger, 0, 10, None))
+    assert page is None
+
+
+async def test_a_parameter_used_twice_and_the_types_declared(store: Store) -> None:
+    """Positional drivers (sqlite3) get each parameter where the SQL names it, repeats
+    included; each column is typed by its declared type (numeric to `Decimal`)."""
+    read = DriverRead(
+        "SELECT :n + 1, :n * 2, CAST(:price AS NUMERIC(10, 2))",
+        [Integer(), Integer(), Numeric(10, 2)],
+        lambda *values: values,
+    )
+    rows = await store.unit(lambda db: read.all(db, {"n": 20, "price": "3.50"}))
+    assert rows == [(21, 40, Decimal("3.50"))]
+    assert isinstance(rows[0][2], Decimal)
+
+
+async def test_a_read_declaring_too_few_columns_fails(store: Store) -> None:
+    read = DriverRead("SELECT 1, 2", [Integer()], lambda *values: values)
+    with pytest.raises(ValueError, match="2 columns read, 1 declared"):
+        await store.unit(lambda db: read.all(db, {}))
