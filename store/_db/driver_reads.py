@@ -57,6 +57,7 @@ class DriverRead(Generic[R]):
 
     def all(self, db: Session, params: Mapping[str, Any]) -> list[R]:
         """Every row, typed and made."""
+        db.flush()  # as the session's own queries do (autoflush): the unit's changes first
         connection = db.connection()
         dialect = connection.dialect
         compiled = self._compiled_for(dialect)

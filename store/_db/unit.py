@@ -40,7 +40,13 @@ from .urls import sync_url
 T = TypeVar("T")
 Clock = Callable[[], datetime]
 
-SQLITE_POOL = 4
+# SQLite's units at once. Every row a worker thread reads lets go of the GIL and takes it
+# back, so each thread more running beside the Trio thread turns rows into GIL hand-offs:
+# `bench_api_load --quick --sqlite-only` on one machine, 1 / 2 / 4 connections, gave a
+# listings page 4.1x / 4.5x / 5.3x the hello world's CPU and the dashboard 3.8x / 4.5x /
+# 4.9x. Two, not one: a long unit (deleting a monitor of a million listings, a bookmark
+# walk) must leave a lane for every other request.
+SQLITE_POOL = 2
 
 
 # SQLSTATEs of a server that cannot serve: connection exceptions (08...), too many
@@ -176,8 +182,7 @@ def create_sync_engine(database_url: str) -> tuple[Engine, int]:
     url = make_url(database_url)
     options: dict[str, Any] = {"pool_size": 10, "max_overflow": 0}
     if url.get_backend_name() == "sqlite":
-        # SQLite has one writer, and Python one core's worth of readers: a few connections
-        # beat many threads contending for the GIL (see bench_api_load).
+        # SQLite has one writer, and Python one core's worth of readers (`SQLITE_POOL`).
         options = {"connect_args": {"timeout": 30}, "pool_size": SQLITE_POOL, "max_overflow": 0}
     engine = create_engine(sync_url(url), **options)
     if url.get_backend_name() == "sqlite":

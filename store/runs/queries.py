@@ -47,8 +47,11 @@ def create_run(db: Session, new: NewRun, now: datetime) -> RunRecord:
 
 
 def get_run(db: Session, run_id: str, workspace_id: str | None) -> RunRecord | None:
-    run = workspace_row(db, Run, run_id, workspace_id)
-    return None if run is None else run_record(run)
+    """The run; with `workspace_id`, only if it is that workspace's (a run's page asks for
+    it every few seconds while it runs: SQL compiled once, `DriverRead`)."""
+    if workspace_id is None:
+        return _RUN.first(db, {"run": run_id})
+    return _RUN_IN_WORKSPACE.first(db, {"run": run_id, "workspace": workspace_id})
 
 
 def _newest_first(
@@ -76,9 +79,13 @@ def newest_runs(db: Session, workspace_id: str, limit: int) -> list[RunRecord]:
 
 
 _RUN_COLUMNS, _RUN_TYPES = record_columns(Run, field_names(RunRecord), "r")
+_RUNS = f"SELECT {', '.join(_RUN_COLUMNS)} FROM {Run.__tablename__} r"
+_RUN = DriverRead(f"{_RUNS} WHERE r.id = :run", _RUN_TYPES, RunRecord)
+_RUN_IN_WORKSPACE = DriverRead(
+    f"{_RUNS} WHERE r.id = :run AND r.workspace_id = :workspace", _RUN_TYPES, RunRecord
+)
 _NEWEST_RUNS = DriverRead(
-    f"SELECT {', '.join(_RUN_COLUMNS)} FROM {Run.__tablename__} r "
-    "WHERE r.workspace_id = :workspace ORDER BY r.created_at DESC, r.id DESC LIMIT :limit",
+    f"{_RUNS} WHERE r.workspace_id = :workspace ORDER BY r.created_at DESC, r.id DESC LIMIT :limit",
     _RUN_TYPES,
     RunRecord,
 )
