@@ -113,9 +113,10 @@ def record_columns(
     model: type[Any], names: Sequence[str], alias: str
 ) -> tuple[list[str], list[TypeEngine[Any]]]:
     """The SQL that selects `model`'s mapped attributes `names` (a record's fields) from its
-    table under `alias`, and their types, in that order."""
+    table under `alias`, and their types, in that order. Each is named `<alias>_<column>`,
+    so that a join's columns keep distinct names in a subquery."""
     columns = model.__mapper__.columns
-    names_in_sql = [f"{alias}.{columns[name].name}" for name in names]
+    names_in_sql = [f"{alias}.{columns[n].name} AS {alias}_{columns[n].name}" for n in names]
     return names_in_sql, [columns[name].type for name in names]
 
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import String, select
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
 from .._db.driver_reads import DriverRead, record_columns
 from .._db.rows import field_names
@@ -72,19 +73,26 @@ _MONITOR_FIELDS = field_names(MonitorRecord)
 _NEWEST_FIRST = " ORDER BY a.created_at DESC, a.id DESC LIMIT 1"
 
 
-def _origin_read(
-    *, join: str = "", where: str = "", tail: str = "", with_result: bool = False
-) -> DriverRead[AnalysisOrigin]:
+def _origins_sql(
+    *,
+    join: str = "",
+    where: str = "",
+    tail: str = "",
+    with_result: bool = False,
+    tag: str | None = None,
+) -> tuple[str, list[TypeEngine[Any]]]:
     """The analyses of `:workspace` matching `where`, each with its run and that run's
-    monitor, in one statement (outer joins: an import has no run, a URL run no monitor).
-    These are read on every dashboard and analysis request, so they go to the driver as SQL
-    compiled once (`DriverRead`) instead of statements built and typed per request."""
+    monitor, in one statement (outer joins: an import has no run, a URL run no monitor),
+    and the types of its columns. Read on every dashboard and analysis request, so they go
+    to the driver as SQL compiled once (`DriverRead`) instead of statements built and typed
+    per request. With `tag`, a first column `candidate` holds that text."""
     analysis = (*_ANALYSIS_FIELDS, "result") if with_result else _ANALYSIS_FIELDS
     a_columns, a_types = record_columns(Analysis, analysis, "a")
     r_columns, r_types = record_columns(Run, _RUN_FIELDS, "r")
     m_columns, m_types = record_columns(Monitor, _MONITOR_FIELDS, "m")
+    tagged = [] if tag is None else [f"'{tag}' AS candidate"]
     sql = (
-        f"SELECT {', '.join(a_columns + r_columns + m_columns)} "
+        f"SELECT {', '.join(tagged + a_columns + r_columns + m_columns)} "
         f"FROM {Analysis.__tablename__} a "
         f"LEFT OUTER JOIN {Run.__tablename__} r "
         "ON r.id = a.run_id AND r.workspace_id = a.workspace_id "
@@ -92,7 +100,35 @@ def _origin_read(
         f"ON m.id = r.monitor_id AND m.workspace_id = a.workspace_id{join} "
         f"WHERE a.workspace_id = :workspace{where}{tail}"
     )
-    return DriverRead(sql, a_types + r_types + m_types, partial(_origin, with_result=with_result))
+    return sql, a_types + r_types + m_types
+
+
+def _origin_read(*, where: str, with_result: bool) -> DriverRead[AnalysisOrigin]:
+    sql, types = _origins_sql(where=where, with_result=with_result)
+    return DriverRead(sql, types, partial(_origin, with_result=with_result))
+
+
+def _candidates_read() -> DriverRead[tuple[str, AnalysisOrigin]]:
+    """The dashboard's candidates in one statement (one round trip, which PostgreSQL
+    feels): the pinned analysis, the newest, and the newest that clears the floor
+    (`:min_days`, `:min_sales`; the newest itself when it does), each tagged with its name
+    and absent when there is none."""
+    branches = []
+    for name, join, where, tail in (
+        ("pinned", f" JOIN {DashboardPin.__tablename__} p ON p.analysis_id = a.id",
+         " AND p.workspace_id = :workspace", ""),
+        ("latest", "", "", _NEWEST_FIRST),
+        ("trusted", "", " AND a.window_days >= :min_days AND a.sales >= :min_sales",
+         _NEWEST_FIRST),
+    ):  # fmt: skip
+        sql, types = _origins_sql(join=join, where=where, tail=tail, tag=name)
+        # Each branch its own subquery: only a compound's last SELECT may have a LIMIT.
+        branches.append(f"SELECT * FROM ({sql}) {name}")
+    return DriverRead(
+        " UNION ALL ".join(branches),
+        [String(), *types],
+        lambda name, *values: (name, _origin(*values, with_result=False)),
+    )
 
 
 def _origin(*values: Any, with_result: bool) -> AnalysisOrigin:
@@ -121,16 +157,9 @@ def _origin(*values: Any, with_result: bool) -> AnalysisOrigin:
     )
 
 
-_ASKED = _origin_read(where=" AND a.id = :analysis")
+_ASKED = _origin_read(where=" AND a.id = :analysis", with_result=False)
 _ASKED_WITH_RESULT = _origin_read(where=" AND a.id = :analysis", with_result=True)
-_PINNED = _origin_read(
-    join=f" JOIN {DashboardPin.__tablename__} p ON p.analysis_id = a.id",
-    where=" AND p.workspace_id = :workspace",
-)
-_LATEST = _origin_read(tail=_NEWEST_FIRST)
-_DEEP = _origin_read(
-    where=" AND a.window_days >= :min_days AND a.sales >= :min_sales", tail=_NEWEST_FIRST
-)
+_CANDIDATES = _candidates_read()
 
 
 def analysis_origin(
@@ -163,24 +192,15 @@ def dashboard_view(
     dashboard chooses from, none of their documents read; and the `recent_runs` newest runs."""
     mine = {"workspace": workspace_id}
     origin = _ASKED.first(db, mine | {"analysis": analysis_id}) if analysis_id else None
-    pinned = trusted = latest = None
+    candidates: dict[str, AnalysisOrigin] = {}
     if floor is not None:
-        pinned = _PINNED.first(db, mine)
-        latest = _LATEST.first(db, mine)
-        if latest is not None and _clears(latest.analysis, floor):
-            trusted = latest
-        elif latest is not None:
-            deep = {"min_days": floor.min_days, "min_sales": floor.min_sales}
-            trusted = _DEEP.first(db, mine | deep)
+        floored = mine | {"min_days": floor.min_days, "min_sales": floor.min_sales}
+        candidates = dict(_CANDIDATES.all(db, floored))
     runs = newest_runs(db, workspace_id, recent_runs) if recent_runs else []
-    return DashboardView(origin, runs, pinned=pinned, trusted=trusted, latest=latest)
-
-
-def _clears(analysis: AnalysisRecord, floor: DepthFloor) -> bool:
-    days, sales = analysis.window_days, analysis.sales
-    return (
-        days is not None
-        and sales is not None
-        and days >= floor.min_days
-        and (sales >= floor.min_sales)
+    return DashboardView(
+        origin,
+        runs,
+        pinned=candidates.get("pinned"),
+        trusted=candidates.get("trusted"),
+        latest=candidates.get("latest"),
     )
