@@ -52,8 +52,8 @@ class DriverRead(Generic[R]):
         self._text = text(sql)
         self._types = tuple(types)
         self._make = make
-        self._compiled: dict[str, _Compiled] = {}
-        self._processors: dict[str, Processors] = {}
+        self._compiled: dict[tuple[str, str], _Compiled] = {}
+        self._processors: dict[tuple[str, str], Processors] = {}
 
     def all(self, db: Session, params: Mapping[str, Any]) -> list[R]:
         """Every row, typed and made."""
@@ -62,7 +62,7 @@ class DriverRead(Generic[R]):
         dialect = connection.dialect
         compiled = self._compiled_for(dialect)
         result = connection.exec_driver_sql(compiled.sql, _bound(compiled, params))
-        processors = self._processors.get(dialect.name)
+        processors = self._processors.get(_key(dialect))
         if processors is None:
             processors = self._processors_for(dialect, result.cursor.description)
         rows = result.fetchall()
@@ -78,11 +78,12 @@ class DriverRead(Generic[R]):
         return made
 
     def first(self, db: Session, params: Mapping[str, Any]) -> R | None:
+        """The first row, or None: for SQL that finds one row at most (it reads them all)."""
         found = self.all(db, params)
         return found[0] if found else None
 
     def _compiled_for(self, dialect: Dialect) -> _Compiled:
-        compiled = self._compiled.get(dialect.name)
+        compiled = self._compiled.get(_key(dialect))
         if compiled is None:
             statement = self._text.compile(dialect=dialect)
             positional = dialect.positional
@@ -91,7 +92,7 @@ class DriverRead(Generic[R]):
                 positions=tuple(statement.positiontup or ()) if positional else None,
             )
             # Set once per dialect; two threads compiling at once write equal values.
-            self._compiled[dialect.name] = compiled
+            self._compiled[_key(dialect)] = compiled
         return compiled
 
     def _processors_for(self, dialect: Dialect, description: Sequence[Any]) -> Processors:
@@ -105,8 +106,13 @@ class DriverRead(Generic[R]):
             process = column_type.dialect_impl(dialect).result_processor(dialect, column[1])
             if process is not None:
                 processors.append((at, process))
-        found = self._processors[dialect.name] = tuple(processors)
+        found = self._processors[_key(dialect)] = tuple(processors)
         return found
+
+
+def _key(dialect: Dialect) -> tuple[str, str]:
+    """What the compiled SQL and the processors depend on: the database and its driver."""
+    return dialect.name, dialect.driver
 
 
 def record_columns(

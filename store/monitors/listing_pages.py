@@ -90,7 +90,10 @@ class BookmarksNeeded:
 
 
 def page_key(monitor_id: str, states: tuple[str, ...] | None) -> PageKey:
-    """`None` and the full set of states both mean "no filter"."""
+    """`None` and the full set of states both mean "no filter". A state that is none of
+    `LISTING_STATES` is a `ValueError`: states name the counters' columns in the SQL."""
+    if states is not None and not set(states) <= set(LISTING_STATES):
+        raise ValueError(f"unknown listing states: {sorted(set(states) - set(LISTING_STATES))}")
     if states is None or set(states) >= set(LISTING_STATES):
         return (monitor_id, ())
     return (monitor_id, tuple(sorted(set(states))))
@@ -151,6 +154,7 @@ _LISTING_FIELDS = field_names(ListingRecord)
 
 
 def _head(counted: tuple[str, ...], in_workspace: bool) -> DriverRead[tuple[int, ...]]:
+    """The counters of `counted`, states of `LISTING_STATES` only (`page_key` checks)."""
     read = _HEADS.get((counted, in_workspace))
     if read is None:
         columns = ", ".join(["polls", *(f"{state}_count" for state in counted)])

@@ -103,8 +103,8 @@ class MonitorListing(Base):
 class Listing(ViewBase):
     """A listing as one monitor shows it: its `monitor_listings` row with the site's
     description (`site_listings`), through the `listings` view (migration l001). Read-only:
-    `record_poll` writes the two tables. The columns are in the view's order, which the
-    listings page reads by position (`SELECT *`)."""
+    `record_poll` writes the two tables. The columns are in the view's order, the old
+    table's, which a test holds to this class."""
 
     __tablename__ = "listings"
 

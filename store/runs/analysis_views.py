@@ -85,7 +85,10 @@ def _origins_sql(
     monitor, in one statement (outer joins: an import has no run, a URL run no monitor),
     and the types of its columns. Read on every dashboard and analysis request, so they go
     to the driver as SQL compiled once (`DriverRead`) instead of statements built and typed
-    per request. With `tag`, a first column `candidate` holds that text."""
+    per request. With `tag`, a first column `candidate` holds that text. Every argument is
+    pasted into the SQL as it is: code's constants only, never a request's values (those
+    are bound, `:name`)."""
+    assert tag is None or tag.isidentifier()
     analysis = (*_ANALYSIS_FIELDS, "result") if with_result else _ANALYSIS_FIELDS
     a_columns, a_types = record_columns(Analysis, analysis, "a")
     r_columns, r_types = record_columns(Run, _RUN_FIELDS, "r")
@@ -132,8 +135,10 @@ def _candidates_read() -> DriverRead[tuple[str, AnalysisOrigin]]:
 
 
 def _origin(*values: Any, with_result: bool) -> AnalysisOrigin:
-    """An `_origin_read` row: the analysis' columns, then its run's, then the monitor's."""
-    runs_at = len(_ANALYSIS_FIELDS) + with_result
+    """An `_origins_sql` row: the analysis' columns (and its document, `with_result`),
+    then its run's, then the monitor's."""
+    result_at = len(_ANALYSIS_FIELDS)  # the document, when read
+    runs_at = result_at + 1 if with_result else result_at
     monitors_at = runs_at + len(_RUN_FIELDS)
     analysis_id, workspace_id, run_id, source, source_url, created_at = values[:6]
     source_label, window_days, sales = values[6 : len(_ANALYSIS_FIELDS)]
@@ -145,7 +150,7 @@ def _origin(*values: Any, with_result: bool) -> AnalysisOrigin:
         source=source,
         source_url=source_url,
         created_at=created_at,
-        result_json=values[runs_at - 1] if with_result else "",
+        result_json=values[result_at] if with_result else "",
         source_label=source_label,
         window_days=window_days,
         sales=sales,

@@ -5,6 +5,7 @@ value for value and type for type, on both databases."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
@@ -20,7 +21,7 @@ from store.monitors import listing_pages
 from store.monitors.models import Listing, Monitor
 from store.monitors.queries import listing_record, monitor_record
 from store.runs import analysis_views
-from store.runs.models import Analysis, Run
+from store.runs.models import Analysis, DashboardPin, Run
 from store.runs.queries import analysis_record, newest_runs, run_record
 from tests.store.test_store_monitors import _monitor, _outcome
 
@@ -162,3 +163,67 @@ async def test_a_read_declaring_too_few_columns_fails(store: Store) -> None:
     read = DriverRead("SELECT 1, 2", [Integer()], lambda *values: values)
     with pytest.raises(ValueError, match="2 columns read, 1 declared"):
         await store.unit(lambda db: read.all(db, {}))
+
+
+async def test_the_dashboards_candidates_are_the_orms(store: Store) -> None:
+    """The pinned, newest and newest-trusted analyses, read in one statement, are what the
+    ORM finds one by one; a pin another workspace made on this one's analysis shows in
+    neither workspace."""
+    _, mine = await _monitor(store)
+    _, other = await _monitor(store)
+    now = store.clock()
+    floor = analysis_views.DepthFloor(min_days=7.0, min_sales=30)
+
+    def seed(db: Session) -> None:
+        # (minutes ago, days of history, sales): the newest is below the floor, the one
+        # before it clears it, an older one too; one of a tie on the time, by id.
+        for n, (minutes, days, sales) in enumerate(
+            [(1, 2.0, 5), (5, 7.0, 30), (5, 9.5, 80), (30, 20.0, None), (60, 30.0, 200)]
+        ):
+            db.add(Analysis(
+                id=f"ana_{n}_{mine[-6:]}", workspace_id=mine, run_id=None, source="import",
+                source_url=None, created_at=now - timedelta(minutes=minutes), result="{}",
+                source_label=f"import {n}", window_days=days, sales=sales,
+            ))  # fmt: skip
+        db.flush()
+        db.add(DashboardPin(workspace_id=other, analysis_id=f"ana_4_{mine[-6:]}", pinned_at=now))
+
+    await store.unit(seed)
+
+    def both(db: Session, workspace_id: str) -> tuple[Any, ...]:
+        view = analysis_views.dashboard_view(
+            db, workspace_id, analysis_id=None, floor=floor, recent_runs=0
+        )
+        newest = (
+            select(Analysis)
+            .where(Analysis.workspace_id == workspace_id)
+            .order_by(Analysis.created_at.desc(), Analysis.id.desc())
+        )
+        deep = newest.where(
+            Analysis.window_days >= floor.min_days, Analysis.sales >= floor.min_sales
+        )
+        pinned = newest.join(DashboardPin, DashboardPin.analysis_id == Analysis.id).where(
+            DashboardPin.workspace_id == workspace_id
+        )
+        expected = [db.scalars(q.limit(1)).first() for q in (pinned, newest, deep)]
+        origins = [
+            None if a is None else analysis_views.AnalysisOrigin(
+                replace(analysis_record(a), result_json=""), None, None
+            )
+            for a in expected
+        ]  # fmt: skip
+        return (view.pinned, view.latest, view.trusted), tuple(origins)
+
+    got, expected = await store.unit(lambda db: both(db, mine))
+    assert got == expected
+    pinned, latest, trusted = got
+    assert pinned is None and latest is not None and trusted is not None
+    assert (latest.analysis.source_label, trusted.analysis.source_label) == ("import 0", "import 2")
+    assert await store.unit(lambda db: both(db, other)) == ((None, None, None), (None, None, None))
+
+
+def test_a_state_that_is_no_listing_state_is_refused() -> None:
+    """States name the counters' columns in the SQL: only the four known ones get there."""
+    with pytest.raises(ValueError, match="unknown listing states"):
+        listing_pages.page_key("mon_x", ("open", "open_count FROM monitors --"))
+    assert listing_pages.page_key("mon_x", ("sold", "open")) == ("mon_x", ("open", "sold"))
