@@ -14,7 +14,15 @@ from contextlib import asynccontextmanager
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL, make_url
 
-from ._db.unit import Clock, create_sync_engine, dispose, ensure_sqlite_folder, migrate, utc_now
+from ._db.unit import (
+    Clock,
+    Lanes,
+    create_sync_engine,
+    dispose,
+    ensure_sqlite_folder,
+    migrate,
+    utc_now,
+)
 from .accounts.confirmation_facade import ConfirmationStore
 from .accounts.facade import Accounts
 from .billing.facade import BillingStore
@@ -36,8 +44,8 @@ class Store(Accounts):
     attribute in `__init__` (for example `store.billing`).
     """
 
-    def __init__(self, engine: Engine, url: URL, turns: int, clock: Clock = utc_now) -> None:
-        super().__init__(engine, url, turns, clock)
+    def __init__(self, engine: Engine, url: URL, lanes: Lanes, clock: Clock = utc_now) -> None:
+        super().__init__(engine, url, lanes, clock)
         self.monitors = MonitorStore(self)
         self.runs = RunStore(self)
         self.billing = BillingStore(self)
@@ -60,8 +68,8 @@ async def open_store(
     ensure_sqlite_folder(database_url)
     if run_migrations:
         await migrate(database_url)
-    engine, turns = create_sync_engine(database_url)
+    engine, lanes = create_sync_engine(database_url)
     try:
-        yield Store(engine, make_url(database_url), turns, clock)
+        yield Store(engine, make_url(database_url), lanes, clock)
     finally:
         await dispose(engine)

@@ -1,9 +1,10 @@
 """The unit of work, the only way anything reaches the database (`Store` is built on it).
 
 Each unit of work is one transaction on SQLAlchemy's sync engine (sqlite3, psycopg 3), run in
-a worker thread by `trio.to_thread.run_sync` under a `CapacityLimiter` as wide as the
-connection pool, so a thread never waits for a connection and a Trio task waiting for a
-turn stays cancellable. No caller above `store/` ever sees a thread or a driver.
+a worker thread by `trio.to_thread.run_sync` under a `CapacityLimiter`, its lanes, as many
+as the pool's connections, so a thread never waits for a connection and a Trio task waiting
+for a turn stays cancellable (SQLite keeps lanes of its own for the hottest reads,
+`Unit.read`: `SQLITE_LANES`). No caller above `store/` ever sees a thread or a driver.
 
 Why threads and not the drivers' asyncio through trio-asyncio (the path until 2026-11): one
 hop to a cached worker thread costs a fraction of what the bridge did per query (asyncio
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,13 +42,31 @@ from .urls import sync_url
 T = TypeVar("T")
 Clock = Callable[[], datetime]
 
-# SQLite's units at once. Every row a worker thread reads lets go of the GIL and takes it
-# back, so each thread more running beside the Trio thread turns rows into GIL hand-offs:
-# `bench_api_load --quick --sqlite-only` on one machine, 1 / 2 / 4 connections, gave a
-# listings page 4.1x / 4.5x / 5.3x the hello world's CPU and the dashboard 3.8x / 4.5x /
-# 4.9x. Two, not one: a long unit (deleting a monitor of a million listings, a bookmark
-# walk) must leave a lane for every other request.
-SQLITE_POOL = 2
+
+@dataclass(frozen=True, slots=True)
+class Lanes:
+    """How many units may run at once, each on a pooled connection of its own: `units` for
+    any unit, and `reads` more for `Unit.read`'s only (0: reads take the units' lanes)."""
+
+    units: int
+    reads: int = 0
+
+    @property
+    def connections(self) -> int:
+        return self.units + self.reads
+
+
+# SQLite: two lanes for any unit, two more for the reads requests make most. Every row a
+# worker thread reads lets go of the GIL and takes it back, so each thread more running
+# beside the Trio thread turns rows into GIL hand-offs: `bench_api_load --quick
+# --sqlite-only` on one machine, with 1 / 2 / 4 lanes for every unit, gave a listings page
+# 4.1x / 4.5x / 5.3x the hello world's CPU, the dashboard 3.8x / 4.5x / 4.9x. And SQLite has
+# one writer: a writer waiting for the lock (up to the busy timeout) waits in its lane, so
+# with a long write (deleting a monitor of a million listings) and polls waiting behind it
+# every general lane can be taken; the read lanes keep pages and the health check answering
+# (WAL: readers never wait for the writer).
+SQLITE_LANES = Lanes(units=2, reads=2)
+POSTGRES_LANES = Lanes(units=10)
 
 
 # SQLSTATEs of a server that cannot serve: connection exceptions (08...), too many
@@ -67,13 +87,15 @@ class Unit:
     """Units of work over one SQLAlchemy engine: the plumbing `Store` (`store/_db/unit.py`)
     and its facades are built on. Construct a `Store` with `open_store`."""
 
-    def __init__(self, engine: Engine, url: URL, turns: int, clock: Clock = utc_now) -> None:
-        """`turns`: how many units may run at once, the pool's size and overflow: a thread
-        that waited for a connection could not be cancelled, a task waiting for a turn can."""
+    def __init__(self, engine: Engine, url: URL, lanes: Lanes, clock: Clock = utc_now) -> None:
+        """`lanes`: how many units may run at once, as many as the pool's connections: a
+        thread that waited for a connection could not be cancelled, a task waiting for a turn
+        can."""
         self._engine = engine
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._turns = trio.CapacityLimiter(turns)
+        self._turns = trio.CapacityLimiter(lanes.units)
+        self._read_turns = trio.CapacityLimiter(lanes.reads) if lanes.reads else self._turns
         self.clock = clock
 
     @property
@@ -88,7 +110,15 @@ class Unit:
     async def unit(self, work: Callable[[Session], T]) -> T:
         """Run `work` in one transaction, in a worker thread: committed if it returns, rolled
         back if it raises or if the caller was cancelled meanwhile (see the module docstring)."""
+        return await self._in_thread(self._transaction(work), self._turns)
 
+    async def read(self, work: Callable[[Session], T]) -> T:
+        """`unit`, for a short read that many requests make (a listings page, the dashboard):
+        in the read lanes where there are some (SQLite: `SQLITE_LANES`), which no writer
+        waiting for the database's lock can take. `work` must not write."""
+        return await self._in_thread(self._transaction(work), self._read_turns)
+
+    def _transaction(self, work: Callable[[Session], T]) -> Callable[[], T]:
         def in_thread() -> T:
             with self._sessions() as db, db.begin():
                 result = work(db)
@@ -97,11 +127,11 @@ class Unit:
                 trio.from_thread.check_cancelled()
                 return result
 
-        return await self._in_thread(in_thread)
+        return in_thread
 
-    async def _in_thread(self, call: Callable[[], T]) -> T:
+    async def _in_thread(self, call: Callable[[], T], turns: trio.CapacityLimiter) -> T:
         try:
-            return await trio.to_thread.run_sync(call, limiter=self._turns)
+            return await trio.to_thread.run_sync(call, limiter=turns)
         except (OperationalError, OSError, PoolTimeout) as err:
             raise DatabaseUnavailable(type(err).__name__) from err
         except DBAPIError as err:
@@ -121,7 +151,7 @@ class Unit:
                 autocommit = connection.execution_options(isolation_level="AUTOCOMMIT")
                 autocommit.scalar(text("SELECT 1"))
 
-        await self._in_thread(select_one)
+        await self._in_thread(select_one, self._read_turns)
 
 
 def _prepare_sqlite(engine: Engine) -> None:
@@ -176,20 +206,21 @@ async def migrate(database_url: str) -> None:
     await trio.to_thread.run_sync(upgrade, database_url)
 
 
-def create_sync_engine(database_url: str) -> tuple[Engine, int]:
-    """The engine `open_store` works through, and how many units may run at once on it (the
-    pool's size and overflow)."""
+def create_sync_engine(database_url: str) -> tuple[Engine, Lanes]:
+    """The engine `open_store` works through, and how many units may run at once on it (its
+    pool has a connection for each)."""
     url = make_url(database_url)
-    options: dict[str, Any] = {"pool_size": 10, "max_overflow": 0}
-    if url.get_backend_name() == "sqlite":
-        # SQLite has one writer, and Python one core's worth of readers (`SQLITE_POOL`).
-        options = {"connect_args": {"timeout": 30}, "pool_size": SQLITE_POOL, "max_overflow": 0}
+    sqlite = url.get_backend_name() == "sqlite"
+    lanes = SQLITE_LANES if sqlite else POSTGRES_LANES
+    options: dict[str, Any] = {"pool_size": lanes.connections, "max_overflow": 0}
+    if sqlite:
+        options["connect_args"] = {"timeout": 30}
     engine = create_engine(sync_url(url), **options)
-    if url.get_backend_name() == "sqlite":
+    if sqlite:
         _prepare_sqlite(engine)
     else:
         _ping_when_idle(engine)
-    return engine, options["pool_size"] + options["max_overflow"]
+    return engine, lanes
 
 
 async def dispose(engine: Engine) -> None:

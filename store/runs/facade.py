@@ -42,7 +42,7 @@ class RunStore:
         return await self._store.unit(work)
 
     async def get(self, run_id: str, workspace_id: str | None) -> RunRecord | None:
-        return await self._store.unit(lambda db: repo.get_run(db, run_id, workspace_id))
+        return await self._store.read(lambda db: repo.get_run(db, run_id, workspace_id))
 
     async def in_workspace(
         self, workspace_id: str, offset: int, limit: int
@@ -169,7 +169,7 @@ class RunStore:
     ) -> AnalysisOrigin | None:
         """The analysis with its run and monitor, in one unit; its document only
         `with_result` (see `store/runs/analysis_views.py`)."""
-        return await self._store.unit(
+        return await self._store.read(
             lambda db: views.analysis_origin(db, analysis_id, workspace_id, with_result=with_result)
         )
 
@@ -188,7 +188,7 @@ class RunStore:
     ) -> DashboardView:
         """`analysis_id`'s analysis, or with `floor` the dashboard's candidates (see
         `_analysis_views.dashboard_view`), in one unit."""
-        return await self._store.unit(
+        return await self._store.read(
             lambda db: views.dashboard_view(
                 db, workspace_id, analysis_id=analysis_id, floor=floor, recent_runs=recent_runs
             )

@@ -1,0 +1,70 @@
+"""SQLite has one writer, and a writer waiting for its lock waits in its lane: with every
+general lane taken (a long write, polls queued behind it), the reads requests make most (a
+listings page, the dashboard, a run, the health check) still answer, in lanes of their own."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import trio
+from sqlalchemy.orm import Session
+
+from engine import decide_poll
+from store import ObservedListing, Store, open_store
+from store._db.unit import SQLITE_LANES
+from tests.store.test_store_monitors import _monitor, _outcome
+from tests.store.test_unit_cancellation import _until
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
+    async with open_store(f"sqlite:///{tmp_path / 'lanes.db'}", run_migrations=True) as store:
+        yield store
+
+
+async def test_the_hottest_reads_answer_while_every_general_lane_is_taken(
+    sqlite_store: Store,
+) -> None:
+    store = sqlite_store
+    monitor_id, workspace_id = await _monitor(store)
+    seen = [ObservedListing(item_id=i, price=None) for i in range(1, 6)]
+    await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
+
+    release = threading.Event()
+    entered = [threading.Event() for _ in range(SQLITE_LANES.units)]
+
+    def hold(lane: int) -> Callable[[Session], None]:
+        def work(_db: Session) -> None:
+            entered[lane].set()
+            release.wait(60)
+
+        return work
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for lane in range(SQLITE_LANES.units):
+                nursery.start_soon(store.unit, hold(lane))
+            for event in entered:
+                await _until(event)
+
+            # Every general lane is taken: another unit waits (whatever the machine's load).
+            with trio.move_on_after(0.2) as waited:
+                await store.unit(lambda db: None)
+            assert waited.cancelled_caught
+
+            with trio.fail_after(30):
+                page = await store.monitors.listings(
+                    monitor_id, None, 1, 10, workspace_id=workspace_id
+                )
+                view = await store.runs.dashboard(
+                    workspace_id, analysis_id=None, floor=None, recent_runs=5
+                )
+                await store.ping()
+            assert page is not None and [x.item_id for x in page.listings] == [1, 2, 3, 4, 5]
+            assert view.recent_runs == []
+            release.set()
+    finally:
+        release.set()
