@@ -11,9 +11,15 @@ applied (`TypeEngine.result_processor` of the declared columns, so `UtcDateTime`
 SQLite, numerics to `Decimal`, booleans), only on the columns that have one.
 `tests/store/test_driver_reads.py` holds the two paths equal on both databases.
 
-The statement still runs through the session's connection (`exec_driver_sql`): same
-transaction, and driver errors wrapped as SQLAlchemy's, which `Unit` turns into
-`DatabaseUnavailable` where the database is down.
+The statement runs on the session's connection, in the unit's transaction, on a cursor of
+the driver's own: SQLAlchemy's `exec_driver_sql` still built a result's metadata (each
+column's name and processor) and a `Row` per row on every execution, which on PostgreSQL
+cost a listings page about a tenth of its CPU. What SQLAlchemy does around a cursor is done
+here too: a driver error is raised as SQLAlchemy's (`DBAPIError.instance`), and a
+connection the dialect finds dead is invalidated, so that `Unit` answers
+`DatabaseUnavailable` and the next unit gets a fresh connection
+(`tests/store/test_driver_reads.py`). SQLAlchemy's cursor events (`before_cursor_execute`)
+and its echo log do not see these statements.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Dialect, text
+from sqlalchemy import Connection, Dialect, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
@@ -61,11 +68,10 @@ class DriverRead(Generic[R]):
         connection = db.connection()
         dialect = connection.dialect
         compiled = self._compiled_for(dialect)
-        result = connection.exec_driver_sql(compiled.sql, _bound(compiled, params))
+        description, rows = _execute(connection, compiled.sql, _bound(compiled, params))
         processors = self._processors.get(_key(dialect))
         if processors is None:
-            processors = self._processors_for(dialect, result.cursor.description)
-        rows = result.fetchall()
+            processors = self._processors_for(dialect, description)
         make = self._make
         if not processors:
             return [make(*row) for row in rows]
@@ -124,6 +130,29 @@ def record_columns(
     columns = model.__mapper__.columns
     names_in_sql = [f"{alias}.{columns[n].name} AS {alias}_{columns[n].name}" for n in names]
     return names_in_sql, [columns[name].type for name in names]
+
+
+def _execute(connection: Connection, sql: str, params: Any) -> tuple[Any, Sequence[Any]]:
+    """The result's description and rows, from a cursor of the driver's own on the unit's
+    connection; a driver error as SQLAlchemy raises it, its connection invalidated when the
+    dialect says the connection is dead (as `Connection` itself does)."""
+    dialect = connection.dialect
+    dbapi_connection = connection.connection.dbapi_connection
+    assert dbapi_connection is not None  # a connection in a transaction has one
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        return cursor.description, cursor.fetchall()
+    except dialect.loaded_dbapi.Error as err:
+        dead = dialect.is_disconnect(err, dbapi_connection, cursor)
+        if dead:
+            connection.invalidate(err)
+        raise DBAPIError.instance(
+            sql, params, err, dialect.loaded_dbapi.Error,
+            connection_invalidated=dead, dialect=dialect,
+        ) from err  # fmt: skip
+    finally:
+        cursor.close()
 
 
 def _bound(compiled: _Compiled, params: Mapping[str, Any]) -> Any:

@@ -4,18 +4,22 @@ value for value and type for type, on both databases."""
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
+import psycopg
 import pytest
 from sqlalchemy import Integer, Numeric, select
+from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
 from engine import decide_poll
-from store import NewRun, ObservedListing, Store
+from store import DatabaseUnavailable, NewRun, ObservedListing, Store, open_store
+from store._db import unit as unit_module
 from store._db.driver_reads import DriverRead
 from store.monitors import listing_pages
 from store.monitors.models import Listing, Monitor
@@ -23,6 +27,7 @@ from store.monitors.queries import listing_record, monitor_record
 from store.runs import analysis_views
 from store.runs.models import Analysis, DashboardPin, Run
 from store.runs.queries import analysis_record, newest_runs, run_record
+from tests.store.test_pool_recovery import _terminate_pool
 from tests.store.test_store_monitors import _monitor, _outcome
 
 PARIS = timezone(timedelta(hours=1))
@@ -227,3 +232,41 @@ def test_a_state_that_is_no_listing_state_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown listing states"):
         listing_pages.page_key("mon_x", ("open", "open_count FROM monitors --"))
     assert listing_pages.page_key("mon_x", ("sold", "open")) == ("mon_x", ("open", "sold"))
+
+
+@pytest.mark.postgres
+async def test_a_dead_connection_fails_one_read_then_the_next_has_a_fresh_one(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver's own cursor does what SQLAlchemy's would: the error of a connection the
+    server ended is an outage (`DatabaseUnavailable`), and the connection is not reused."""
+    monkeypatch.setattr(unit_module, "IDLE_PING_SECONDS", 3600.0)  # no check at checkout
+    async with open_store(postgres_url) as store:
+        monitor_id, workspace_id = await _monitor(store)
+
+        async def page() -> object:
+            return await store.monitors.listings(monitor_id, None, 1, 10, workspace_id=workspace_id)
+
+        assert await page() is not None
+        assert _terminate_pool(postgres_url) >= 1
+        with pytest.raises(DatabaseUnavailable):
+            # Another page each time: a page read before is answered from the counters alone.
+            await store.runs.get("run_none", workspace_id)
+        assert await page() is not None
+        assert await store.runs.get("run_none", workspace_id) is None
+
+
+async def test_a_driver_error_is_sqlalchemys(store: Store) -> None:
+    """As through SQLAlchemy's own cursor: PostgreSQL's missing table is a programming error
+    (a bug, raised as it is); SQLite reports it as an operational error, which a unit takes
+    for the database being unavailable, as it did before the driver reads."""
+    read = DriverRead("SELECT * FROM no_such_table", [Integer()], lambda *values: values)
+    if store.dialect == "postgresql":
+        with pytest.raises(ProgrammingError) as raised:
+            await store.unit(lambda db: read.all(db, {}))
+        assert isinstance(raised.value.orig, psycopg.errors.UndefinedTable)
+    else:
+        with pytest.raises(DatabaseUnavailable) as unavailable:
+            await store.unit(lambda db: read.all(db, {}))
+        assert isinstance(unavailable.value.__cause__, OperationalError)
+        assert isinstance(unavailable.value.__cause__.orig, sqlite3.OperationalError)

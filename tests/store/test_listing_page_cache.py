@@ -6,17 +6,29 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from engine import decide_poll
 from store import ObservedListing, Store
+from store._db import driver_reads
 from tests.store.test_store_monitors import _monitor, _outcome
 
 
 class Statements:
-    def __init__(self, store: Store) -> None:
+    """Statements sent to the database: SQLAlchemy's, which its events see, and the driver
+    reads' (`store/_db/driver_reads.py`), which go to a cursor of the driver's own."""
+
+    def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
         event.listen(store._engine, "before_cursor_execute", self._seen)
+        execute = driver_reads._execute
+
+        def counted(*args: Any) -> Any:
+            self._seen()
+            return execute(*args)
+
+        monkeypatch.setattr(driver_reads, "_execute", counted)
 
     def _seen(self, *_args: Any) -> None:
         self.count += 1
@@ -25,11 +37,11 @@ class Statements:
         return self.count - before
 
 
-async def test_a_page_is_read_once_per_poll(store: Store) -> None:
+async def test_a_page_is_read_once_per_poll(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monitor_id, workspace_id = await _monitor(store)
     seen = [ObservedListing(item_id=i, price=None) for i in range(1, 26)]
     await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
-    statements = Statements(store)
+    statements = Statements(store, monkeypatch)
 
     before = statements.count
     first = await store.monitors.listings(monitor_id, None, 2, 10, workspace_id=workspace_id)
