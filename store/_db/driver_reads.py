@@ -16,14 +16,15 @@ the driver's own: SQLAlchemy's `exec_driver_sql` still built a result's metadata
 column's name and processor) and a `Row` per row on every execution, which on PostgreSQL
 cost a listings page about a tenth of its CPU. What SQLAlchemy does around a cursor is done
 here too: a driver error is raised as SQLAlchemy's (`DBAPIError.instance`), and a
-connection the dialect finds dead is invalidated, so that `Unit` answers
-`DatabaseUnavailable` and the next unit gets a fresh connection
+connection the dialect finds dead is dropped with every other the pool held, so that `Unit`
+answers `DatabaseUnavailable` and the units after it get fresh connections
 (`tests/store/test_driver_reads.py`). SQLAlchemy's cursor events (`before_cursor_execute`)
 and its echo log do not see these statements.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -34,6 +35,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 Processor = Callable[[Any], Any]
 
 
@@ -134,25 +136,42 @@ def record_columns(
 
 def _execute(connection: Connection, sql: str, params: Any) -> tuple[Any, Sequence[Any]]:
     """The result's description and rows, from a cursor of the driver's own on the unit's
-    connection; a driver error as SQLAlchemy raises it, its connection invalidated when the
-    dialect says the connection is dead (as `Connection` itself does)."""
+    connection. As SQLAlchemy's `Connection` does around its cursor: a driver error is
+    raised as SQLAlchemy's, and when the dialect says the connection is dead it is dropped
+    with every other connection the pool held (a server restart ends them all), so each
+    unit after this one connects afresh."""
     dialect = connection.dialect
     dbapi_connection = connection.connection.dbapi_connection
     assert dbapi_connection is not None  # a connection in a transaction has one
-    cursor = dbapi_connection.cursor()
+    cursor = None
     try:
+        cursor = dbapi_connection.cursor()
         cursor.execute(sql, params)
+        if cursor.description is None:
+            raise ValueError("a DriverRead's SQL must return rows")
         return cursor.description, cursor.fetchall()
     except dialect.loaded_dbapi.Error as err:
         dead = dialect.is_disconnect(err, dbapi_connection, cursor)
         if dead:
+            cursor = None  # closed with its connection
             connection.invalidate(err)
+            connection.engine.dispose(close=False)  # the others: dropped when checked in
         raise DBAPIError.instance(
             sql, params, err, dialect.loaded_dbapi.Error,
             connection_invalidated=dead, dialect=dialect,
         ) from err  # fmt: skip
     finally:
+        if cursor is not None:
+            _close_quietly(cursor)
+
+
+def _close_quietly(cursor: Any) -> None:
+    """Close `cursor`; an error closing it says nothing about what was read, and must not
+    replace the error being raised (SQLAlchemy's cursors are closed the same way)."""
+    try:
         cursor.close()
+    except Exception:
+        log.debug("closing a driver cursor failed", exc_info=True)
 
 
 def _bound(compiled: _Compiled, params: Mapping[str, Any]) -> Any:

@@ -202,7 +202,7 @@ class MonitorStore:
         try:
             async with self._bookmarks.builder(key):
                 if self._bookmarks.fresh(key, version) is None:
-                    marks = await self._store.unit(partial(pages.take_bookmarks, key=key))
+                    marks = await self._store.read(partial(pages.take_bookmarks, key=key))
                     self._bookmarks.put(key, marks)
         finally:
             self._bookmarks.release(key)

@@ -13,8 +13,9 @@ from typing import Any
 
 import psycopg
 import pytest
+import trio
 from sqlalchemy import Integer, Numeric, select
-from sqlalchemy.exc import OperationalError, ProgrammingError
+from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
 from engine import decide_poll
@@ -235,25 +236,47 @@ def test_a_state_that_is_no_listing_state_is_refused() -> None:
 
 
 @pytest.mark.postgres
-async def test_a_dead_connection_fails_one_read_then_the_next_has_a_fresh_one(
+async def test_a_dead_connection_fails_one_read_then_every_unit_has_a_fresh_one(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The driver's own cursor does what SQLAlchemy's would: the error of a connection the
-    server ended is an outage (`DatabaseUnavailable`), and the connection is not reused."""
+    """The driver's own cursor does what SQLAlchemy's would when the server ends its
+    connections (a restart): the read that finds out fails as an outage
+    (`DatabaseUnavailable`), and no unit after it is handed another dead connection."""
     monkeypatch.setattr(unit_module, "IDLE_PING_SECONDS", 3600.0)  # no check at checkout
     async with open_store(postgres_url) as store:
         monitor_id, workspace_id = await _monitor(store)
+        both_in = trio.Event()
+        arrived = 0
 
-        async def page() -> object:
-            return await store.monitors.listings(monitor_id, None, 1, 10, workspace_id=workspace_id)
+        async def read_beside_another() -> None:
+            def work(db: Session) -> None:
+                db.connection()
+                trio.from_thread.run_sync(arrive)
+                trio.from_thread.run(both_in.wait)
 
-        assert await page() is not None
-        assert _terminate_pool(postgres_url) >= 1
-        with pytest.raises(DatabaseUnavailable):
-            # Another page each time: a page read before is answered from the counters alone.
+            await store.unit(work)
+
+        def arrive() -> None:
+            nonlocal arrived
+            arrived += 1
+            if arrived == 2:
+                both_in.set()
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:  # two connections in the pool
+                nursery.start_soon(read_beside_another)
+                nursery.start_soon(read_beside_another)
+        assert _terminate_pool(postgres_url) >= 2
+
+        with pytest.raises(DatabaseUnavailable) as raised:
             await store.runs.get("run_none", workspace_id)
-        assert await page() is not None
-        assert await store.runs.get("run_none", workspace_id) is None
+        cause = raised.value.__cause__
+        assert isinstance(cause, DBAPIError) and cause.connection_invalidated
+        assert cause.statement is not None and "FROM runs" in cause.statement  # the read's
+        for _ in range(3):  # the other pooled connection was dropped too
+            assert await store.runs.get("run_none", workspace_id) is None
+            page = await store.monitors.listings(monitor_id, None, 1, 10, workspace_id=workspace_id)
+            assert page is not None
 
 
 async def test_a_driver_error_is_sqlalchemys(store: Store) -> None:

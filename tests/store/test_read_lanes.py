@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 import trio
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from engine import decide_poll
 from store import ObservedListing, Store, open_store
 from store._db.unit import SQLITE_LANES
 from tests.store.test_store_monitors import _monitor, _outcome
-from tests.store.test_unit_cancellation import _until
+from tests.store.test_unit_cancellation import _checked_out, _until
 
 
 @pytest.fixture
@@ -37,18 +38,27 @@ async def test_the_hottest_reads_answer_while_every_general_lane_is_taken(
     entered = [threading.Event() for _ in range(SQLITE_LANES.units)]
 
     def hold(lane: int) -> Callable[[Session], None]:
-        def work(_db: Session) -> None:
-            entered[lane].set()
-            release.wait(60)
+        """The first lane writes and keeps SQLite's write lock until released; the others
+        queue behind it for the lock, in their threads, as polls behind a long delete do."""
+
+        def work(db: Session) -> None:
+            db.connection()
+            if lane == 0:
+                db.execute(text("UPDATE monitors SET label = label"))
+                entered[lane].set()
+                release.wait(60)
+            else:
+                entered[lane].set()
+                db.execute(text("UPDATE monitors SET label = label"))
 
         return work
 
     try:
         async with trio.open_nursery() as nursery:
-            for lane in range(SQLITE_LANES.units):
+            for lane in range(SQLITE_LANES.units):  # in turn: the writer holds the lock first
                 nursery.start_soon(store.unit, hold(lane))
-            for event in entered:
-                await _until(event)
+                await _until(entered[lane])
+            assert _checked_out(store) == SQLITE_LANES.units
 
             # Every general lane is taken: another unit waits (whatever the machine's load).
             with trio.move_on_after(0.2) as waited:
