@@ -53,8 +53,10 @@ async def test_the_hottest_reads_answer_while_every_general_lane_is_taken(
 
         return work
 
-    try:
-        async with trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery:
+        # Released whatever happens: a failed check must not leave the holders' threads
+        # waiting (a nursery waits for its tasks, and a thread cannot be cancelled).
+        try:
             for lane in range(SQLITE_LANES.units):  # in turn: the writer holds the lock first
                 nursery.start_soon(store.unit, hold(lane))
                 await _until(entered[lane])
@@ -75,6 +77,5 @@ async def test_the_hottest_reads_answer_while_every_general_lane_is_taken(
                 await store.ping()
             assert page is not None and [x.item_id for x in page.listings] == [1, 2, 3, 4, 5]
             assert view.recent_runs == []
+        finally:
             release.set()
-    finally:
-        release.set()
