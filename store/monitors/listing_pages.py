@@ -27,7 +27,7 @@ import trio
 from sqlalchemy import Integer, text
 from sqlalchemy.orm import Session
 
-from .._db.driver_reads import DriverRead
+from .._db.driver_reads import DriverRead, record_columns
 from .._db.rows import field_names
 from .models import Listing
 from .records import LISTING_STATES, ListingPage, ListingRecord
@@ -150,7 +150,8 @@ def _filter(states: tuple[str, ...]) -> tuple[str, dict[str, object]]:
 # not, a bookmark or not): at most a few dozen, each compiled once per dialect.
 _HEADS: dict[tuple[tuple[str, ...], bool], DriverRead[tuple[int, ...]]] = {}
 _PAGES: dict[tuple[str, bool], DriverRead[ListingRecord]] = {}
-_LISTING_FIELDS = field_names(ListingRecord)
+# A listing's record read from the `listings` view (as `l`), and the types of its columns.
+_LISTING_COLUMNS, _LISTING_TYPES = record_columns(Listing, field_names(ListingRecord), "l")
 
 
 def _head(counted: tuple[str, ...], in_workspace: bool) -> DriverRead[tuple[int, ...]]:
@@ -186,13 +187,12 @@ def _page(clause: str, seek: str) -> DriverRead[ListingRecord]:
     the `listings` view (the monitor's row and the site's description)."""
     read = _PAGES.get((clause, bool(seek)))
     if read is None:
-        columns = Listing.__table__.columns
         read = _PAGES[(clause, bool(seek))] = DriverRead(
-            f"SELECT {', '.join(_LISTING_FIELDS)} FROM listings "
-            "WHERE monitor_id = :monitor AND item_id IN ("
+            f"SELECT {', '.join(_LISTING_COLUMNS)} FROM listings l "
+            "WHERE l.monitor_id = :monitor AND l.item_id IN ("
             f"SELECT item_id FROM monitor_listings WHERE monitor_id = :monitor{clause}{seek} "
-            "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY item_id",
-            [columns[name].type for name in _LISTING_FIELDS],
+            "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY l.item_id",
+            _LISTING_TYPES,
             ListingRecord,
         )
     return read

@@ -5,8 +5,7 @@ listings page, the dashboard, a run, the health check) still answer, in lanes of
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 import trio
@@ -14,22 +13,15 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from engine import decide_poll
-from store import ObservedListing, Store, open_store
+from store import ObservedListing, Store
 from store._db.unit import SQLITE_LANES
 from tests.store.test_store_monitors import _monitor, _outcome
 from tests.store.test_unit_cancellation import _checked_out, _until
 
 
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with open_store(f"sqlite:///{tmp_path / 'lanes.db'}", run_migrations=True) as store:
-        yield store
-
-
-async def test_the_hottest_reads_answer_while_every_general_lane_is_taken(
-    sqlite_store: Store,
-) -> None:
-    store = sqlite_store
+# SQLite alone: PostgreSQL's reads share its lanes.
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_the_hottest_reads_answer_while_every_general_lane_is_taken(store: Store) -> None:
     monitor_id, workspace_id = await _monitor(store)
     seen = [ObservedListing(item_id=i, price=None) for i in range(1, 6)]
     await store.monitors.record_poll(monitor_id, _outcome(store, seen, []), decide=decide_poll)
