@@ -45,17 +45,28 @@ class UtcDateTime(TypeDecorator[datetime]):
     ) -> Callable[[Any], datetime | None] | None:
         """On SQLite, the stored text read in one step (`datetime.fromisoformat`, in C)
         instead of SQLAlchemy's parser and then `process_result_value`: a page of listings
-        has 250 datetimes, and the two steps were a fifth of its cost."""
+        has 200 datetimes, and the two steps were a fifth of its cost.
+
+        The text SQLAlchemy stores has no offset and always the same length; parsed with
+        UTC's offset appended it comes back aware in one call (`datetime.replace` with a
+        keyword costs six times the parse on Python 3.11)."""
         if dialect.name != "sqlite":
             return super().result_processor(dialect, coltype)
 
         def parse(value: Any) -> datetime | None:
             if value is None:
                 return None
+            if isinstance(value, str) and len(value) == _STORED_LENGTH and value[19] == ".":
+                return datetime.fromisoformat(value + "+00:00")
             read = datetime.fromisoformat(value) if isinstance(value, str) else value
             return read if read.tzinfo is not None else read.replace(tzinfo=UTC)
 
         return parse
+
+
+# "2026-11-28 06:50:00.000000": SQLAlchemy's SQLite storage format for a datetime (microseconds
+# always written, so a dot at 19 and 26 characters leave no room for an offset).
+_STORED_LENGTH = 26
 
 
 class Base(DeclarativeBase):
