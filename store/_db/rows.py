@@ -4,6 +4,7 @@ one lookup of a workspace's row by id instead of one per table; and the ids of n
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -55,11 +56,30 @@ def records(record_type: type[R], result: Result[Any]) -> list[R]:
     return [record_type(*[row[i] for i in at]) for row in result.all()]
 
 
+_FIELD_COPIERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {}
+
+
 def record_fields(record: Any) -> dict[str, Any]:
     """A record's fields as a dict, shallowly: unlike `dataclasses.asdict`, which deep-copies
     every value (a tenth of a millisecond per listing, most of a listings page's cost), the
     values are shared. Records are frozen and their values immutable, so sharing is safe."""
-    return {name: getattr(record, name) for name in field_names(type(record))}
+    copier = _FIELD_COPIERS.get(type(record))
+    if copier is None:
+        copier = _FIELD_COPIERS[type(record)] = _field_copier(field_names(type(record)))
+    return copier(record)
+
+
+def _field_copier(names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
+    """A function returning the dict of these attributes, written out as one dict display
+    (as `dataclasses` writes `__init__`): half the cost of a comprehension calling `getattr`
+    per field, on the API's listings page 50 times per request. Field names are
+    identifiers (a dataclass refuses any other), so the source holds nothing else."""
+    assert all(name.isidentifier() for name in names)
+    items = ", ".join(f"{name!r}: record.{name}" for name in names)
+    namespace: dict[str, Any] = {}
+    exec(f"def copy(record):\n    return {{{items}}}\n", namespace)
+    copier: Callable[[Any], dict[str, Any]] = namespace["copy"]
+    return copier
 
 
 def new_row(model: type[R], new: Any, id_field: str, /, **columns: Any) -> R:
