@@ -109,6 +109,7 @@ async def notifications() -> Response:
 
 
 @blueprint.get("/app/notifications")
+@blueprint.get("/alerts")  # what the navigation calls the page, typed by hand
 async def notifications_alias() -> Response:
     return see_other("/notifications")
 

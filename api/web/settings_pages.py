@@ -64,6 +64,12 @@ def _share(percent: str) -> Decimal | str:
         return percent
 
 
+@blueprint.get("/settings")  # what the navigation calls the page, typed by hand
+@blueprint.get("/account")
+async def settings_alias() -> Response:
+    return see_other("/account/settings")
+
+
 @blueprint.post("/account/settings")
 async def save_settings() -> Response:
     who = await signed_in_form()

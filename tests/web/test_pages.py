@@ -189,7 +189,7 @@ async def test_a_mistyped_address_is_a_page_for_browsers_and_problem_json_for_ag
     browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
     async with service.client() as client:
         await sign_in(client)
-        shown = await client.get("/alerts", headers=browser)
+        shown = await client.get("/alertz", headers=browser)
         assert shown.status_code == 404
         assert shown.headers["content-type"].startswith("text/html")
         assert "Page not found" in shown.text and 'href="/dashboard"' in shown.text
@@ -197,8 +197,8 @@ async def test_a_mistyped_address_is_a_page_for_browsers_and_problem_json_for_ag
         assert shown.headers["cache-control"] == "no-store"
         # Agents, scripts and every machine path keep the documented envelope.
         for path, headers in (
-            ("/alerts", {"Accept": "application/json"}),
-            ("/alerts", {"Accept": "*/*"}),
+            ("/alertz", {"Accept": "application/json"}),
+            ("/alertz", {"Accept": "*/*"}),
             ("/api/no-such-thing", browser),
             ("/mcp/nothing", browser),
         ):
@@ -206,7 +206,12 @@ async def test_a_mistyped_address_is_a_page_for_browsers_and_problem_json_for_ag
             assert refused.status_code == 404, path
             assert refused.headers["content-type"] == "application/problem+json", (path, headers)
             assert refused.json()["error"]["code"] == "not_found"
+        # What the navigation calls a page, typed by hand, leads to it.
+        for typed, page in (("/alerts", "/notifications"), ("/settings", "/account/settings"),
+                            ("/account", "/account/settings")):  # fmt: skip
+            led = await client.get(typed, headers=browser)
+            assert led.status_code == 303 and led.headers["location"] == page, typed
         # A form posted to no route is not a page to show (nothing was done).
-        posted = await client.post("/alerts", headers=browser, data={"x": "1"})
+        posted = await client.post("/alertz", headers=browser, data={"x": "1"})
         assert posted.status_code == 404
         assert posted.headers["content-type"] == "application/problem+json"
