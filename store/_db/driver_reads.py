@@ -103,12 +103,14 @@ class DriverRead(Generic[R]):
         result."""
         if len(description) != len(self._types):
             raise ValueError(f"{len(description)} columns read, {len(self._types)} declared")
-        processors = []
+        processors: list[tuple[int, Processor]] = []
         for at, (column_type, column) in enumerate(zip(self._types, description, strict=True)):
             process = column_type.dialect_impl(dialect).result_processor(dialect, column[1])
             if process is not None:
                 processors.append((at, process))
-        made = self._makers[_key(dialect)] = _row_maker(self._make, len(self._types), processors)
+        made = self._makers[_key(dialect)] = _row_maker(
+            self._make, len(self._types), tuple(processors)
+        )
         return made
 
 

@@ -13,18 +13,27 @@ id). A poll reads the versions its monitor holds, by id; writes a version only w
 new, `INSERT ... ON CONFLICT DO NOTHING` so that two monitors' polls making the same version
 in concurrent transactions both succeed (in item-id order: on PostgreSQL they take their
 locks in the same order); and reads back the ids.
+
+A version no monitor holds any longer (its monitors deleted, or moved on to a newer one) is
+dropped (`drop_unheld`): nothing else reads it. On PostgreSQL a poll may be taking such a
+version up at that moment (its insert found it there), so the poll reads its versions back
+with a `FOR KEY SHARE` lock, which a drop skips (`SKIP LOCKED`), and inserts again a version
+dropped between its insert and its read; a drop that loses the race anyway (the foreign key
+refuses it) leaves the versions, in a savepoint of its own. SQLite has one writer: no race.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, column, delete, exists, select, table
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..monitors.records import ObservedListing
@@ -40,7 +49,13 @@ DESCRIBED = (
 )  # fmt: skip
 # A description: each of `DESCRIBED` by name.
 Description = Mapping[str, Any]
-_TABLE = SiteListing.__table__
+_TABLE = cast(Table, SiteListing.__table__)
+# Who holds a version: `monitors.models.MonitorListing`, named here without importing it
+# (the monitors' package imports this one).
+_HOLDERS = table("monitor_listings", column("description_id"))
+# Reads of a poll's versions that find one dropped meanwhile (PostgreSQL) before giving up.
+READ_BACK_ATTEMPTS = 3
+log = logging.getLogger(__name__)
 
 
 def digest(description: Description) -> str:
@@ -107,11 +122,25 @@ def _versions_by_id(db: Session, ids: Sequence[int]) -> dict[int, Description]:
 
 def _version_ids(db: Session, site: str, wanted: Mapping[int, Description]) -> dict[int, int]:
     """The id of the version of each listing's description in `wanted` (item id ->
-    description) on `site`, stored first where it is new; item id -> version id."""
-    if not wanted:
-        return {}
+    description) on `site`, stored first where it is new; item id -> version id. Each
+    version read back is held (`FOR KEY SHARE` on PostgreSQL) until the poll commits, so no
+    drop takes it; one dropped between the insert and the read is inserted again."""
     digests = {item_id: digest(description) for item_id, description in wanted.items()}
-    items = sorted(wanted)
+    ids: dict[int, int] = {}
+    for _ in range(READ_BACK_ATTEMPTS):
+        missing = sorted(wanted.keys() - ids.keys())
+        if not missing:
+            break
+        _insert_new(db, site, {item: wanted[item] for item in missing}, digests)
+        ids.update(_read_back(db, site, missing, digests))
+    if len(ids) != len(wanted):  # dropped again and again between insert and read
+        raise RuntimeError(f"versions of {sorted(wanted.keys() - ids.keys())[:5]} not found")
+    return ids
+
+
+def _insert_new(
+    db: Session, site: str, wanted: Mapping[int, Description], digests: Mapping[int, str]
+) -> None:
     rows = [
         {
             "site": site,
@@ -119,22 +148,53 @@ def _version_ids(db: Session, site: str, wanted: Mapping[int, Description]) -> d
             "digest": digests[item],
             **{n: wanted[item][n] for n in DESCRIBED},
         }
-        for item in items
+        for item in sorted(wanted)
     ]
-    dialect: Any = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+    dialect: Any = postgresql if _on_postgresql(db) else sqlite
     # One statement, compiled once and cached, run for every row.
     db.execute(dialect.insert(_TABLE).on_conflict_do_nothing(), rows)
+
+
+def _read_back(
+    db: Session, site: str, items: Sequence[int], digests: Mapping[int, str]
+) -> dict[int, int]:
     ids: dict[int, int] = {}
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
-        found = db.execute(
-            select(_TABLE.c.id, _TABLE.c.item_id, _TABLE.c.digest).where(
-                _TABLE.c.site == site,
-                _TABLE.c.item_id.in_(chunk),
-                _TABLE.c.digest.in_(sorted({digests[item] for item in chunk})),
-            )
+        query = select(_TABLE.c.id, _TABLE.c.item_id, _TABLE.c.digest).where(
+            _TABLE.c.site == site,
+            _TABLE.c.item_id.in_(chunk),
+            _TABLE.c.digest.in_(sorted({digests[item] for item in chunk})),
         )
+        if _on_postgresql(db):
+            query = query.with_for_update(key_share=True)
+        found = db.execute(query)
         ids.update((int(item), int(id_)) for id_, item, text in found if digests[item] == text)
-    if len(ids) != len(wanted):  # never, unless a version vanished between insert and read
-        raise RuntimeError(f"versions of {sorted(set(wanted) - ids.keys())[:5]} not found")
     return ids
+
+
+def drop_unheld(db: Session, candidates: Iterable[int]) -> None:
+    """Delete the versions among `candidates` (ids) that no monitor holds any longer."""
+    wanted = sorted(set(candidates))
+    for start in range(0, len(wanted), CHUNK):
+        held = exists().where(_HOLDERS.c.description_id == _TABLE.c.id)
+        # Its own FROM, not correlated with the DELETE of the same table around it.
+        doomed = (
+            select(_TABLE.c.id)
+            .where(_TABLE.c.id.in_(wanted[start : start + CHUNK]), ~held)
+            .correlate(None)
+        )
+        if not _on_postgresql(db):
+            db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed)))
+            continue
+        # A version a poll is taking up is locked by it: skipped, not waited for.
+        doomed = doomed.with_for_update(skip_locked=True)
+        try:
+            with db.begin_nested():
+                db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed)))
+        except IntegrityError:  # a poll took one up and committed first: these stay
+            log.info("site listing versions kept: a poll took one up meanwhile", exc_info=True)
+
+
+def _on_postgresql(db: Session) -> bool:
+    return db.get_bind().dialect.name == "postgresql"

@@ -69,6 +69,8 @@ class MonitorListing(Base):
     __table_args__ = (
         Index("ix_monitor_listings_state", "monitor_id", "state", "item_id"),
         Index("ix_monitor_listings_rank", "monitor_id", "feed_rank"),
+        # Who holds a version of a description: dropped when no monitor does (migration v001).
+        Index("ix_monitor_listings_description", "description_id"),
     )
 
     monitor_id: Mapped[str] = mapped_column(

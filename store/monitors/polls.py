@@ -34,7 +34,7 @@ from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
 from ..market.price_book import record_sale_changes, site_of
-from ..market.site_listings import describe
+from ..market.site_listings import describe, drop_unheld
 from ..notify.alert_decisions import AlertRules, ErrorAlertRules
 from ..notify.outbox import write_error_alerts, write_poll_alerts
 from .listing_writes import ListingWrites
@@ -228,6 +228,8 @@ def record_poll(
     if decision.monitor is not None:
         _polled(db, monitor, outcome, decision.monitor, writes, decision.alerts)
     db.flush()
+    # Versions this monitor moved on from, if no monitor holds them any longer.
+    drop_unheld(db, (held[i] for i, now in described.ids.items() if i in held and held[i] != now))
     return poll_record(poll)
 
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from .._db.rows import new_row, to_record, workspace_row
 from ..accounts.quotas import hold_workspace, refuse_past
+from ..market.site_listings import drop_unheld
 from .models import Listing, ListingEvent, Monitor, MonitorListing, Poll
 from .polls import IN_CHUNK, poll_record
 from .records import (
@@ -28,6 +29,9 @@ from .records import (
     NewMonitor,
     PollRecord,
 )
+
+# Listings deleted per statement when their monitor is (with their descriptions' versions).
+DELETE_CHUNK = 5000
 
 
 def monitor_record(row: Monitor) -> MonitorRecord:
@@ -149,10 +153,36 @@ def delete_monitor(db: Session, monitor_id: str, workspace_id: str) -> bool:
     )
     if owned is None:
         return False
-    for table in (ListingEvent, MonitorListing, Poll):
-        db.execute(delete(table).where(table.monitor_id == monitor_id))
+    db.execute(delete(ListingEvent).where(ListingEvent.monitor_id == monitor_id))
+    _delete_listings(db, monitor_id)
+    db.execute(delete(Poll).where(Poll.monitor_id == monitor_id))
     db.execute(delete(Monitor).where(Monitor.id == monitor_id))
     return True
+
+
+def _delete_listings(db: Session, monitor_id: str) -> None:
+    """The monitor's listings, `DELETE_CHUNK` at a time, each chunk with the versions of its
+    descriptions that no other monitor holds (a monitor holds one version per listing, so
+    a chunk's versions are free of it once the chunk is gone): memory stays a chunk's, however
+    many listings the monitor had."""
+    while True:
+        chunk = (
+            select(MonitorListing.item_id)
+            .where(MonitorListing.monitor_id == monitor_id)
+            .order_by(MonitorListing.item_id)
+            .limit(DELETE_CHUNK)
+            .correlate(None)  # its own FROM, not the DELETE's (the same table)
+        )
+        gone = delete(MonitorListing).where(
+            MonitorListing.monitor_id == monitor_id, MonitorListing.item_id.in_(chunk)
+        )
+        held = db.scalars(
+            gone.returning(MonitorListing.description_id),
+            execution_options={"synchronize_session": False},
+        ).all()
+        if not held:
+            return
+        drop_unheld(db, held)
 
 
 def known_live_listings(db: Session, monitor_id: str) -> set[int]:
