@@ -42,7 +42,8 @@ class SiteListing(Base):
     A listing has a new version only when a sighting says something else of it; each
     monitor points at the version it saw last (`MonitorListing.description_id`), so it shows
     what it saw itself, never what another workspace's monitor saw since. Market data, like
-    the price book: it names no workspace and outlives the monitors that saw it."""
+    the price book: it names no workspace. A version no monitor holds any longer is dropped
+    (`site_listings.drop_unheld`)."""
 
     __tablename__ = "site_listings"
     __table_args__ = (

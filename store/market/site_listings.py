@@ -18,8 +18,10 @@ A version no monitor holds any longer (its monitors deleted, or moved on to a ne
 dropped (`drop_unheld`): nothing else reads it. On PostgreSQL a poll may be taking such a
 version up at that moment (its insert found it there), so the poll reads its versions back
 with a `FOR KEY SHARE` lock, which a drop skips (`SKIP LOCKED`), and inserts again a version
-dropped between its insert and its read; a drop that loses the race anyway (the foreign key
-refuses it) leaves the versions, in a savepoint of its own. SQLite has one writer: no race.
+dropped between its insert and its read; a drop the foreign key refuses (the poll committed
+in between) is undone in a savepoint of its own and tried again. SQLite has one writer: no
+race. A version may still be left behind, harmlessly: skipped for a poll that then failed,
+or held by two monitors deleted at the same moment (each transaction sees the other's hold).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ _TABLE = cast(Table, SiteListing.__table__)
 _HOLDERS = table("monitor_listings", column("description_id"))
 # Reads of a poll's versions that find one dropped meanwhile (PostgreSQL) before giving up.
 READ_BACK_ATTEMPTS = 3
+# Drops of a chunk refused because a poll took a version up meanwhile, before leaving it.
+DROP_ATTEMPTS = 3
 log = logging.getLogger(__name__)
 
 
@@ -189,11 +193,13 @@ def drop_unheld(db: Session, candidates: Iterable[int]) -> None:
             continue
         # A version a poll is taking up is locked by it: skipped, not waited for.
         doomed = doomed.with_for_update(skip_locked=True)
-        try:
-            with db.begin_nested():
-                db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed)))
-        except IntegrityError:  # a poll took one up and committed first: these stay
-            log.info("site listing versions kept: a poll took one up meanwhile", exc_info=True)
+        for _ in range(DROP_ATTEMPTS):
+            try:
+                with db.begin_nested():
+                    db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed)))
+                break
+            except IntegrityError:  # a poll took one up and committed first: look again
+                log.info("a version was taken up while it was dropped", exc_info=True)
 
 
 def _on_postgresql(db: Session) -> bool:

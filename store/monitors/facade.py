@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.orm import Session
 
+from ..market.site_listings import drop_unheld
 from ..notify.alert_decisions import ErrorAlertRules
 from . import listing_pages as pages
 from . import polls as polls
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 K = TypeVar("K")  # the key a keyset page starts after
+
+log = logging.getLogger(__name__)
 
 
 class MonitorStore:
@@ -106,10 +110,21 @@ class MonitorStore:
     ) -> PollRecord:
         """Write one poll as `decide` rules it (the engine's listing state machine,
         `engine.decide_poll`: see `store/monitors/poll_decisions.py`), in one transaction; with
-        `lease_token`, only while this node's lease holds (`LeaseLost` otherwise)."""
-        return await self._store.notify.unit(
-            lambda db: polls.record_poll(db, monitor_id, outcome, decide, lease_token)
+        `lease_token`, only while this node's lease holds (`LeaseLost` otherwise). Then, in
+        a transaction of its own, the versions of descriptions the monitor moved on from go
+        if no monitor holds them."""
+        moved_on: list[int] = []
+        record = await self._store.notify.unit(
+            lambda db: polls.record_poll(db, monitor_id, outcome, decide, lease_token, moved_on)
         )
+        if moved_on:
+            try:
+                await self._store.unit(lambda db: drop_unheld(db, moved_on))
+            except Exception:  # the poll is recorded: a version left behind harms nothing
+                log.warning(
+                    "versions of monitor %s's old descriptions kept", monitor_id, exc_info=True
+                )
+        return record
 
     async def record_poll_error(
         self,

@@ -34,7 +34,7 @@ from .._db.errors import LeaseLost
 from .._db.rows import to_record
 from ..cluster.fence import fence
 from ..market.price_book import record_sale_changes, site_of
-from ..market.site_listings import describe, drop_unheld
+from ..market.site_listings import describe
 from ..notify.alert_decisions import AlertRules, ErrorAlertRules
 from ..notify.outbox import write_error_alerts, write_poll_alerts
 from .listing_writes import ListingWrites
@@ -183,9 +183,13 @@ def record_poll(
     outcome: PollOutcome,
     decide: PollRules,
     lease_token: int | None = None,
+    moved_on: list[int] | None = None,
 ) -> PollRecord:
     """Apply one poll's observations against the stored state, all or nothing, as `decide`
-    (the engine's state machine) rules.
+    (the engine's state machine) rules. The versions of descriptions the monitor moved on
+    from are added to `moved_on`, to drop once this transaction is committed
+    (`drop_unheld`: two monitors moving on from one version at once would each see the
+    other's hold in their own transactions, and keep it).
 
     Idempotent: a poll id already recorded is not applied again (a replay after a crash
     between commit and acknowledgement), and changes are decided against what the database
@@ -228,8 +232,8 @@ def record_poll(
     if decision.monitor is not None:
         _polled(db, monitor, outcome, decision.monitor, writes, decision.alerts)
     db.flush()
-    # Versions this monitor moved on from, if no monitor holds them any longer.
-    drop_unheld(db, (held[i] for i, now in described.ids.items() if i in held and held[i] != now))
+    if moved_on is not None:
+        moved_on.extend(held[i] for i, now in described.ids.items() if i in held and held[i] != now)
     return poll_record(poll)
 
 
