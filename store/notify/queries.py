@@ -155,8 +155,17 @@ def update_channel(
 def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     """Delete the channel, its outbox rows and its log, and take its id out of every rule.
     A rule left with no channel is disabled rather than widened: an empty list means "every
-    channel", which the user never chose for it."""
-    row = owned_row(db, NotificationChannel, channel_id, workspace_id)
+    channel", which the user never chose for it.
+
+    The channel is locked first (PostgreSQL), as the dispatcher locks it before settling its
+    batch: deleting the notifications first and the channel last, a delete and a settle
+    each held what the other waited for, and PostgreSQL aborted one (a deadlock)."""
+    channels = NotificationChannel
+    row = db.scalar(
+        select(channels)
+        .where(channels.id == channel_id, channels.workspace_id == workspace_id)
+        .with_for_update()
+    )
     if row is None:
         return False
     for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades

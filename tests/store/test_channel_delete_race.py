@@ -1,0 +1,74 @@
+"""Deleting a channel while the dispatcher settles its batch (PostgreSQL, where both run at
+once): the two must queue, not deadlock. A deadlock aborts one of them, which the API turned
+into a 503 ("database is not answering") under Schemathesis's load."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+from sqlalchemy import create_engine, pool, select, text
+from sqlalchemy.orm import Session
+
+from store import open_store
+from store._db.urls import sync_database_url
+from store.notify.models import NotificationChannel
+from tests.store.notify_helpers import add_niche_alerts, new_channel, new_monitor, new_rule
+from tests.store.test_notify_dispatch import T0, _alerts
+
+
+@pytest.mark.postgres
+async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
+    postgres_url: str,
+) -> None:
+    """The dispatcher holds the channel (`record_outcome` locks it first, then updates the
+    batch's notifications); a delete arriving meanwhile waits for the channel before it
+    touches the notifications, so the dispatcher finishes and the delete follows."""
+    settler = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    async with open_store(postgres_url) as store:
+        monitor_id, workspace_id = await new_monitor(store)
+        channel = await new_channel(store, workspace_id)
+        await new_rule(store, workspace_id, ("new_hot_niche",))
+        await add_niche_alerts(store, workspace_id, monitor_id, _alerts("a", "b"), now=T0)
+        deleted: list[bool] = []
+
+        async def delete() -> None:
+            deleted.append(await store.notify.delete_channel(workspace_id, channel.id))
+
+        with Session(settler) as settling, trio.fail_after(60):
+            settling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+            held = select(NotificationChannel.id).where(NotificationChannel.id == channel.id)
+            settling.execute(held.with_for_update(key_share=True))  # as record_outcome
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(delete)
+                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, settling):
+                    await trio.sleep(0.02)
+                # The batch settled while the delete waits: with the channel locked last,
+                # the delete would hold these rows and this update would wait for it.
+                await trio.to_thread.run_sync(_settle_and_commit, settling, channel.id)
+        assert deleted == [True]
+        left = await store.unit(
+            lambda db: db.execute(
+                text("SELECT count(*) FROM notifications WHERE channel_id = :c"), {"c": channel.id}
+            ).scalar_one()
+        )
+        assert left == 0
+    settler.dispose()
+
+
+def _someone_waits_for_a_lock(beside: Session) -> bool:
+    with Session(beside.get_bind()) as looking:
+        waiting = looking.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+        ).scalar_one()
+    return int(waiting) > 0
+
+
+def _settle_and_commit(settling: Session, channel_id: str) -> None:
+    settling.execute(
+        text("UPDATE notifications SET attempts = attempts + 1 WHERE channel_id = :c"),
+        {"c": channel_id},
+    )
+    settling.commit()
