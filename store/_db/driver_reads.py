@@ -20,6 +20,14 @@ connection the dialect finds dead is dropped with every other the pool held, so 
 answers `DatabaseUnavailable` and the units after it get fresh connections
 (`tests/store/test_driver_reads.py`). SQLAlchemy's cursor events (`before_cursor_execute`)
 and its echo log do not see these statements.
+
+Many rows on SQLite come in one step: sqlite3 lets go of the GIL around every step of a
+statement, once per row, and with worker threads beside the Trio thread each row became a
+GIL hand-off. A read that names its columns (`names`) is asked on SQLite as one JSON array
+of every row (`json_group_array`, a single step), which orjson parses. JSON keeps SQLite's
+integers, text and NULLs as they are, but writes a REAL with 15 significant digits, so a
+column typed `Float` (or binary) is refused there; `Numeric` columns (SQLite stores them as
+REAL) are rounded to their scale by their processor anyway.
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, Dialect, text
+import orjson
+from sqlalchemy import Connection, Dialect, Float, LargeBinary, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
@@ -43,6 +52,7 @@ Processor = Callable[[Any], Any]
 class _Compiled:
     sql: str
     positions: tuple[str, ...] | None  # parameter names in order, for a positional driver
+    as_json: bool  # the rows come as one JSON array, in the one column of one row
 
 
 # (column index, its processor), for the columns that have one.
@@ -55,12 +65,29 @@ class DriverRead(Generic[R]):
     import or in a bounded cache: the compiled form is kept per dialect.
 
     Parameters reach the driver as they are (no bind processing): give strings, integers
-    and floats, which both drivers take alike."""
+    and floats, which both drivers take alike.
 
-    def __init__(self, sql: str, types: Sequence[TypeEngine[Any]], make: Callable[..., R]):
+    `names`, the result columns' names in order (unique), for a read of many rows: SQLite
+    then hands them over in one step, as one JSON array (the module docstring)."""
+
+    def __init__(
+        self,
+        sql: str,
+        types: Sequence[TypeEngine[Any]],
+        make: Callable[..., R],
+        *,
+        names: Sequence[str] = (),
+    ):
+        if names:
+            if len(names) != len(types) or len(set(names)) != len(names):
+                raise ValueError("one unique name for each declared column")
+            inexact = [t for t in types if isinstance(t, Float | LargeBinary)]
+            if inexact:
+                raise ValueError(f"JSON cannot carry {inexact[0]!r} exactly")
         self._text = text(sql)
         self._types = tuple(types)
         self._make = make
+        self._names = tuple(names)
         self._compiled: dict[tuple[str, str], _Compiled] = {}
         self._makers: dict[tuple[str, str], Callable[[Sequence[Any]], R]] = {}
 
@@ -71,6 +98,9 @@ class DriverRead(Generic[R]):
         dialect = connection.dialect
         compiled = self._compiled_for(dialect)
         description, rows = _execute(connection, compiled.sql, _bound(compiled, params))
+        if compiled.as_json:
+            rows = orjson.loads(rows[0][0])
+            description = [(name, None) for name in self._names]  # SQLite types no column
         made = self._makers.get(_key(dialect))
         if made is None:
             made = self._maker_for(dialect, description)
@@ -86,9 +116,16 @@ class DriverRead(Generic[R]):
         if compiled is None:
             statement = self._text.compile(dialect=dialect)
             positional = dialect.positional
+            as_json = bool(self._names) and dialect.name == "sqlite"
+            sql = statement.string
+            if as_json:
+                # An aggregate over a subquery with ORDER BY reads it in that order (SQLite
+                # never flattens such a subquery into an aggregate); no rows give '[]'.
+                sql = f"SELECT json_group_array(json_array({', '.join(self._names)})) FROM ({sql})"
             compiled = _Compiled(
-                sql=statement.string,
+                sql=sql,
                 positions=tuple(statement.positiontup or ()) if positional else None,
+                as_json=as_json,
             )
             # Set once per dialect; two threads compiling at once write equal values.
             self._compiled[_key(dialect)] = compiled
@@ -143,11 +180,21 @@ def record_columns(
     model: type[Any], names: Sequence[str], alias: str
 ) -> tuple[list[str], list[TypeEngine[Any]]]:
     """The SQL that selects `model`'s mapped attributes `names` (a record's fields) from its
-    table under `alias`, and their types, in that order. Each is named `<alias>_<column>`,
-    so that a join's columns keep distinct names in a subquery."""
+    table under `alias`, and their types, in that order. Each is named `<alias>_<column>`
+    (`result_names`), so that a join's columns keep distinct names in a subquery."""
     columns = model.__mapper__.columns
-    names_in_sql = [f"{alias}.{columns[n].name} AS {alias}_{columns[n].name}" for n in names]
-    return names_in_sql, [columns[name].type for name in names]
+    in_sql = [f"{alias}.{columns[n].name}" for n in names]
+    named = [
+        f"{column} AS {name}"
+        for column, name in zip(in_sql, result_names(model, names, alias), strict=True)
+    ]
+    return named, [columns[name].type for name in names]
+
+
+def result_names(model: type[Any], names: Sequence[str], alias: str) -> list[str]:
+    """The names `record_columns` gives the same columns in a result."""
+    columns = model.__mapper__.columns
+    return [f"{alias}_{columns[n].name}" for n in names]
 
 
 def _execute(connection: Connection, sql: str, params: Any) -> tuple[Any, Sequence[Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 import trio
-from sqlalchemy import Integer, Numeric, select
+from sqlalchemy import BigInteger, Boolean, Float, Integer, Numeric, Text, select
 from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
@@ -163,6 +163,66 @@ async def test_a_parameter_used_twice_and_the_types_declared(store: Store) -> No
     rows = await store.unit(lambda db: read.all(db, {"n": 20, "price": "3.50"}))
     assert rows == [(21, 40, Decimal("3.50"))]
     assert isinstance(rows[0][2], Decimal)
+
+
+_AWKWARD_TEXT = 'quote " back \\ slash\nnew line\ttab \x01 nul-free, é, 日本, 🧥'
+
+
+async def test_rows_read_in_one_step_are_the_rows_read_one_by_one(store: Store) -> None:
+    """A read naming its columns gets, on SQLite, every row at once as one JSON array: the
+    same values, types and order as row by row (text JSON must escape, integers beyond 2**53,
+    NULLs, numerics and flags), and no rows as none. PostgreSQL reads rows either way."""
+    sql = (
+        "SELECT * FROM (SELECT :text AS t, 9007199254740993 AS big, NULL AS absent, "
+        "CAST(:price AS NUMERIC(10, 2)) AS price, 1 = 1 AS flag, 2 AS n "
+        "UNION ALL SELECT 'plain', -5, NULL, NULL, 1 = 0, 1) rows_ "
+        "WHERE n <= :most ORDER BY n"
+    )
+    types = [Text(), BigInteger(), Integer(), Numeric(10, 2), Boolean(), Integer()]
+    names = ["t", "big", "absent", "price", "flag", "n"]
+    by_row = DriverRead(sql, types, lambda *values: values)
+    at_once = DriverRead(sql, types, lambda *values: values, names=names)
+    params = {"text": _AWKWARD_TEXT, "price": "3.50", "most": 2}
+
+    sent: list[str] = []
+
+    def read(db: Session) -> tuple[Any, ...]:
+        driver = db.connection().connection.dbapi_connection
+        if isinstance(driver, sqlite3.Connection):
+            driver.set_trace_callback(sent.append)
+        try:
+            return (
+                by_row.all(db, params), at_once.all(db, params),
+                at_once.all(db, {**params, "most": 0}),
+            )  # fmt: skip
+        finally:
+            if isinstance(driver, sqlite3.Connection):
+                driver.set_trace_callback(None)
+
+    rows, json_rows, none = await store.unit(read)
+    if store.dialect == "sqlite":
+        assert ["json_group_array" in sql for sql in sent] == [False, True, True]
+    assert (
+        json_rows
+        == rows
+        == [
+            ("plain", -5, None, None, False, 1),
+            (_AWKWARD_TEXT, 9007199254740993, None, Decimal("3.50"), True, 2),
+        ]
+    )
+    assert [type(v) for v in json_rows[1]] == [type(v) for v in rows[1]]
+    assert none == []
+
+
+def test_a_read_in_one_step_names_each_column_once_and_refuses_inexact_types() -> None:
+    make = lambda *values: values  # noqa: E731
+    with pytest.raises(ValueError, match="one unique name"):
+        DriverRead("SELECT 1 AS a, 2 AS b", [Integer(), Integer()], make, names=["a", "a"])
+    with pytest.raises(ValueError, match="one unique name"):
+        DriverRead("SELECT 1 AS a, 2 AS b", [Integer(), Integer()], make, names=["a"])
+    # SQLite's JSON writes a REAL with 15 significant digits: a float would come back rounded.
+    with pytest.raises(ValueError, match="JSON cannot carry"):
+        DriverRead("SELECT 0.1 + 0.2 AS f", [Float()], make, names=["f"])
 
 
 async def test_a_read_declaring_too_few_columns_fails(store: Store) -> None:
