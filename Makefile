@@ -45,6 +45,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check api engine scrapers store tests bench
+	$(BIN)/ruff format --check api engine scrapers store tests bench
 	$(BIN)/mypy api engine scrapers store
 
 # Everything but the soak tests (about ten minutes on a quiet 2-core machine).

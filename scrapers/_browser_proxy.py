@@ -136,8 +136,10 @@ class GuardProxy:
                 early = b""
             else:
                 upstream, early = await self._open(host, port, explicit=True)
-        target = request.target if via_proxy else (parts.path or "/") + (
-            f"?{parts.query}" if parts.query else ""
+        target = (
+            request.target
+            if via_proxy
+            else (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         )
         auth = self.upstream.authorization() if via_proxy and self.upstream else b""
         async with upstream:

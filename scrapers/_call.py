@@ -47,7 +47,7 @@ def session_headers(
 
 
 def egress_name(proxy: str | None) -> str:
-    """"direct", or the proxy's scheme, host and port (never its credentials)."""
+    """ "direct", or the proxy's scheme, host and port (never its credentials)."""
     if not proxy:
         return "direct"
     parts = urlsplit(proxy)

@@ -85,9 +85,9 @@ class MarketSession:
         return renew is not None and (time.time() if now is None else now) >= renew
 
     def expired(self, now: float | None = None) -> bool:
-        return self.expires_at is not None and (
-            time.time() if now is None else now
-        ) >= self.expires_at
+        return (
+            self.expires_at is not None and (time.time() if now is None else now) >= self.expires_at
+        )
 
     def to_json(self) -> dict[str, object]:
         """The sealed form's content (the store seals it; it is never shown back)."""
@@ -212,4 +212,4 @@ def _token_chars(name: str) -> bool:
 def _value_chars(value: str) -> bool:
     # RFC 6265 cookie-octets (quotes tolerated): no controls, spaces, commas, semicolons or
     # backslashes, so a value can never smuggle a header.
-    return all(0x21 <= ord(c) <= 0x7E and c not in ',;\\' for c in value)
+    return all(0x21 <= ord(c) <= 0x7E and c not in ",;\\" for c in value)

@@ -111,12 +111,8 @@ class AnalysisPriceBookOut(BaseModel):
 
 # Numbers on the wire (the schema says so, and Schemathesis holds the handler to it); amounts
 # are rounded to cents and the margin to tenths of a percent, rather than refused.
-Amount = Annotated[
-    Decimal, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 10_000})
-]
-Share = Annotated[
-    Decimal, WithJsonSchema({"type": "number", "minimum": 0, "exclusiveMaximum": 1})
-]
+Amount = Annotated[Decimal, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 10_000})]
+Share = Annotated[Decimal, WithJsonSchema({"type": "number", "minimum": 0, "exclusiveMaximum": 1})]
 
 
 class BuyingCostsIn(Strict):

@@ -344,9 +344,7 @@ async def test_three_nodes_one_killed_mid_poll(
 
                 await polls_reach(reader, {m: 2 for m in ids}, 60)
                 warm_at = trio.current_time()
-                client_of = await stable_clients_of_nodes(
-                    store, app.log, index, slice_of
-                )
+                client_of = await stable_clients_of_nodes(store, app.log, index, slice_of)
 
                 # The kill: node-b's next feed answer is held back, then node-b is SIGKILLed.
                 with trio.fail_after(60):

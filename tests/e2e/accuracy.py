@@ -397,9 +397,9 @@ async def measure(nursery: trio.Nursery, settings: Settings, scenario: Scenario)
         await signed_in(client)
         # Every category named, as a reseller's URL does: today's items carry no category, so
         # the service reads one feed per category and knows each listing's.
-        categories = sorted(int(c) for c in (await _json(sim, "GET", "/__sim__/truth"))[
-            "categories"
-        ])
+        categories = sorted(
+            int(c) for c in (await _json(sim, "GET", "/__sim__/truth"))["categories"]
+        )
         query = "&".join(f"catalog[]={c}" for c in categories)
         started = await _json(
             client,

@@ -198,7 +198,9 @@ class Run:
             "telegram": [a for m in list(self.telegram.messages) for a in telegram_alerts(m)],
             "discord": [a for m in list(self.discord.messages) for a in discord_alerts(m)],
             "email": [
-                a for m in self.inbox.to(ALERTS_TO) if m["Subject"] != CONFIRM_ALERTS
+                a
+                for m in self.inbox.to(ALERTS_TO)
+                if m["Subject"] != CONFIRM_ALERTS
                 for a in email_alerts(m)
             ],
         }

@@ -85,9 +85,7 @@ async def test_with_every_source_refused_absence_finds_what_left_the_market(
     async with challenged(store, "off") as market:
         async with httpx.AsyncClient(base_url=market.origins.site) as sim:
             token = await token_from_unchallenged_site(sim)
-        await market.market.set_operator_session(
-            market.origins.site, f"access_token_web={token}"
-        )
+        await market.market.set_operator_session(market.origins.site, f"access_token_web={token}")
         monitor = await new_monitor(store, url=market.origins.site + URL, page_cap=20)
         starts = await ten_days(store, market, monitor)
         listings = [x async for x in store.monitors.iter_listings(monitor.id)]
