@@ -95,10 +95,15 @@ def _sale(
 
 
 def record_sale_changes(db: Session, changes: Iterable[SaleChange]) -> None:
-    """Apply `changes` in order, in the caller's transaction. A sale another monitor already
-    recorded is kept as it is (inserted ON CONFLICT), but for a likely one that this one
-    confirms; an undone sale is removed only while likely (a confirmed sale is final)."""
-    for change in changes:
+    """Apply `changes` in the caller's transaction, in (site, item id) order, each listing's
+    in the order given. A sale another monitor already recorded is kept as it is (inserted
+    ON CONFLICT), but for a likely one that this one confirms; an undone sale is removed
+    only while likely (a confirmed sale is final).
+
+    Why sorted: two monitors of one site record the same sales in their own steps' orders,
+    and an upsert locks the row even when it changes nothing; X then Y beside Y then X was
+    a deadlock on PostgreSQL (`tests/store/test_lock_order.py`)."""
+    for change in sorted(changes, key=lambda change: (change.site, change.item_id)):
         if change.sale is not None:
             upsert_sales(db, [change.sale])
             continue

@@ -1,16 +1,21 @@
-"""Deleting a channel while the dispatcher settles its batch (PostgreSQL, where both run at
-once): the two must queue, not deadlock. A deadlock aborts one of them, which the API turned
-into a 503 ("database is not answering") under Schemathesis's load."""
+"""Transactions that lock the same rows take them in the same order, so that on PostgreSQL
+they queue instead of deadlocking: a deadlock aborts one of them (the API answered 503
+"database is not answering", a poll failed). Each test holds a lock as one side would hold
+it midway, lets the other side run until it waits for a lock, then finishes the first side:
+in the wrong order the two wait for each other."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 import pytest
 import trio
 from sqlalchemy import create_engine, pool, select, text
 from sqlalchemy.orm import Session
 
-from store import open_store
+from store import MarketSaleRecord, open_store
 from store._db.urls import sync_database_url
+from store.market.price_book import SaleChange, record_sale_changes
 from store.notify.models import NotificationChannel
 from tests.store.notify_helpers import add_niche_alerts, new_channel, new_monitor, new_rule
 from tests.store.test_notify_dispatch import T0, _alerts
@@ -53,6 +58,46 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
         )
         assert left == 0
     settler.dispose()
+
+
+SITE = "https://www.vinted.fr"
+
+
+def _sale(item_id: int) -> SaleChange:
+    return SaleChange(SITE, item_id, MarketSaleRecord(
+        site=SITE, item_id=item_id, category_id=5, category_name="Jeans", brand="Levi's",
+        size="W32", condition="Very good", price=Decimal("20"), currency="EUR",
+        days_to_sell=1.0, evidence="likely", sold_at=T0,
+    ))  # fmt: skip
+
+
+@pytest.mark.postgres
+async def test_two_polls_recording_the_same_sales_in_opposite_orders_queue(
+    postgres_url: str,
+) -> None:
+    """Two monitors of one site record sales X and Y in the orders their steps came in:
+    one has written X and goes on to Y while the other records Y then X. The price book
+    takes its rows in (site, item id) order, whatever the order given."""
+    first = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    async with open_store(postgres_url) as store:
+        with Session(first) as recording, trio.fail_after(60):
+            recording.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+            record_sale_changes(recording, [_sale(1)])  # midway: X written, Y to come
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    store.unit, lambda db: record_sale_changes(db, [_sale(2), _sale(1)])
+                )
+                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, recording):
+                    await trio.sleep(0.02)
+                await trio.to_thread.run_sync(_record_and_commit, recording, _sale(2))
+        count = "SELECT count(*) FROM market_sales"
+        assert await store.unit(lambda db: db.execute(text(count)).scalar_one()) == 2
+    first.dispose()
+
+
+def _record_and_commit(recording: Session, change: SaleChange) -> None:
+    record_sale_changes(recording, [change])
+    recording.commit()
 
 
 def _someone_waits_for_a_lock(beside: Session) -> bool:
