@@ -157,9 +157,11 @@ def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     A rule left with no channel is disabled rather than widened: an empty list means "every
     channel", which the user never chose for it.
 
-    The channel is locked first (PostgreSQL), as the dispatcher locks it before settling its
-    batch: deleting the notifications first and the channel last, a delete and a settle
-    each held what the other waited for, and PostgreSQL aborted one (a deadlock)."""
+    Rows are taken parents first (PostgreSQL), as every other writer takes them: the channel
+    (the dispatcher locks it before settling its batch), then the workspace's rules in id
+    order (a rule's deletion locks it before its alerts), then the alerts and the log.
+    Children first, a delete and either of those held what the other waited for, and
+    PostgreSQL aborted one of them (`tests/store/test_lock_order.py`)."""
     channels = NotificationChannel
     row = db.scalar(
         select(channels)
@@ -168,16 +170,20 @@ def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     )
     if row is None:
         return False
-    for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
-        db.execute(delete(table).where(table.channel_id == channel_id))
     rules = db.scalars(
-        select(NotificationRule).where(NotificationRule.workspace_id == workspace_id)
+        select(NotificationRule)
+        .where(NotificationRule.workspace_id == workspace_id)
+        .order_by(NotificationRule.id)
+        .with_for_update(key_share=True)
     )
     for rule in rules:
         if channel_id in rule.channel_ids:
             rule.channel_ids = [c for c in rule.channel_ids if c != channel_id]
             if not rule.channel_ids:
                 rule.enabled = False
+    db.flush()
+    for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
+        db.execute(delete(table).where(table.channel_id == channel_id))
     db.delete(row)
     db.flush()
     return True

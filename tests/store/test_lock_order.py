@@ -60,6 +60,47 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
     settler.dispose()
 
 
+@pytest.mark.postgres
+async def test_a_channel_deleted_while_a_rule_of_its_workspace_is_deleted_waits_for_it(
+    postgres_url: str,
+) -> None:
+    """A rule's deletion holds the rule, then its alerts lose it (the foreign key's SET
+    NULL); a channel's deletion arriving meanwhile waits for the rules before it touches
+    the alerts."""
+    deleter = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    async with open_store(postgres_url) as store:
+        monitor_id, workspace_id = await new_monitor(store)
+        channel = await new_channel(store, workspace_id)
+        rule = await new_rule(store, workspace_id, ("new_hot_niche",), channel_ids=(channel.id,))
+        await add_niche_alerts(store, workspace_id, monitor_id, _alerts("a", "b"), now=T0)
+        deleted: list[bool] = []
+
+        async def delete() -> None:
+            deleted.append(await store.notify.delete_channel(workspace_id, channel.id))
+
+        with Session(deleter) as deleting, trio.fail_after(60):
+            deleting.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+            held = "SELECT id FROM notification_rules WHERE id = :r FOR UPDATE"
+            deleting.execute(text(held), {"r": rule.id})  # as delete_rule, midway
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(delete)
+                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, deleting):
+                    await trio.sleep(0.02)
+                assert not deleted  # the rule is held: the delete cannot be done
+                await trio.to_thread.run_sync(_forget_rule_and_commit, deleting, rule.id)
+        assert deleted == [True]
+    deleter.dispose()
+
+
+def _forget_rule_and_commit(deleting: Session, rule_id: str) -> None:
+    """The rest of the rule's deletion: its alerts keep no rule, then the rule goes."""
+    deleting.execute(
+        text("UPDATE notifications SET rule_id = NULL WHERE rule_id = :r"), {"r": rule_id}
+    )
+    deleting.execute(text("DELETE FROM notification_rules WHERE id = :r"), {"r": rule_id})
+    deleting.commit()
+
+
 SITE = "https://www.vinted.fr"
 
 
