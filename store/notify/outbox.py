@@ -123,8 +123,13 @@ class _Batch:
 
 def _targets(db: Session, monitor: Monitor) -> tuple[list[NotificationRule], list[str]]:
     """The monitor's effective rules and its workspace's enabled channels (none of either:
-    nothing to write, and a poll pays two small reads for finding out)."""
-    rules = effective_rule_rows(db, monitor.workspace_id, monitor.id)
+    nothing to write, and a poll pays two small reads for finding out).
+
+    Both held until the transaction ends (PostgreSQL's `FOR KEY SHARE`, which the alerts'
+    foreign keys would take at their insert anyway, and which edits do not wait for): a rule
+    or channel deleted between this read and that insert failed the insert, and with it
+    the poll."""
+    rules = effective_rule_rows(db, monitor.workspace_id, monitor.id, hold=True)
     if not rules:
         return [], []
     channels = list(
@@ -138,6 +143,7 @@ def _targets(db: Session, monitor: Monitor) -> tuple[list[NotificationRule], lis
                 NotificationChannel.confirmed_at.is_not(None),
             )
             .order_by(NotificationChannel.created_at, NotificationChannel.id)
+            .with_for_update(read=True, key_share=True)
         )
     )
     return rules, channels

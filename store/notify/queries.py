@@ -321,7 +321,11 @@ def set_monitor_rules(
     monitor); `NotFoundInWorkspace` if the monitor or a channel is not the workspace's,
     `QuotaFull` if the workspace's other rules and these would pass `at_most`."""
     _admit_rules(db, workspace_id, at_most, len(rules), monitor_id)
-    owner = db.scalar(select(Monitor.workspace_id).where(Monitor.id == monitor_id))
+    # The monitor locked before its rules go (PostgreSQL): a poll of it locks it first too,
+    # then holds the rules its alerts name (`outbox._targets`), so the two queue.
+    owner = db.scalar(
+        select(Monitor.workspace_id).where(Monitor.id == monitor_id).with_for_update(key_share=True)
+    )
     if owner != workspace_id:
         raise NotFoundInWorkspace("monitor", monitor_id)
     db.execute(
@@ -342,20 +346,25 @@ def set_monitor_rules(
     return [rule_record(row) for row in made]
 
 
-def effective_rule_rows(db: Session, workspace_id: str, monitor_id: str) -> list[NotificationRule]:
+def effective_rule_rows(
+    db: Session, workspace_id: str, monitor_id: str, *, hold: bool = False
+) -> list[NotificationRule]:
     """The monitor's own enabled rules if it has any, else the workspace's enabled
-    defaults: one query."""
-    rows = list(
-        db.scalars(
-            select(NotificationRule)
-            .where(
-                NotificationRule.workspace_id == workspace_id,
-                NotificationRule.enabled.is_(True),
-                (NotificationRule.monitor_id == monitor_id) | NotificationRule.monitor_id.is_(None),
-            )
-            .order_by(NotificationRule.created_at, NotificationRule.id)
+    defaults: one query. `hold`: for a writer that goes on to name them (PostgreSQL's
+    `FOR KEY SHARE`): a rule deleted meanwhile either waits for this transaction or was
+    gone before this read."""
+    query = (
+        select(NotificationRule)
+        .where(
+            NotificationRule.workspace_id == workspace_id,
+            NotificationRule.enabled.is_(True),
+            (NotificationRule.monitor_id == monitor_id) | NotificationRule.monitor_id.is_(None),
         )
+        .order_by(NotificationRule.created_at, NotificationRule.id)
     )
+    if hold:
+        query = query.with_for_update(read=True, key_share=True)
+    rows = list(db.scalars(query))
     own = [row for row in rows if row.monitor_id == monitor_id]
     return own or rows
 

@@ -6,6 +6,8 @@ in the wrong order the two wait for each other."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from decimal import Decimal
 
 import pytest
@@ -13,10 +15,12 @@ import trio
 from sqlalchemy import create_engine, pool, select, text
 from sqlalchemy.orm import Session
 
-from store import MarketSaleRecord, open_store
+from store import MarketSaleRecord, NewRule, open_store
 from store._db.urls import sync_database_url
 from store.market.price_book import SaleChange, record_sale_changes
-from store.notify.models import NotificationChannel
+from store.monitors.models import Monitor
+from store.notify import outbox
+from store.notify.models import Notification, NotificationChannel
 from tests.store.notify_helpers import add_niche_alerts, new_channel, new_monitor, new_rule
 from tests.store.test_notify_dispatch import T0, _alerts
 
@@ -43,7 +47,7 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
             settling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
             held = select(NotificationChannel.id).where(NotificationChannel.id == channel.id)
             settling.execute(held.with_for_update(key_share=True))  # as record_outcome
-            async with trio.open_nursery() as nursery:
+            async with _beside(settling) as nursery:
                 nursery.start_soon(delete)
                 while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, settling):
                     await trio.sleep(0.02)
@@ -82,7 +86,7 @@ async def test_a_channel_deleted_while_a_rule_of_its_workspace_is_deleted_waits_
             deleting.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
             held = "SELECT id FROM notification_rules WHERE id = :r FOR UPDATE"
             deleting.execute(text(held), {"r": rule.id})  # as delete_rule, midway
-            async with trio.open_nursery() as nursery:
+            async with _beside(deleting) as nursery:
                 nursery.start_soon(delete)
                 while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, deleting):
                     await trio.sleep(0.02)
@@ -99,6 +103,97 @@ def _forget_rule_and_commit(deleting: Session, rule_id: str) -> None:
     )
     deleting.execute(text("DELETE FROM notification_rules WHERE id = :r"), {"r": rule_id})
     deleting.commit()
+
+
+@pytest.mark.postgres
+async def test_a_rule_deleted_while_a_poll_queues_its_alerts_waits_for_the_poll(
+    postgres_url: str,
+) -> None:
+    """A poll has read the rules and channels its alerts will name (`outbox._targets`);
+    the rule's deletion arriving before the alerts are inserted waits for the poll, instead
+    of committing first and failing the poll's insert on the foreign key."""
+    poller = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    async with open_store(postgres_url) as store:
+        monitor_id, workspace_id = await new_monitor(store)
+        channel = await new_channel(store, workspace_id)
+        rule = await new_rule(store, workspace_id, ("new_listing",))
+        deleted: list[bool] = []
+
+        async def delete() -> None:
+            deleted.append(await store.notify.delete_rule(workspace_id, rule.id))
+
+        with Session(poller) as polling, trio.fail_after(60):
+            polling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+            monitor = polling.get(Monitor, monitor_id)
+            assert monitor is not None
+            rules, channels = outbox._targets(polling, monitor)  # the poll, midway
+            assert [r.id for r in rules] == [rule.id] and channels == [channel.id]
+            async with _beside(polling) as nursery:
+                nursery.start_soon(delete)
+                while not deleted and not await trio.to_thread.run_sync(
+                    _someone_waits_for_a_lock, polling
+                ):
+                    await trio.sleep(0.02)
+                await trio.to_thread.run_sync(_queue_and_commit, polling, monitor, rule.id)
+        assert deleted == [True]
+        kept = "SELECT count(*) FROM notifications WHERE rule_id IS NULL"
+        assert await store.unit(lambda db: db.execute(text(kept)).scalar_one()) == 1
+    poller.dispose()
+
+
+@pytest.mark.postgres
+async def test_a_monitors_rules_replaced_during_its_fenced_poll_wait_for_the_poll(
+    postgres_url: str,
+) -> None:
+    """Cluster mode: a poll holds its monitor from its start (the lease's fence), then the
+    rules its alerts name. Replacing the monitor's rules meanwhile waits for the monitor
+    before it deletes any rule, instead of deleting them and then waiting for the monitor
+    while the poll waits for the deleted rules."""
+    poller = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    async with open_store(postgres_url) as store:
+        monitor_id, workspace_id = await new_monitor(store)
+        await new_channel(store, workspace_id)
+        [own] = await store.notify.set_monitor_rules(
+            workspace_id, monitor_id, [NewRule(name="mine", kinds=("new_listing",))]
+        )
+        replaced: list[int] = []
+
+        async def replace_rules() -> None:
+            new = [NewRule(name="mine, again", kinds=("new_listing",))]
+            replaced.append(
+                len(await store.notify.set_monitor_rules(workspace_id, monitor_id, new))
+            )
+
+        with Session(poller) as polling, trio.fail_after(60):
+            polling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+            fenced = "SELECT lease_token FROM monitors WHERE id = :m FOR UPDATE"
+            polling.execute(text(fenced), {"m": monitor_id})  # as `fence`
+            async with _beside(polling) as nursery:
+                nursery.start_soon(replace_rules)
+                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, polling):
+                    await trio.sleep(0.02)
+                monitor = polling.get(Monitor, monitor_id)
+                assert monitor is not None
+                rules, _ = outbox._targets(polling, monitor)
+                assert [r.id for r in rules] == [own.id]
+                await trio.to_thread.run_sync(_queue_and_commit, polling, monitor, own.id)
+        assert replaced == [1]
+    poller.dispose()
+
+
+def _queue_and_commit(polling: Session, monitor: Monitor, rule_id: str) -> None:
+    """The rest of the poll: one alert for the rule on the workspace's channel."""
+    (channel_id,) = polling.execute(
+        text("SELECT id FROM notification_channels WHERE workspace_id = :w"),
+        {"w": monitor.workspace_id},
+    ).scalars()
+    polling.add(Notification(
+        id=f"ntf_{monitor.id[-12:]}", workspace_id=monitor.workspace_id, monitor_id=monitor.id,
+        rule_id=rule_id, channel_id=channel_id, kind="new_listing", subject="item:1",
+        payload="{}", created_at=T0, due_at=T0, status="pending", attempts=0,
+        next_attempt_at=T0,
+    ))  # fmt: skip
+    polling.commit()
 
 
 SITE = "https://www.vinted.fr"
@@ -124,7 +219,7 @@ async def test_two_polls_recording_the_same_sales_in_opposite_orders_queue(
         with Session(first) as recording, trio.fail_after(60):
             recording.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
             record_sale_changes(recording, [_sale(1)])  # midway: X written, Y to come
-            async with trio.open_nursery() as nursery:
+            async with _beside(recording) as nursery:
                 nursery.start_soon(
                     store.unit, lambda db: record_sale_changes(db, [_sale(2), _sale(1)])
                 )
@@ -139,6 +234,19 @@ async def test_two_polls_recording_the_same_sales_in_opposite_orders_queue(
 def _record_and_commit(recording: Session, change: SaleChange) -> None:
     record_sale_changes(recording, [change])
     recording.commit()
+
+
+@asynccontextmanager
+async def _beside(holding: Session) -> AsyncIterator[trio.Nursery]:
+    """A nursery for the other side. If the body fails (or times out), `holding` lets go of
+    its locks before the nursery waits for the other side, which may be waiting for them
+    in a worker thread that nothing can cancel."""
+    async with trio.open_nursery() as nursery:
+        try:
+            yield nursery
+        except BaseException:
+            holding.rollback()
+            raise
 
 
 def _someone_waits_for_a_lock(beside: Session) -> bool:
