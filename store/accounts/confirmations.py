@@ -91,7 +91,12 @@ def use_confirmation(db: Db, token_hash: str, purpose: Purpose, now: datetime) -
     """Spend a link of `purpose` and prove its address for its subject.
 
     The conditional UPDATE makes two concurrent uses of one link yield one success; a link of
-    the other purpose is unknown here (a channel's link never proves an account)."""
+    the other purpose is unknown here (a channel's link never proves an account).
+
+    A channel's link takes its channel first (PostgreSQL), as the channel's deletion does
+    before its links go with it: spending the link first, the two deadlocked."""
+    if purpose == "channel":
+        _hold_channel_of(db, token_hash)
     spent = db.execute(
         update(EmailConfirmation)
         .where(
@@ -119,6 +124,15 @@ def use_confirmation(db: Db, token_hash: str, purpose: Purpose, now: datetime) -
             .values(confirmed_at=now)
         )
     return Confirmed("confirmed", user_id=row.user_id, channel_id=row.channel_id)
+
+
+def _hold_channel_of(db: Db, token_hash: str) -> None:
+    channel_id = db.scalar(
+        select(EmailConfirmation.channel_id).where(EmailConfirmation.token_hash == token_hash)
+    )
+    if channel_id is not None:
+        held = select(NotificationChannel.id).where(NotificationChannel.id == channel_id)
+        db.execute(held.with_for_update(key_share=True))
 
 
 def mark_email_proven(db: Db, user_id: str, email: str | None, now: datetime) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -15,8 +16,9 @@ import trio
 from sqlalchemy import create_engine, pool, select, text
 from sqlalchemy.orm import Session
 
-from store import MarketSaleRecord, NewRule, open_store
+from store import MarketSaleRecord, NewChannel, NewRule, open_store
 from store._db.urls import sync_database_url
+from store.accounts.confirmations import NewConfirmation, add_confirmation, use_confirmation
 from store.market.price_book import SaleChange, record_sale_changes
 from store.monitors.models import Monitor
 from store.notify import outbox
@@ -194,6 +196,52 @@ def _queue_and_commit(polling: Session, monitor: Monitor, rule_id: str) -> None:
         next_attempt_at=T0,
     ))  # fmt: skip
     polling.commit()
+
+
+@pytest.mark.postgres
+async def test_a_channels_link_opened_while_the_channel_is_deleted_waits_for_it(
+    postgres_url: str,
+) -> None:
+    """The recipient opens the channel's confirmation link while its owner deletes the
+    channel (which holds the channel first, then its links go with it): spending the link
+    waits for the channel, and then finds no link."""
+    deleter = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    async with open_store(postgres_url) as store:
+        _, workspace_id = await new_monitor(store)
+        channel = await store.notify.add_channel(NewChannel(
+            workspace_id=workspace_id, kind="email", name="inbox", hint="b***@example.com",
+            secret_box="sealed", awaiting_confirmation=True,
+        ))  # fmt: skip
+        link = NewConfirmation(
+            token_hash="a" * 64, purpose="channel", email="bob@example.com",
+            expires_at=T0 + timedelta(days=1), channel_id=channel.id,
+        )  # fmt: skip
+        await store.unit(lambda db: add_confirmation(db, link, T0))
+        opened: list[str] = []
+
+        async def open_link() -> None:
+            spend = lambda db: use_confirmation(db, link.token_hash, "channel", T0)  # noqa: E731
+            opened.append((await store.unit(spend)).outcome)
+
+        with Session(deleter) as deleting, trio.fail_after(60):
+            deleting.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+            held = "SELECT id FROM notification_channels WHERE id = :c FOR UPDATE"
+            deleting.execute(text(held), {"c": channel.id})  # as delete_channel, first
+            async with _beside(deleting) as nursery:
+                nursery.start_soon(open_link)
+                while not opened and not await trio.to_thread.run_sync(
+                    _someone_waits_for_a_lock, deleting
+                ):
+                    await trio.sleep(0.02)
+                await trio.to_thread.run_sync(_delete_channel_and_commit, deleting, channel.id)
+        assert opened == ["unknown_token"]
+    deleter.dispose()
+
+
+def _delete_channel_and_commit(deleting: Session, channel_id: str) -> None:
+    """The rest of the channel's deletion: its links go with it (the foreign key's cascade)."""
+    deleting.execute(text("DELETE FROM notification_channels WHERE id = :c"), {"c": channel_id})
+    deleting.commit()
 
 
 SITE = "https://www.vinted.fr"
