@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 
 import trio
 
-from store import LeaseLost, MonitorRecord, PollFailure, Store
+from store import DatabaseUnavailable, LeaseLost, MonitorRecord, PollFailure, Store
 
 from .._commands import Pause, PollNow, Resume, Stop
 from .._supervisor import ActorStopped
@@ -48,6 +48,8 @@ NO_SESSION = "no_session"
 # at most five minutes), so a marketplace that answers again is polled again at once. The
 # client's own windows (Retry-After, block cool-down, breaker) keep those tries from
 # reaching a marketplace that asked for quiet: they fail without a request.
+# A failed poll's reason when the fault is ours (the details are in the log).
+INTERNAL_FAILURE = "the check failed on our side (logged for the operators); it is tried again"
 MARKETPLACE_KINDS = frozenset(
     {"unavailable", "rate_limited", "blocked", "suspected_block", "filters_ignored",
      "profile_moved", NO_SESSION}
@@ -288,12 +290,12 @@ class MonitorActor:
                 reason = f"poll timed out after {self._policy.poll_timeout_seconds:.0f} s"
                 kind = "unavailable"
             else:
-                reason = f"{type(err).__name__}: {err}"[:500]
                 kind = (
                     SuspectedBlock.kind
                     if isinstance(err, SuspectedBlock)
                     else self._market.failure_kind(err)
                 )
+                reason = self._failure_reason(err, kind)
             failures = monitor.consecutive_errors + 1
             delay = self._retry_in(monitor, failures, kind)
             updated = await self._store.monitors.record_poll_error(
@@ -343,6 +345,16 @@ class MonitorActor:
         if due is not None:
             window += min(max(0.0, trio.current_time() - due), monitor.interval_seconds)
         return window
+
+    def _failure_reason(self, err: Exception, kind: str | None) -> str:
+        """What the monitor shows of a failed poll (and its error alert says): the
+        marketplace's failures and a database outage in their own words. Anything else is
+        a fault of ours whose text (a driver's SQL and parameters, an internal name) means
+        nothing to the reseller and is not theirs to read: it goes to the log instead."""
+        if kind is not None or isinstance(err, DatabaseUnavailable):
+            return f"{type(err).__name__}: {err}"[:500]
+        log.error("monitor %s poll failed on our side", self.monitor_id, exc_info=err)
+        return INTERNAL_FAILURE
 
     def _retry_in(self, monitor: MonitorRecord, failures: int, kind: str | None) -> float:
         """Seconds until the next try after a failed poll of `kind`, the `failures`-th in a
