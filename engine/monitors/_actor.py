@@ -43,13 +43,13 @@ log = logging.getLogger(__name__)
 
 # The failure kind of a poll that found no marketplace session (`Marketplace.failure_kind`).
 NO_SESSION = "no_session"
+# A failed poll's reason when the fault is ours (the details are in the log).
+INTERNAL_FAILURE = "the check failed on our side (logged for the operators); it is tried again"
 # The marketplace's failures, not the monitor's: they never park a monitor in `error` (whose
 # retry is hourly), and the next try comes within `MARKETPLACE_RETRY_CAP` (three intervals,
 # at most five minutes), so a marketplace that answers again is polled again at once. The
 # client's own windows (Retry-After, block cool-down, breaker) keep those tries from
 # reaching a marketplace that asked for quiet: they fail without a request.
-# A failed poll's reason when the fault is ours (the details are in the log).
-INTERNAL_FAILURE = "the check failed on our side (logged for the operators); it is tried again"
 MARKETPLACE_KINDS = frozenset(
     {"unavailable", "rate_limited", "blocked", "suspected_block", "filters_ignored",
      "profile_moved", NO_SESSION}
