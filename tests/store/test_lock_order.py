@@ -6,8 +6,8 @@ in the wrong order the two wait for each other."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from decimal import Decimal
 
@@ -34,7 +34,6 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
     """The dispatcher holds the channel (`record_outcome` locks it first, then updates the
     batch's notifications); a delete arriving meanwhile waits for the channel before it
     touches the notifications, so the dispatcher finishes and the delete follows."""
-    settler = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
     async with open_store(postgres_url) as store:
         monitor_id, workspace_id = await new_monitor(store)
         channel = await new_channel(store, workspace_id)
@@ -45,14 +44,12 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
         async def delete() -> None:
             deleted.append(await store.notify.delete_channel(workspace_id, channel.id))
 
-        with Session(settler) as settling, trio.fail_after(60):
-            settling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+        with _holding(postgres_url) as settling, trio.fail_after(60):
             held = select(NotificationChannel.id).where(NotificationChannel.id == channel.id)
             settling.execute(held.with_for_update(key_share=True))  # as record_outcome
             async with _beside(settling) as nursery:
                 nursery.start_soon(delete)
-                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, settling):
-                    await trio.sleep(0.02)
+                await _until_waiting(settling)
                 # The batch settled while the delete waits: with the channel locked last,
                 # the delete would hold these rows and this update would wait for it.
                 await trio.to_thread.run_sync(_settle_and_commit, settling, channel.id)
@@ -63,7 +60,6 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
             ).scalar_one()
         )
         assert left == 0
-    settler.dispose()
 
 
 @pytest.mark.postgres
@@ -73,7 +69,6 @@ async def test_a_channel_deleted_while_a_rule_of_its_workspace_is_deleted_waits_
     """A rule's deletion holds the rule, then its alerts lose it (the foreign key's SET
     NULL); a channel's deletion arriving meanwhile waits for the rules before it touches
     the alerts."""
-    deleter = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
     async with open_store(postgres_url) as store:
         monitor_id, workspace_id = await new_monitor(store)
         channel = await new_channel(store, workspace_id)
@@ -84,18 +79,15 @@ async def test_a_channel_deleted_while_a_rule_of_its_workspace_is_deleted_waits_
         async def delete() -> None:
             deleted.append(await store.notify.delete_channel(workspace_id, channel.id))
 
-        with Session(deleter) as deleting, trio.fail_after(60):
-            deleting.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+        with _holding(postgres_url) as deleting, trio.fail_after(60):
             held = "SELECT id FROM notification_rules WHERE id = :r FOR UPDATE"
             deleting.execute(text(held), {"r": rule.id})  # as delete_rule, midway
             async with _beside(deleting) as nursery:
                 nursery.start_soon(delete)
-                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, deleting):
-                    await trio.sleep(0.02)
+                await _until_waiting(deleting)
                 assert not deleted  # the rule is held: the delete cannot be done
                 await trio.to_thread.run_sync(_forget_rule_and_commit, deleting, rule.id)
         assert deleted == [True]
-    deleter.dispose()
 
 
 def _forget_rule_and_commit(deleting: Session, rule_id: str) -> None:
@@ -114,7 +106,6 @@ async def test_a_rule_deleted_while_a_poll_queues_its_alerts_waits_for_the_poll(
     """A poll has read the rules and channels its alerts will name (`outbox._targets`);
     the rule's deletion arriving before the alerts are inserted waits for the poll, instead
     of committing first and failing the poll's insert on the foreign key."""
-    poller = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
     async with open_store(postgres_url) as store:
         monitor_id, workspace_id = await new_monitor(store)
         channel = await new_channel(store, workspace_id)
@@ -124,23 +115,18 @@ async def test_a_rule_deleted_while_a_poll_queues_its_alerts_waits_for_the_poll(
         async def delete() -> None:
             deleted.append(await store.notify.delete_rule(workspace_id, rule.id))
 
-        with Session(poller) as polling, trio.fail_after(60):
-            polling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+        with _holding(postgres_url) as polling, trio.fail_after(60):
             monitor = polling.get(Monitor, monitor_id)
             assert monitor is not None
             rules, channels = outbox._targets(polling, monitor)  # the poll, midway
             assert [r.id for r in rules] == [rule.id] and channels == [channel.id]
             async with _beside(polling) as nursery:
                 nursery.start_soon(delete)
-                while not deleted and not await trio.to_thread.run_sync(
-                    _someone_waits_for_a_lock, polling
-                ):
-                    await trio.sleep(0.02)
+                await _until_waiting(polling, unless=deleted)
                 await trio.to_thread.run_sync(_queue_and_commit, polling, monitor, rule.id)
         assert deleted == [True]
         kept = "SELECT count(*) FROM notifications WHERE rule_id IS NULL"
         assert await store.unit(lambda db: db.execute(text(kept)).scalar_one()) == 1
-    poller.dispose()
 
 
 @pytest.mark.postgres
@@ -151,7 +137,6 @@ async def test_a_monitors_rules_replaced_during_its_fenced_poll_wait_for_the_pol
     rules its alerts name. Replacing the monitor's rules meanwhile waits for the monitor
     before it deletes any rule, instead of deleting them and then waiting for the monitor
     while the poll waits for the deleted rules."""
-    poller = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
     async with open_store(postgres_url) as store:
         monitor_id, workspace_id = await new_monitor(store)
         await new_channel(store, workspace_id)
@@ -166,21 +151,18 @@ async def test_a_monitors_rules_replaced_during_its_fenced_poll_wait_for_the_pol
                 len(await store.notify.set_monitor_rules(workspace_id, monitor_id, new))
             )
 
-        with Session(poller) as polling, trio.fail_after(60):
-            polling.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+        with _holding(postgres_url) as polling, trio.fail_after(60):
             fenced = "SELECT lease_token FROM monitors WHERE id = :m FOR UPDATE"
             polling.execute(text(fenced), {"m": monitor_id})  # as `fence`
             async with _beside(polling) as nursery:
                 nursery.start_soon(replace_rules)
-                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, polling):
-                    await trio.sleep(0.02)
+                await _until_waiting(polling)
                 monitor = polling.get(Monitor, monitor_id)
                 assert monitor is not None
                 rules, _ = outbox._targets(polling, monitor)
                 assert [r.id for r in rules] == [own.id]
                 await trio.to_thread.run_sync(_queue_and_commit, polling, monitor, own.id)
         assert replaced == [1]
-    poller.dispose()
 
 
 def _queue_and_commit(polling: Session, monitor: Monitor, rule_id: str) -> None:
@@ -205,7 +187,6 @@ async def test_a_channels_link_opened_while_the_channel_is_deleted_waits_for_it(
     """The recipient opens the channel's confirmation link while its owner deletes the
     channel (which holds the channel first, then its links go with it): spending the link
     waits for the channel, and then finds no link."""
-    deleter = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
     async with open_store(postgres_url) as store:
         _, workspace_id = await new_monitor(store)
         channel = await store.notify.add_channel(NewChannel(
@@ -223,19 +204,14 @@ async def test_a_channels_link_opened_while_the_channel_is_deleted_waits_for_it(
             spend = lambda db: use_confirmation(db, link.token_hash, "channel", T0)  # noqa: E731
             opened.append((await store.unit(spend)).outcome)
 
-        with Session(deleter) as deleting, trio.fail_after(60):
-            deleting.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+        with _holding(postgres_url) as deleting, trio.fail_after(60):
             held = "SELECT id FROM notification_channels WHERE id = :c FOR UPDATE"
             deleting.execute(text(held), {"c": channel.id})  # as delete_channel, first
             async with _beside(deleting) as nursery:
                 nursery.start_soon(open_link)
-                while not opened and not await trio.to_thread.run_sync(
-                    _someone_waits_for_a_lock, deleting
-                ):
-                    await trio.sleep(0.02)
+                await _until_waiting(deleting, unless=opened)
                 await trio.to_thread.run_sync(_delete_channel_and_commit, deleting, channel.id)
         assert opened == ["unknown_token"]
-    deleter.dispose()
 
 
 def _delete_channel_and_commit(deleting: Session, channel_id: str) -> None:
@@ -262,26 +238,42 @@ async def test_two_polls_recording_the_same_sales_in_opposite_orders_queue(
     """Two monitors of one site record sales X and Y in the orders their steps came in:
     one has written X and goes on to Y while the other records Y then X. The price book
     takes its rows in (site, item id) order, whatever the order given."""
-    first = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
     async with open_store(postgres_url) as store:
-        with Session(first) as recording, trio.fail_after(60):
-            recording.execute(text("SET lock_timeout = '30s'"))  # never hangs the test
+        with _holding(postgres_url) as recording, trio.fail_after(60):
             record_sale_changes(recording, [_sale(1)])  # midway: X written, Y to come
             async with _beside(recording) as nursery:
                 nursery.start_soon(
                     store.unit, lambda db: record_sale_changes(db, [_sale(2), _sale(1)])
                 )
-                while not await trio.to_thread.run_sync(_someone_waits_for_a_lock, recording):
-                    await trio.sleep(0.02)
+                await _until_waiting(recording)
                 await trio.to_thread.run_sync(_record_and_commit, recording, _sale(2))
         count = "SELECT count(*) FROM market_sales"
         assert await store.unit(lambda db: db.execute(text(count)).scalar_one()) == 2
-    first.dispose()
 
 
 def _record_and_commit(recording: Session, change: SaleChange) -> None:
     record_sale_changes(recording, [change])
     recording.commit()
+
+
+@contextmanager
+def _holding(postgres_url: str) -> Iterator[Session]:
+    """A transaction of its own beside the store's, as the side that holds a lock midway;
+    it never waits more than 30 s for one (no test hangs)."""
+    engine = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
+    try:
+        with Session(engine) as session:
+            session.execute(text("SET lock_timeout = '30s'"))
+            yield session
+    finally:
+        engine.dispose()
+
+
+async def _until_waiting(holding: Session, unless: Sequence[object] = ()) -> None:
+    """Until the other side waits for a lock; or, taken in the wrong order, was done
+    without waiting (`unless` holds its result)."""
+    while not unless and not await trio.to_thread.run_sync(_someone_waits_for_a_lock, holding):
+        await trio.sleep(0.02)
 
 
 @asynccontextmanager
