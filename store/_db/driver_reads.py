@@ -100,9 +100,10 @@ class DriverRead(Generic[R]):
         description, rows = _execute(connection, compiled.sql, _bound(compiled, params))
         if compiled.as_json:
             rows = orjson.loads(rows[0][0])
-            description = [(name, None) for name in self._names]  # SQLite types no column
         made = self._makers.get(_key(dialect))
         if made is None:
+            if compiled.as_json:  # SQLite types no column: the names alone describe them
+                description = [(name, None) for name in self._names]
             made = self._maker_for(dialect, description)
         return [made(row) for row in rows]
 

@@ -101,12 +101,16 @@ def workspace_row(db: Session, model: type[R], row_id: str, workspace_id: str | 
     return db.scalar(select(model).where(table.id == row_id))
 
 
-def owned_row(db: Session, model: type[R], row_id: str, workspace_id: str) -> R | None:
+def owned_row(
+    db: Session, model: type[R], row_id: str, workspace_id: str, *, lock: bool = False
+) -> R | None:
     """The row of `model` with this id in this workspace, or None: for what only a
     workspace reaches. A None workspace that slipped past the types matches no row (the
-    column is never null), so the lookup fails closed."""
+    column is never null), so the lookup fails closed. `lock`: held for update to the end
+    of the transaction (PostgreSQL), for a writer that must take it before its children."""
     table: Any = model
-    return db.scalar(select(model).where(table.id == row_id, table.workspace_id == workspace_id))
+    query = select(model).where(table.id == row_id, table.workspace_id == workspace_id)
+    return db.scalar(query.with_for_update() if lock else query)
 
 
 def new_id(prefix: str) -> str:

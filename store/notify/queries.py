@@ -162,12 +162,7 @@ def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
     order (a rule's deletion locks it before its alerts), then the alerts and the log.
     Children first, a delete and either of those held what the other waited for, and
     PostgreSQL aborted one of them (`tests/store/test_lock_order.py`)."""
-    channels = NotificationChannel
-    row = db.scalar(
-        select(channels)
-        .where(channels.id == channel_id, channels.workspace_id == workspace_id)
-        .with_for_update()
-    )
+    row = owned_row(db, NotificationChannel, channel_id, workspace_id, lock=True)
     if row is None:
         return False
     rules = db.scalars(
