@@ -65,6 +65,8 @@ class TokenBucket:
             # The epsilon stops float dust (0.99999...) from spinning on sleeps too short to move
             # the clock.
             while self._tokens < 1.0 - 1e-9:
+                if self.unlimited:  # the pace was lifted while this waited (no rate to wait on)
+                    return
                 await trio.sleep(max((1.0 - self._tokens) / self.rate, 1e-6))
                 self._refill()
             self._tokens = max(0.0, self._tokens - 1.0)

@@ -25,6 +25,30 @@ async def test_token_bucket_rate_and_burst(autojump_clock: trio.abc.Clock) -> No
     assert stamps[3:] == pytest.approx([0.5, 1.0, 1.5, 2.0])  # then 2 per second
 
 
+async def test_a_waiter_whose_pace_is_lifted_goes_when_its_sleep_ends(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """An unlimited configured pace, slowed by a 429, won back while a request waits: the
+    waiter goes once its sleep ends, where it divided by the rate, now 0 (ZeroDivisionError,
+    seen under faults)."""
+    bucket = TokenBucket(rate=0.0, burst=1)
+    bucket.slow_down()  # 10/s, the burst dropped
+    bucket.slow_down(floor=0.2)
+    bucket.slow_down(floor=0.2)  # 2.5/s: the next token is 0.4 s away
+    waited: list[float] = []
+
+    async def wait() -> None:
+        start = trio.current_time()
+        await bucket.take()
+        waited.append(trio.current_time() - start)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(wait)
+        await trio.testing.wait_all_tasks_blocked()
+        bucket.reconfigure(0.0)  # the pace lifted (an unlimited budget again)
+    assert bucket.unlimited and len(waited) == 1 and waited[0] <= 0.4 + 1e-6
+
+
 async def test_token_bucket_is_fair_across_tasks(autojump_clock: trio.abc.Clock) -> None:
     bucket = TokenBucket(rate=10.0, burst=1)
     stamps: list[float] = []
