@@ -82,6 +82,7 @@ import trio_asyncio
 from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
+from api.process.collector import tune_collector
 from api.process.serve import ServeOptions, hypercorn_config, wait_for_stop_signal
 from bench._api_kinds import HELLO_MIX, Mix, Paired, measure_kinds, print_mix, print_table
 from bench._common import (
@@ -226,6 +227,7 @@ def _hello(port: int) -> None:
         return {"hello": "world"}
 
     config = hypercorn_config(ServeOptions(port=port))
+    tune_collector()  # as `nichescope serve` does
     trio.run(lambda: serve(app, config, shutdown_trigger=wait_for_stop_signal))
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from functools import partial
 import trio
 
 from api.billing.cli import add_plan_commands, run_plan_command
+from api.process.collector import tune_collector
 from api.process.market_cli import add_market_commands, run_market_command
 from api.process.node import SecondNodeOnSqlite
 from api.process.serve import ServeOptions, serve, served_url
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         trio.run(migrate, settings.database_url)
         print(f"migrated {settings.database_url}")
         return 0
-    _freeze_imported_objects()
+    tune_collector()
     try:
         if args.command == "worker":
             trio.run(partial(work, settings))
@@ -120,17 +120,6 @@ def simulator_port(port: int, asked: int | None) -> int:
     if asked is not None:
         return asked
     return port + 100 if port else 0
-
-
-def _freeze_imported_objects() -> None:
-    """Leave what the imports built (about 150,000 long-lived objects: modules, classes,
-    functions) out of every later garbage collection.
-
-    Otherwise each full collection walks them all and stops the process for 40-80 ms
-    (measured on a serving node), which lands on whatever requests are in flight. Done
-    here, before a long-running command, not in `serve()`, which tests call in-process."""
-    gc.collect()
-    gc.freeze()
 
 
 def _second_node(err: BaseException) -> SecondNodeOnSqlite | None:

@@ -144,3 +144,17 @@ def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Pat
             assert counts["open"] > 0
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_long_running_commands_tune_the_collector() -> None:
+    """Run in a child process: the settings are the process's own, and this one is pytest's."""
+    probe = (
+        "import gc; import api.process.cli; from api.process.collector import YOUNG_COLLECTION_THRESHOLD, tune_collector;"
+        "before = gc.get_threshold(); tune_collector(); after = gc.get_threshold();"
+        "print(before[1:] == after[1:], after[0] == YOUNG_COLLECTION_THRESHOLD > before[0],"
+        " gc.get_freeze_count() > 100_000)"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert found.stdout.split() == ["True", "True", "True"]
