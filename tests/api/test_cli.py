@@ -149,7 +149,8 @@ def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Pat
 def test_long_running_commands_tune_the_collector() -> None:
     """Run in a child process: the settings are the process's own, and this one is pytest's."""
     probe = (
-        "import gc; import api.process.cli; from api.process.collector import YOUNG_COLLECTION_THRESHOLD, tune_collector;"
+        "import gc; import api.process.cli;"
+        "from api.process.collector import YOUNG_COLLECTION_THRESHOLD, tune_collector;"
         "before = gc.get_threshold(); tune_collector(); after = gc.get_threshold();"
         "print(before[1:] == after[1:], after[0] == YOUNG_COLLECTION_THRESHOLD > before[0],"
         " gc.get_freeze_count() > 100_000)"
