@@ -20,6 +20,7 @@ class Workspace(Base):
 
 class User(Base):
     __tablename__ = "users"
+    __table_args__ = (Index("ix_users_workspace", "workspace_id"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
@@ -58,7 +59,10 @@ class AccessToken(Base):
     """A personal access token; the secret itself is never stored, only its SHA-256."""
 
     __tablename__ = "access_tokens"
-    __table_args__ = (Index("ix_access_tokens_user_id", "user_id"),)
+    __table_args__ = (
+        Index("ix_access_tokens_user_id", "user_id"),
+        Index("ix_access_tokens_workspace", "workspace_id"),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))

@@ -54,7 +54,10 @@ class CheckoutSession(Base):
     """A Checkout Session we created, with who created it: sync trusts only these."""
 
     __tablename__ = "checkout_sessions"
-    __table_args__ = (Index("ix_checkout_sessions_workspace", "workspace_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_checkout_sessions_workspace", "workspace_id", "created_at"),
+        Index("ix_checkout_sessions_user", "user_id"),
+    )
 
     id: Mapped[str] = mapped_column(String(255), primary_key=True)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
@@ -92,6 +95,7 @@ class TrialToken(Base):
     """An e-mailed trial confirmation; only the keyed digest of the token is kept."""
 
     __tablename__ = "trial_tokens"
+    __table_args__ = (Index("ix_trial_tokens_user", "user_id"),)
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     workspace_id: Mapped[str] = mapped_column(

@@ -86,6 +86,7 @@ class Notification(Base):
         Index("ix_notifications_due", "status", "next_attempt_at"),
         Index("ix_notifications_channel", "channel_id", "status"),
         Index("ix_notifications_workspace", "workspace_id", "created_at"),
+        Index("ix_notifications_monitor", "monitor_id"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)

@@ -36,3 +36,24 @@ def test_the_listings_view_has_the_models_columns_in_order(database_url: str) ->
     finally:
         engine.dispose()
     assert columns == [c.name for c in Listing.__table__.columns]
+
+
+def test_every_foreign_key_has_an_index_that_leads_with_its_columns(database_url: str) -> None:
+    """Else deleting a parent row scans the whole child table for the rows its cascade
+    removes (a monitor's deletion read every alert of every workspace)."""
+    engine = create_engine(sync_database_url(database_url), poolclass=pool.NullPool)
+    unindexed = []
+    try:
+        with engine.connect() as connection:
+            schema = inspect(connection)
+            for table in schema.get_table_names():
+                leading = [tuple(i["column_names"]) for i in schema.get_indexes(table)]
+                leading += [tuple(u["column_names"]) for u in schema.get_unique_constraints(table)]
+                leading.append(tuple(schema.get_pk_constraint(table)["constrained_columns"]))
+                for key in schema.get_foreign_keys(table):
+                    columns = tuple(key["constrained_columns"])
+                    if not any(index[: len(columns)] == columns for index in leading):
+                        unindexed.append((table, columns))
+    finally:
+        engine.dispose()
+    assert unindexed == []
