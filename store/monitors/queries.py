@@ -16,6 +16,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from .._db.rows import new_row, to_record, workspace_row
 from ..accounts.quotas import hold_workspace, refuse_past
 from ..market.site_listings import drop_unheld
+from ..notify.holds import hold_for_monitor_deletion
 from .models import Listing, ListingEvent, Monitor, MonitorListing, Poll
 from .polls import IN_CHUNK, poll_record
 from .records import (
@@ -156,6 +157,7 @@ def delete_monitor(db: Session, monitor_id: str, workspace_id: str) -> bool:
     db.execute(delete(ListingEvent).where(ListingEvent.monitor_id == monitor_id))
     _delete_listings(db, monitor_id)
     db.execute(delete(Poll).where(Poll.monitor_id == monitor_id))
+    hold_for_monitor_deletion(db, monitor_id)  # its rules and alerts go by cascade
     db.execute(delete(Monitor).where(Monitor.id == monitor_id))
     return True
 

@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, and_, case, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .._db.base import UtcDateTime
+from .holds import hold_alerts
 from .models import Notification, NotificationChannel, NotificationDelivery
 from .queries import channel_record, notification_record
 from .records import ChannelBatch, ChannelRecord, DeliveryOutcome
@@ -154,6 +155,7 @@ def _settle_batch(
     """One attempt more for each of the batch's still pending notifications, and their fate:
     delivered; failed for good (`permanent`); or due again at `retry_at` (now if None)."""
     mine = and_(_N.channel_id == channel_id, _N.id.in_(ids), _N.status == "pending")
+    hold_alerts(db, mine, deleting=False)
     if outcome.ok:
         values: dict[str, object] = {"status": "delivered", "delivered_at": now, "last_error": None}
     elif outcome.permanent:

@@ -12,13 +12,14 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import and_, delete, func, select
 from sqlalchemy.orm import Session
 
 from .._db.errors import NotFoundInWorkspace
 from .._db.rows import new_id, owned_row, record_fields, to_record
 from ..accounts.quotas import hold_workspace, refuse_past
 from ..monitors.models import Monitor
+from .holds import hold_alerts, hold_rules
 from .models import (
     Notification,
     NotificationChannel,
@@ -177,6 +178,7 @@ def delete_channel(db: Session, workspace_id: str, channel_id: str) -> bool:
             if not rule.channel_ids:
                 rule.enabled = False
     db.flush()
+    hold_alerts(db, Notification.channel_id == channel_id, deleting=True)
     for table in (Notification, NotificationDelivery):  # not relying on SQLite's cascades
         db.execute(delete(table).where(table.channel_id == channel_id))
     db.delete(row)
@@ -294,10 +296,12 @@ def replace_rule(
 
 
 def delete_rule(db: Session, workspace_id: str, rule_id: str) -> bool:
-    """Delete the rule; its alerts already in the outbox still go (they keep no rule)."""
-    row = owned_row(db, NotificationRule, rule_id, workspace_id)
+    """Delete the rule; its alerts already in the outbox still go (they keep no rule).
+    The rule is locked before its alerts, which its foreign key's SET NULL updates (`holds`)."""
+    row = owned_row(db, NotificationRule, rule_id, workspace_id, lock=True)
     if row is None:
         return False
+    hold_alerts(db, Notification.rule_id == rule_id, deleting=False)
     db.delete(row)
     db.flush()
     return True
@@ -323,12 +327,14 @@ def set_monitor_rules(
     )
     if owner != workspace_id:
         raise NotFoundInWorkspace("monitor", monitor_id)
-    db.execute(
-        delete(NotificationRule).where(
-            NotificationRule.workspace_id == workspace_id,
-            NotificationRule.monitor_id == monitor_id,
-        )
+    own_rules = and_(
+        NotificationRule.workspace_id == workspace_id, NotificationRule.monitor_id == monitor_id
     )
+    hold_rules(db, own_rules)  # then their alerts, which lose them (`holds`)
+    hold_alerts(
+        db, Notification.rule_id.in_(select(NotificationRule.id).where(own_rules)), deleting=False
+    )
+    db.execute(delete(NotificationRule).where(own_rules))
     made = []
     for position, rule in enumerate(rules):
         own = replace(rule, monitor_id=monitor_id)

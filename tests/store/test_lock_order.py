@@ -16,7 +16,7 @@ import trio
 from sqlalchemy import create_engine, pool, select, text
 from sqlalchemy.orm import Session
 
-from store import MarketSaleRecord, NewChannel, NewRule, open_store
+from store import DeliveryOutcome, MarketSaleRecord, NewChannel, NewRule, Store, open_store
 from store._db.urls import sync_database_url
 from store.accounts.confirmations import NewConfirmation, add_confirmation, use_confirmation
 from store.market.price_book import SaleChange, record_sale_changes
@@ -306,3 +306,112 @@ def _settle_and_commit(settling: Session, channel_id: str) -> None:
         {"c": channel_id},
     )
     settling.commit()
+
+
+# Two alerts of one monitor, rule and channel. "ntf_b" is written first, so a plan that reads
+# the table (or the monitor's index) in its physical order takes it before "ntf_a"; a rule's
+# index (rule, channel, kind, subject) reaches it first too. Taken in id order, "ntf_a" is
+# first: holding it, one side keeps the other from taking either.
+_ALERTS = (("ntf_b", "item:1"), ("ntf_a", "item:2"))
+
+
+async def _two_alerts(store: Store) -> tuple[str, str, str, str]:
+    """(workspace, monitor, channel, rule) with the two `_ALERTS` pending."""
+    monitor_id, workspace_id = await new_monitor(store)
+    channel = await new_channel(store, workspace_id)
+    rule = await new_rule(store, workspace_id, ("new_listing",), monitor_id=monitor_id)
+
+    def write(db: Session) -> None:
+        for alert_id, subject in _ALERTS:
+            db.add(Notification(
+                id=alert_id, workspace_id=workspace_id, monitor_id=monitor_id, rule_id=rule.id,
+                channel_id=channel.id, kind="new_listing", subject=subject, payload="{}",
+                created_at=T0, due_at=T0, status="pending", attempts=0, next_attempt_at=T0,
+            ))  # fmt: skip
+            db.flush()
+
+    await store.unit(write)
+    return workspace_id, monitor_id, channel.id, rule.id
+
+
+def _delivered(channel_id: str) -> DeliveryOutcome:
+    ids = tuple(alert_id for alert_id, _ in _ALERTS)
+    return DeliveryOutcome(
+        channel_id=channel_id, notification_ids=ids, ok=True, status_code=200, latency_ms=5,
+        error=None, retry_at=None,
+    )  # fmt: skip
+
+
+@pytest.mark.postgres
+async def test_a_batch_settled_while_its_monitor_is_deleted_waits_for_the_delete(
+    postgres_url: str,
+) -> None:
+    """The monitor's deletion holds the monitor, its rules and the first of its alerts (in
+    id order) when the dispatcher records the batch it delivered: the dispatcher waits for
+    the first alert instead of taking the second first, so the delete's cascade finishes
+    and the dispatcher finds the batch gone."""
+    async with open_store(postgres_url) as store:
+        workspace_id, monitor_id, channel_id, rule_id = await _two_alerts(store)
+        recorded: list[object] = []
+
+        async def record() -> None:
+            outcome = _delivered(channel_id)
+            recorded.append(await store.notify.record_outcome(outcome, node_id="n1", now=T0))
+
+        with _holding(postgres_url) as deleting, trio.fail_after(60):
+            for held in (
+                "SELECT id FROM monitors WHERE id = :m FOR UPDATE",
+                "SELECT id FROM notification_rules WHERE monitor_id = :m FOR UPDATE",
+                "SELECT id FROM notifications WHERE id = 'ntf_a' FOR UPDATE",
+            ):
+                deleting.execute(text(held), {"m": monitor_id})  # as delete_monitor, midway
+            async with _beside(deleting) as nursery:
+                nursery.start_soon(record)
+                await _until_waiting(deleting, unless=recorded)
+                await trio.to_thread.run_sync(_delete_monitor_and_commit, deleting, monitor_id)
+        assert recorded == [None]
+        _, logged = await store.notify.deliveries(workspace_id)
+        assert logged == 1  # the attempt is in the log, though its alerts are gone
+
+
+def _delete_monitor_and_commit(deleting: Session, monitor_id: str) -> None:
+    """The rest of the monitor's deletion: its rules and alerts go by the cascade."""
+    deleting.execute(text("DELETE FROM monitors WHERE id = :m"), {"m": monitor_id})
+    deleting.commit()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("deleted", ["monitor", "rule", "monitor's rules"])
+async def test_a_delete_while_a_batch_is_settled_waits_for_the_dispatcher(
+    postgres_url: str, deleted: str
+) -> None:
+    """The dispatcher holds the channel and the first of the batch's alerts (in id order)
+    when their monitor or rule is deleted: the delete's cascade would take the second
+    alert first; it waits for the first instead, so the dispatcher settles the batch and
+    the delete follows."""
+    async with open_store(postgres_url) as store:
+        workspace_id, monitor_id, channel_id, rule_id = await _two_alerts(store)
+        done: list[object] = []
+
+        async def delete() -> None:
+            if deleted == "monitor":
+                done.append(await store.monitors.delete(monitor_id, workspace_id))
+            elif deleted == "rule":
+                done.append(await store.notify.delete_rule(workspace_id, rule_id))
+            else:
+                done.append(await store.notify.set_monitor_rules(workspace_id, monitor_id, []))
+
+        with _holding(postgres_url) as settling, trio.fail_after(60):
+            held = select(NotificationChannel.id).where(NotificationChannel.id == channel_id)
+            settling.execute(held.with_for_update(key_share=True))  # as record_outcome
+            first = "SELECT id FROM notifications WHERE id = 'ntf_a' FOR NO KEY UPDATE"
+            settling.execute(text(first))
+            async with _beside(settling) as nursery:
+                nursery.start_soon(delete)
+                await _until_waiting(settling, unless=done)
+                await trio.to_thread.run_sync(_settle_and_commit, settling, channel_id)
+        assert done in ([True], [[]])
+        settled = "SELECT count(*) FROM notifications WHERE attempts = 1"
+        assert await store.unit(lambda db: db.execute(text(settled)).scalar_one()) == (
+            0 if deleted == "monitor" else 2
+        )
