@@ -351,7 +351,7 @@ async def test_a_batch_settled_while_its_monitor_is_deleted_waits_for_the_delete
     the first alert instead of taking the second first, so the delete's cascade finishes
     and the dispatcher finds the batch gone."""
     async with open_store(postgres_url) as store:
-        workspace_id, monitor_id, channel_id, rule_id = await _two_alerts(store)
+        workspace_id, monitor_id, channel_id, _ = await _two_alerts(store)
         recorded: list[object] = []
 
         async def record() -> None:
