@@ -148,6 +148,10 @@ def consume_password_reset(db: Db, token_hash: str, now: datetime) -> str | None
     user_id = live_password_reset_user(db, token_hash, now)
     if user_id is None:
         return None
+    # The user before its link (PostgreSQL), as an identity's claim of the address takes
+    # them (it deletes the user's links): the other way round the two deadlocked. A link
+    # the claim deleted meanwhile is then not found below.
+    db.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
     result = db.execute(
         update(PasswordReset)
         .where(PasswordReset.token_hash == token_hash, PasswordReset.used_at.is_(None))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, case, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .._db.base import UtcDateTime
@@ -131,10 +131,7 @@ def record_outcome(
     Returns the channel only when this outcome disabled it (so the caller e-mails the owner
     once); None otherwise, or when the channel is gone (nothing is logged then). The claim is
     released only if this node still holds it, and not with `keep_claim`."""
-    query = select(_C).where(_C.id == outcome.channel_id)
-    if db.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(key_share=True)
-    channel = db.scalar(query.execution_options(populate_existing=True))
+    channel = db.scalar(_held_channel(outcome.channel_id))
     if channel is None:
         return None
     _log_attempt(db, channel, outcome, now, test=False)
@@ -147,6 +144,13 @@ def record_outcome(
         return None
     db.flush()
     return channel_record(channel)
+
+
+def _held_channel(channel_id: str) -> Select[NotificationChannel]:
+    """The channel, locked against deletion and other writers (not against the key-share
+    locks a poll's alerts take on it). SQLite ignores the lock: it has one writer."""
+    query = select(_C).where(_C.id == channel_id).with_for_update(key_share=True)
+    return query.execution_options(populate_existing=True)
 
 
 def _settle_batch(
@@ -247,8 +251,11 @@ def log_test(db: Session, workspace_id: str, outcome: DeliveryOutcome, now: date
     """Log a test the API sent; False (nothing logged) if the channel is not the
     workspace's. A test is evidence of the destination's health like any delivery: one that
     arrived makes the channel healthy, one that failed makes it failing (a test never
-    disables a channel: only real deliveries failing for long do)."""
-    channel = db.get(_C, outcome.channel_id)
+    disables a channel: only real deliveries failing for long do).
+
+    The channel is locked as `record_outcome` locks it: a deletion meanwhile waits for the
+    log's row (which names the channel) instead of removing the channel under it."""
+    channel = db.scalar(_held_channel(outcome.channel_id))
     if channel is None or channel.workspace_id != workspace_id:
         return False
     _note_health(channel, outcome, now)

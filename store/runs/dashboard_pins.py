@@ -13,9 +13,13 @@ from .models import Analysis, DashboardPin
 def pin_analysis(db: Session, workspace_id: str, analysis_id: str, now: datetime) -> bool:
     """Pin `analysis_id` in place of any pin before; False (nothing changed) when the analysis
     is not in `workspace_id`."""
-    # Only the id: the row holds the whole document.
+    # Only the id: the row holds the whole document. Held (the lock the pin's foreign key
+    # takes anyway) so that the run's deletion waits for the pin, then removes it with the
+    # analysis, instead of deleting the analysis under it (an integrity error, a 500).
     found = db.scalar(
-        select(Analysis.id).where(Analysis.id == analysis_id, Analysis.workspace_id == workspace_id)
+        select(Analysis.id)
+        .where(Analysis.id == analysis_id, Analysis.workspace_id == workspace_id)
+        .with_for_update(read=True, key_share=True)
     )
     if found is None:
         return False

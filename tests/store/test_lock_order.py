@@ -6,23 +6,21 @@ in the wrong order the two wait for each other."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 import trio
-from sqlalchemy import create_engine, pool, select, text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from store import DeliveryOutcome, MarketSaleRecord, NewChannel, NewRule, Store, open_store
-from store._db.urls import sync_database_url
 from store.accounts.confirmations import NewConfirmation, add_confirmation, use_confirmation
 from store.market.price_book import SaleChange, record_sale_changes
 from store.monitors.models import Monitor
 from store.notify import outbox
 from store.notify.models import Notification, NotificationChannel
+from tests.store.holding import beside, holding, until_waiting
 from tests.store.notify_helpers import add_niche_alerts, new_channel, new_monitor, new_rule
 from tests.store.test_notify_dispatch import T0, _alerts
 
@@ -44,12 +42,12 @@ async def test_a_channel_deleted_while_its_batch_is_settled_waits_for_it(
         async def delete() -> None:
             deleted.append(await store.notify.delete_channel(workspace_id, channel.id))
 
-        with _holding(postgres_url) as settling, trio.fail_after(60):
+        with holding(postgres_url) as settling, trio.fail_after(60):
             held = select(NotificationChannel.id).where(NotificationChannel.id == channel.id)
             settling.execute(held.with_for_update(key_share=True))  # as record_outcome
-            async with _beside(settling) as nursery:
+            async with beside(settling) as nursery:
                 nursery.start_soon(delete)
-                await _until_waiting(settling)
+                await until_waiting(settling)
                 # The batch settled while the delete waits: with the channel locked last,
                 # the delete would hold these rows and this update would wait for it.
                 await trio.to_thread.run_sync(_settle_and_commit, settling, channel.id)
@@ -79,12 +77,12 @@ async def test_a_channel_deleted_while_a_rule_of_its_workspace_is_deleted_waits_
         async def delete() -> None:
             deleted.append(await store.notify.delete_channel(workspace_id, channel.id))
 
-        with _holding(postgres_url) as deleting, trio.fail_after(60):
+        with holding(postgres_url) as deleting, trio.fail_after(60):
             held = "SELECT id FROM notification_rules WHERE id = :r FOR UPDATE"
             deleting.execute(text(held), {"r": rule.id})  # as delete_rule, midway
-            async with _beside(deleting) as nursery:
+            async with beside(deleting) as nursery:
                 nursery.start_soon(delete)
-                await _until_waiting(deleting)
+                await until_waiting(deleting)
                 assert not deleted  # the rule is held: the delete cannot be done
                 await trio.to_thread.run_sync(_forget_rule_and_commit, deleting, rule.id)
         assert deleted == [True]
@@ -115,14 +113,14 @@ async def test_a_rule_deleted_while_a_poll_queues_its_alerts_waits_for_the_poll(
         async def delete() -> None:
             deleted.append(await store.notify.delete_rule(workspace_id, rule.id))
 
-        with _holding(postgres_url) as polling, trio.fail_after(60):
+        with holding(postgres_url) as polling, trio.fail_after(60):
             monitor = polling.get(Monitor, monitor_id)
             assert monitor is not None
             rules, channels = outbox._targets(polling, monitor)  # the poll, midway
             assert [r.id for r in rules] == [rule.id] and channels == [channel.id]
-            async with _beside(polling) as nursery:
+            async with beside(polling) as nursery:
                 nursery.start_soon(delete)
-                await _until_waiting(polling, unless=deleted)
+                await until_waiting(polling, unless=deleted)
                 await trio.to_thread.run_sync(_queue_and_commit, polling, monitor, rule.id)
         assert deleted == [True]
         kept = "SELECT count(*) FROM notifications WHERE rule_id IS NULL"
@@ -151,12 +149,12 @@ async def test_a_monitors_rules_replaced_during_its_fenced_poll_wait_for_the_pol
                 len(await store.notify.set_monitor_rules(workspace_id, monitor_id, new))
             )
 
-        with _holding(postgres_url) as polling, trio.fail_after(60):
+        with holding(postgres_url) as polling, trio.fail_after(60):
             fenced = "SELECT lease_token FROM monitors WHERE id = :m FOR UPDATE"
             polling.execute(text(fenced), {"m": monitor_id})  # as `fence`
-            async with _beside(polling) as nursery:
+            async with beside(polling) as nursery:
                 nursery.start_soon(replace_rules)
-                await _until_waiting(polling)
+                await until_waiting(polling)
                 monitor = polling.get(Monitor, monitor_id)
                 assert monitor is not None
                 rules, _ = outbox._targets(polling, monitor)
@@ -204,12 +202,12 @@ async def test_a_channels_link_opened_while_the_channel_is_deleted_waits_for_it(
             spend = lambda db: use_confirmation(db, link.token_hash, "channel", T0)  # noqa: E731
             opened.append((await store.unit(spend)).outcome)
 
-        with _holding(postgres_url) as deleting, trio.fail_after(60):
+        with holding(postgres_url) as deleting, trio.fail_after(60):
             held = "SELECT id FROM notification_channels WHERE id = :c FOR UPDATE"
             deleting.execute(text(held), {"c": channel.id})  # as delete_channel, first
-            async with _beside(deleting) as nursery:
+            async with beside(deleting) as nursery:
                 nursery.start_soon(open_link)
-                await _until_waiting(deleting, unless=opened)
+                await until_waiting(deleting, unless=opened)
                 await trio.to_thread.run_sync(_delete_channel_and_commit, deleting, channel.id)
         assert opened == ["unknown_token"]
 
@@ -239,13 +237,13 @@ async def test_two_polls_recording_the_same_sales_in_opposite_orders_queue(
     one has written X and goes on to Y while the other records Y then X. The price book
     takes its rows in (site, item id) order, whatever the order given."""
     async with open_store(postgres_url) as store:
-        with _holding(postgres_url) as recording, trio.fail_after(60):
+        with holding(postgres_url) as recording, trio.fail_after(60):
             record_sale_changes(recording, [_sale(1)])  # midway: X written, Y to come
-            async with _beside(recording) as nursery:
+            async with beside(recording) as nursery:
                 nursery.start_soon(
                     store.unit, lambda db: record_sale_changes(db, [_sale(2), _sale(1)])
                 )
-                await _until_waiting(recording)
+                await until_waiting(recording)
                 await trio.to_thread.run_sync(_record_and_commit, recording, _sale(2))
         count = "SELECT count(*) FROM market_sales"
         assert await store.unit(lambda db: db.execute(text(count)).scalar_one()) == 2
@@ -254,50 +252,6 @@ async def test_two_polls_recording_the_same_sales_in_opposite_orders_queue(
 def _record_and_commit(recording: Session, change: SaleChange) -> None:
     record_sale_changes(recording, [change])
     recording.commit()
-
-
-@contextmanager
-def _holding(postgres_url: str) -> Iterator[Session]:
-    """A transaction of its own beside the store's, as the side that holds a lock midway;
-    it never waits more than 30 s for one (no test hangs)."""
-    engine = create_engine(sync_database_url(postgres_url), poolclass=pool.NullPool)
-    try:
-        with Session(engine) as session:
-            session.execute(text("SET lock_timeout = '30s'"))
-            yield session
-    finally:
-        engine.dispose()
-
-
-async def _until_waiting(holding: Session, unless: Sequence[object] = ()) -> None:
-    """Until the other side waits for a lock; or, taken in the wrong order, was done
-    without waiting (`unless` holds its result)."""
-    while not unless and not await trio.to_thread.run_sync(_someone_waits_for_a_lock, holding):
-        await trio.sleep(0.02)
-
-
-@asynccontextmanager
-async def _beside(holding: Session) -> AsyncIterator[trio.Nursery]:
-    """A nursery for the other side. If the body fails (or times out), `holding` lets go of
-    its locks before the nursery waits for the other side, which may be waiting for them
-    in a worker thread that nothing can cancel."""
-    async with trio.open_nursery() as nursery:
-        try:
-            yield nursery
-        except BaseException:
-            holding.rollback()
-            raise
-
-
-def _someone_waits_for_a_lock(beside: Session) -> bool:
-    with Session(beside.get_bind()) as looking:
-        waiting = looking.execute(
-            text(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-        ).scalar_one()
-    return int(waiting) > 0
 
 
 def _settle_and_commit(settling: Session, channel_id: str) -> None:
@@ -358,16 +312,16 @@ async def test_a_batch_settled_while_its_monitor_is_deleted_waits_for_the_delete
             outcome = _delivered(channel_id)
             recorded.append(await store.notify.record_outcome(outcome, node_id="n1", now=T0))
 
-        with _holding(postgres_url) as deleting, trio.fail_after(60):
+        with holding(postgres_url) as deleting, trio.fail_after(60):
             for held in (
                 "SELECT id FROM monitors WHERE id = :m FOR UPDATE",
                 "SELECT id FROM notification_rules WHERE monitor_id = :m FOR UPDATE",
                 "SELECT id FROM notifications WHERE id = 'ntf_a' FOR UPDATE",
             ):
                 deleting.execute(text(held), {"m": monitor_id})  # as delete_monitor, midway
-            async with _beside(deleting) as nursery:
+            async with beside(deleting) as nursery:
                 nursery.start_soon(record)
-                await _until_waiting(deleting, unless=recorded)
+                await until_waiting(deleting, unless=recorded)
                 await trio.to_thread.run_sync(_delete_monitor_and_commit, deleting, monitor_id)
         assert recorded == [None]
         _, logged = await store.notify.deliveries(workspace_id)
@@ -401,14 +355,14 @@ async def test_a_delete_while_a_batch_is_settled_waits_for_the_dispatcher(
             else:
                 done.append(await store.notify.set_monitor_rules(workspace_id, monitor_id, []))
 
-        with _holding(postgres_url) as settling, trio.fail_after(60):
+        with holding(postgres_url) as settling, trio.fail_after(60):
             held = select(NotificationChannel.id).where(NotificationChannel.id == channel_id)
             settling.execute(held.with_for_update(key_share=True))  # as record_outcome
             first = "SELECT id FROM notifications WHERE id = 'ntf_a' FOR NO KEY UPDATE"
             settling.execute(text(first))
-            async with _beside(settling) as nursery:
+            async with beside(settling) as nursery:
                 nursery.start_soon(delete)
-                await _until_waiting(settling, unless=done)
+                await until_waiting(settling, unless=done)
                 await trio.to_thread.run_sync(_settle_and_commit, settling, channel_id)
         assert done in ([True], [[]])
         settled = "SELECT count(*) FROM notifications WHERE attempts = 1"
