@@ -21,6 +21,8 @@ transaction is left open when `unit` returns or raises.
 
 from __future__ import annotations
 
+import logging
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ from .migrate import upgrade
 from .urls import sync_url
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 
 
@@ -72,6 +75,23 @@ POSTGRES_LANES = Lanes(units=10)
 # SQLSTATEs of a server that cannot serve: connection exceptions (08...), too many
 # connections (53300), shutdown or crash in progress (57P01-57P03).
 _OUTAGE_STATES = ("08", "53300", "57P0")
+
+
+# SQLSTATEs of a transaction PostgreSQL aborted so that another could go on: a deadlock
+# (40P01) or, above READ COMMITTED, a serialization failure (40001). The aborted one changed
+# nothing, so its unit is run again, from the start, in a new transaction, up to
+# `ABORTED_ATTEMPTS` times in all. Lock order keeps deadlocks out of our own writers
+# (docs/reliability.md, "Lock order"); this is what a pair nobody ordered yet costs: a
+# short wait instead of a 503. So a unit's work must not act outside its session, and
+# what it hands out through its arguments must be started afresh by each attempt
+# (`MonitorStore.record_poll`); the engine's `decide` functions it runs are pure.
+_ABORTED_STATES = ("40P01", "40001")
+ABORTED_ATTEMPTS = 3
+
+
+def _aborted_to_let_another_go_on(err: DBAPIError) -> bool:
+    state = getattr(err.orig, "sqlstate", None) or getattr(err.orig, "pgcode", None)
+    return state in _ABORTED_STATES
 
 
 def _is_outage(err: DBAPIError) -> bool:
@@ -120,12 +140,21 @@ class Unit:
 
     def _transaction(self, work: Callable[[Session], T]) -> Callable[[], T]:
         def in_thread() -> T:
-            with self._sessions() as db, db.begin():
-                result = work(db)
-                # Raises `trio.Cancelled` here, inside the transaction, if the caller was
-                # cancelled while `work` ran: the block rolls back instead of committing.
-                trio.from_thread.check_cancelled()
-                return result
+            for attempt in range(1, ABORTED_ATTEMPTS + 1):
+                try:
+                    with self._sessions() as db, db.begin():
+                        result = work(db)
+                        # Raises `trio.Cancelled` here, inside the transaction, if the caller
+                        # was cancelled while `work` ran: the block rolls back, not commits.
+                        trio.from_thread.check_cancelled()
+                        return result
+                except DBAPIError as err:
+                    if attempt == ABORTED_ATTEMPTS or not _aborted_to_let_another_go_on(err):
+                        raise
+                    log.warning("unit of work aborted (%s), attempt %d", err.orig, attempt)
+                    time.sleep(random.uniform(0.005, 0.05) * attempt)  # apart from the other
+                    trio.from_thread.check_cancelled()  # a caller gone meanwhile: no retry
+            raise AssertionError("unreachable: the last attempt returns or raises")
 
         return in_thread
 

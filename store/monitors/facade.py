@@ -114,9 +114,12 @@ class MonitorStore:
         a transaction of its own, the versions of descriptions the monitor moved on from go
         if no monitor holds them."""
         moved_on: list[int] = []
-        record = await self._store.notify.unit(
-            lambda db: polls.record_poll(db, monitor_id, outcome, decide, lease_token, moved_on)
-        )
+
+        def record_poll(db: Session) -> PollRecord:
+            moved_on.clear()  # what an attempt PostgreSQL aborted had found (`Unit`) is moot
+            return polls.record_poll(db, monitor_id, outcome, decide, lease_token, moved_on)
+
+        record = await self._store.notify.unit(record_poll)
         if moved_on:
             try:
                 await self._store.unit(lambda db: drop_unheld(db, moved_on))

@@ -101,7 +101,8 @@ class PollDecision:
 
 
 # (the poll's outcome, the snapshots of the stored listings it mentions, the monitor) ->
-# what to write. Pure: it is called inside the poll's transaction, in a worker thread.
+# what to write. Pure: it is called inside the poll's transaction, in a worker thread
+# (again if PostgreSQL aborts that transaction to let another go on: `store/_db/unit.py`).
 PollRules = Callable[
     [PollOutcome, Mapping[int, ListingSnapshot], MonitorSnapshot | None], PollDecision
 ]

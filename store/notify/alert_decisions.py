@@ -89,7 +89,8 @@ class PollAlerts:
     queued: frozenset[tuple[str, str, str]]  # (rule, kind, subject) already in the outbox
 
 
-# A poll's alert rules: pure, called in the poll's transaction, in a worker thread.
+# A poll's alert rules: pure, called in the poll's transaction, in a worker thread (again
+# if PostgreSQL aborts that transaction to let another go on: `store/_db/unit.py`).
 AlertRules = Callable[[PollAlerts], Sequence[AlertDraft]]
 
 
