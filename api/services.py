@@ -14,11 +14,13 @@ from api.http.ratelimit import ProgressiveDelay, SlidingWindowLimiter
 from api.http.security import TokenHasher
 from api.http.sessions import CredentialCache
 from api.mail import Mailer
+from api.ops.readiness import Readiness
 from api.settings import Settings
 from engine import Engine
 from store import Store
 
 NODE_IMPORTS = 2
+HEALTH_TIMEOUT_SECONDS = 2.0  # a database slower than this to answer is not ready
 TESTS_PER_MINUTE = 10
 
 
@@ -56,6 +58,8 @@ class Services:
     import_slots: ImportSlots = field(default_factory=ImportSlots)
     analyses: AnalysisCache = field(default_factory=AnalysisCache)
     billing_state: BillingState = field(default_factory=BillingState)
+    # `/health`'s database probes, one at a time (`api/ops/readiness.py`).
+    readiness: Readiness = field(default_factory=lambda: Readiness(HEALTH_TIMEOUT_SECONDS))
 
     @property
     def backend(self) -> Backend:
