@@ -2,6 +2,7 @@
 
 from ._commands import Cancel, Pause, PollNow, Resume, Stop
 from ._engine import Engine, EngineSettings, open_engine
+from ._janitor import JanitorSettings
 from ._supervisor import ActorStopped, RestartPolicy, supervise
 from .analysis import InvalidExport, render_svg
 from .cluster import ClusterSettings, LeaseKeeper
@@ -75,6 +76,7 @@ __all__ = [
     "Feed",
     "FeedWindow",
     "InvalidExport",
+    "JanitorSettings",
     "LeaseKeeper",
     "Marketplace",
     "MarketplaceSettings",

@@ -29,6 +29,7 @@ import trio
 from store import CommandRecord, DatabaseUnavailable, MonitorRecord, NewMonitor, RunRecord, Store
 
 from ._commands import Pause, PollNow, Resume, Stop
+from ._janitor import Janitor, JanitorSettings
 from ._niche_watch import NicheWatch
 from ._routing import CommandRouter
 from ._supervisor import RestartPolicy, supervise
@@ -59,6 +60,7 @@ class EngineSettings:
     # polls: at worst after the poll in flight); past it the command is withdrawn, `EngineBusy`.
     command_timeout_seconds: float = 30.0
     cluster: ClusterSettings | None = None  # None: a single node (SQLite, or tests)
+    housekeeping: JanitorSettings = field(default_factory=JanitorSettings)
 
 
 @asynccontextmanager
@@ -131,6 +133,7 @@ class Engine:
         self.nursery = nursery
         self.dispatcher = dispatcher
         self.niche_watch = NicheWatch(store)
+        self.janitor = Janitor(store, self.settings.housekeeping)
         cluster = self.settings.cluster
         self.runs = RunManager(store, market, analyser, lambda: self.nursery, cluster=cluster)
         kit = ActorKit(
@@ -163,6 +166,10 @@ class Engine:
         """Called once by `open_engine`: returns once the shared feeds are ready; monitors
         and runs resume in the background."""
         await self.nursery.start(self.shared.run)
+        policy = self.settings.restart_policy
+        self.nursery.start_soon(
+            supervise, "housekeeping", self.janitor.run, self.janitor.board, policy
+        )
         if self.dispatcher is not None:
             self.nursery.start_soon(self._run_dispatcher, self.dispatcher)
         if self.keeper is None:

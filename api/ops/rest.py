@@ -57,6 +57,7 @@ async def _snapshot(svc: Services) -> dict[str, object]:
         "actors": actors,
         "imports": imports,
         "notifications": dispatcher.status() if dispatcher is not None else None,
+        "housekeeping": svc.engine.janitor.board.snapshot(),
     }
 
 
@@ -152,7 +153,8 @@ async def list_actors() -> dict[str, object]:
     workspace, node, lease expiry, last and next poll, consecutive errors, restarts, queue
     depth; this node's imports of monitor exports (running, and how many may run); and this
     node's notification dispatcher (alerts delivered and failed sends since start, channels
-    being sent to now, restarts, last delivery, last error)."""
+    being sent to now, restarts, last delivery, last error); and this node's housekeeping
+    (rounds, the last one's time and what it deleted, restarts, last error)."""
     return await _snapshot(services())
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from .._db.listen import listen
 from .._db.unit import Unit
+from . import expiry
 from . import queries as accounts
 from .confirmations import mark_email_proven
 from .records import (
@@ -64,9 +65,11 @@ class Accounts(Unit):
         until cancelled (see `store/_db/listen.py`)."""
         await listen(self.url, accounts.SESSIONS_ENDED_CHANNEL, on_end)
 
-    async def delete_expired_sessions(self) -> int:
+    async def delete_expired(self) -> dict[str, int]:
+        """Expired sessions, and links long expired (`store/accounts/expiry.py`): how many
+        of each kind were deleted."""
         now = self.clock()
-        return await self.unit(lambda db: accounts.delete_expired_sessions(db, now))
+        return await self.unit(lambda db: expiry.delete_expired(db, now))
 
     async def add_password_reset(
         self, *, token_hash: str, user_id: str, expires_at: datetime

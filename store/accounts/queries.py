@@ -127,11 +127,6 @@ def announce_sessions_ended(db: Db, token_hashes: list[str]) -> None:
         db.execute(select(func.pg_notify(SESSIONS_ENDED_CHANNEL, token_hash)))
 
 
-def delete_expired_sessions(db: Db, now: datetime) -> int:
-    result = db.execute(delete(Session).where(Session.expires_at <= now))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
-
-
 def add_password_reset(
     db: Db, *, token_hash: str, user_id: str, now: datetime, expires_at: datetime
 ) -> None:

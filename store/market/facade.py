@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from .._db.rows import to_record
 from .models import MarketProfile, MarketSessionRow
+from .site_listings import sweep_unheld
 
 if TYPE_CHECKING:
     from .._store import Store
@@ -97,3 +98,8 @@ class MarketStore:
     async def save_session(self, session: SealedSession) -> None:
         """Store `session` for its site (insert or replace)."""
         await self._store.unit(lambda db: save_sealed_session(db, session))
+
+    async def sweep_unheld_versions(self, after: int) -> tuple[int, int] | None:
+        """One step of the sweep of descriptions no monitor holds (`site_listings.
+        sweep_unheld`): (the last id looked at, how many went), or None past the last."""
+        return await self._store.unit(lambda db: sweep_unheld(db, after))

@@ -177,9 +177,11 @@ def _read_back(
     return ids
 
 
-def drop_unheld(db: Session, candidates: Iterable[int]) -> None:
-    """Delete the versions among `candidates` (ids) that no monitor holds any longer."""
+def drop_unheld(db: Session, candidates: Iterable[int]) -> int:
+    """Delete the versions among `candidates` (ids) that no monitor holds any longer; how
+    many went."""
     wanted = sorted(set(candidates))
+    dropped = 0
     for start in range(0, len(wanted), CHUNK):
         held = exists().where(_HOLDERS.c.description_id == _TABLE.c.id)
         # Its own FROM, not correlated with the DELETE of the same table around it.
@@ -189,17 +191,38 @@ def drop_unheld(db: Session, candidates: Iterable[int]) -> None:
             .correlate(None)
         )
         if not _on_postgresql(db):
-            db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed)))
+            dropped += _count(db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed))))
             continue
         # A version a poll is taking up is locked by it: skipped, not waited for.
         doomed = doomed.with_for_update(skip_locked=True)
         for _ in range(DROP_ATTEMPTS):
             try:
                 with db.begin_nested():
-                    db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed)))
+                    gone = _count(db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed))))
+                dropped += gone
                 break
             except IntegrityError:  # a poll took one up and committed first: look again
                 log.info("a version was taken up while it was dropped", exc_info=True)
+    return dropped
+
+
+def sweep_unheld(db: Session, after: int, limit: int = 5000) -> tuple[int, int] | None:
+    """The housekeeping's sweep (`engine/_janitor.py`), one step: the versions among the
+    `limit` next ids above `after` that no monitor holds are dropped. (the last id looked
+    at, how many went), or None past the last version. A poll and a monitor's deletion drop
+    what they leave behind themselves; this finds what a failure between the two left."""
+    ids = list(
+        db.scalars(
+            select(_TABLE.c.id).where(_TABLE.c.id > after).order_by(_TABLE.c.id).limit(limit)
+        )
+    )
+    if not ids:
+        return None
+    return ids[-1], drop_unheld(db, ids)
+
+
+def _count(result: object) -> int:
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 def _on_postgresql(db: Session) -> bool:

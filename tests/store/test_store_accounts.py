@@ -56,7 +56,7 @@ async def test_expired_session_is_not_found(store: Store) -> None:
     )
     assert (await store.find_session("live" + user_id)) is not None
     assert (await store.find_session("dead" + user_id)) is None
-    assert await store.delete_expired_sessions() >= 1
+    assert (await store.delete_expired())["sessions"] >= 1
 
 
 async def test_reset_token_is_single_use_even_when_raced(store: Store) -> None:

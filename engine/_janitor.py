@@ -1,0 +1,106 @@
+"""Housekeeping: every few hours, what nothing will read again is deleted.
+
+- Expired sessions, and e-mailed links (password resets, confirmations, trial links) a week
+  past their expiry (`store/accounts/expiry.py`).
+- Versions of listings' descriptions that no monitor holds. A poll drops the versions its
+  monitor moved on from right after it is recorded, in a transaction of its own; if that
+  one fails (the database went away between the two), they would stay for good. The sweep
+  walks the table a few thousand ids at a time, one short transaction each, so polls and
+  pages never wait long behind it.
+
+Every node of a cluster runs it: the deletes are idempotent, and a node's sweep costs a
+walk of an index. A database that does not answer costs one round, not the actor.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import trio
+
+from store import DatabaseUnavailable, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JanitorSettings:
+    interval_seconds: float = 6 * 3600.0
+    # After the start: the engine's own work (resuming monitors and runs) goes first.
+    first_after_seconds: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tidied:
+    """What one round deleted, by kind."""
+
+    removed: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        return ", ".join(f"{n} {kind}" for kind, n in self.removed.items() if n) or "nothing"
+
+
+class JanitorBoard:
+    """What the janitor last did, for the operators' status endpoint."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.restarts = 0
+        self.last_round_at: datetime | None = None
+        self.last_removed: dict[str, int] = {}
+        self.last_error: str | None = None
+
+    def restarted(self, error: str) -> None:
+        self.restarts += 1
+        self.last_error = error
+
+    def snapshot(self) -> dict[str, object]:
+        at = self.last_round_at
+        return {
+            "rounds": self.rounds,
+            "last_round_at": at.isoformat() if at is not None else None,
+            "last_removed": dict(self.last_removed),
+            "restarts": self.restarts,
+            "last_error": self.last_error,
+        }
+
+
+class Janitor:
+    def __init__(self, store: Store, settings: JanitorSettings) -> None:
+        self._store = store
+        self._settings = settings
+        self.board = JanitorBoard()
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """A round every `interval_seconds`, the first `first_after_seconds` after the start;
+        until cancelled."""
+        task_status.started()
+        await trio.sleep(self._settings.first_after_seconds)
+        while True:
+            try:
+                tidied = await self.tidy()
+            except DatabaseUnavailable as err:
+                self.board.last_error = f"database unavailable: {err}"
+                log.warning("housekeeping skipped this round: database unavailable (%s)", err)
+            else:
+                log.info("housekeeping deleted %s", tidied.line())
+            await trio.sleep(self._settings.interval_seconds)
+
+    async def tidy(self) -> Tidied:
+        """One round: expired sessions and links, then the sweep of unheld versions."""
+        removed = await self._store.delete_expired()
+        removed["unheld_descriptions"] = await self._sweep()
+        self.board.rounds += 1
+        self.board.last_round_at = self._store.clock()
+        self.board.last_removed = removed
+        self.board.last_error = None
+        return Tidied(removed)
+
+    async def _sweep(self) -> int:
+        after, dropped = 0, 0
+        while (step := await self._store.market.sweep_unheld_versions(after)) is not None:
+            after, gone = step
+            dropped += gone
+        return dropped
