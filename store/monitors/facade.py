@@ -17,6 +17,7 @@ from . import queries as repo
 from .listing_filters import filtered_listing_page
 from .poll_decisions import PollRules
 from .records import (
+    EncodedListingPage,
     FeedOrder,
     ListingEventRecord,
     ListingFilter,
@@ -167,8 +168,34 @@ class MonitorStore:
     ) -> ListingPage | None:
         """One page in item-id order, or None when the monitor is not found (in
         `workspace_id`, when given); deep pages seek through bookmarks (`listing_pages.py`)."""
+        found = await self._page(monitor_id, states, page, page_size, workspace_id, False)
+        assert not isinstance(found, EncodedListingPage)  # only when asked for
+        return found
+
+    async def encoded_listings(
+        self,
+        monitor_id: str,
+        states: Iterable[str] | None,
+        page: int,
+        page_size: int,
+        *,
+        workspace_id: str | None = None,
+    ) -> ListingPage | EncodedListingPage | None:
+        """`listings`, for an answer in the API's JSON: the database writes the listings as
+        that JSON (`listing_json.py`); a page it cannot write safely comes as records."""
+        return await self._page(monitor_id, states, page, page_size, workspace_id, True)
+
+    async def _page(
+        self,
+        monitor_id: str,
+        states: Iterable[str] | None,
+        page: int,
+        page_size: int,
+        workspace_id: str | None,
+        encoded: bool,
+    ) -> ListingPage | EncodedListingPage | None:
         key = pages.page_key(monitor_id, None if states is None else tuple(states))
-        spot = (key, (page - 1) * page_size, page_size)
+        spot = (key, (page - 1) * page_size, page_size, encoded)
         read = partial(
             pages.listing_page,
             key=key,
@@ -176,6 +203,7 @@ class MonitorStore:
             offset=spot[1],
             limit=page_size,
             known=self._pages.get(spot),
+            encoded=encoded,
         )
         for _ in range(3):  # a poll landing between build and read makes the marks stale
             marks = self._bookmarks.at_version(key)
@@ -188,7 +216,9 @@ class MonitorStore:
         assert not isinstance(plain, pages.BookmarksNeeded)  # only asked for with bookmarks
         return self._kept(spot, plain)
 
-    def _kept(self, spot: pages.PageSpot, read: pages.PageRead | None) -> ListingPage | None:
+    def _kept(
+        self, spot: pages.PageSpot, read: pages.PageRead | None
+    ) -> ListingPage | EncodedListingPage | None:
         if read is None:
             return None
         self._pages.put(spot, read)

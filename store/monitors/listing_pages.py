@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import trio
-from sqlalchemy import Integer, text
+from sqlalchemy import Integer, Text, text
 from sqlalchemy.orm import Session
 
 from .._db.driver_reads import DriverRead, record_columns, result_names
 from .._db.rows import field_names
+from .listing_json import page_json_sql
 from .models import Listing
-from .records import LISTING_STATES, ListingPage, ListingRecord
+from .records import LISTING_STATES, EncodedListingPage, ListingPage, ListingRecord
 
 BOOKMARK_EVERY = 1000
 K = TypeVar("K")
@@ -49,12 +50,12 @@ class Bookmarks:
 class PageRead:
     """A page as read, with the monitor's `polls` it was read at (the cache's version)."""
 
-    page: ListingPage
+    page: ListingPage | EncodedListingPage
     version: int
 
 
-# A page of the cache: the filter's key, the offset and the page size.
-PageSpot = tuple[PageKey, int, int]
+# A page of the cache: the filter's key, the offset, the page size, and whether encoded.
+PageSpot = tuple[PageKey, int, int, bool]
 
 
 class BoundedLru(Generic[K, V]):
@@ -150,6 +151,7 @@ def _filter(states: tuple[str, ...]) -> tuple[str, dict[str, object]]:
 # not, a bookmark or not): at most a few dozen, each compiled once per dialect.
 _HEADS: dict[tuple[tuple[str, ...], bool], DriverRead[tuple[int, ...]]] = {}
 _PAGES: dict[tuple[str, bool], DriverRead[ListingRecord]] = {}
+_PAGES_JSON: dict[tuple[str, str, bool], DriverRead[tuple[str, int | None]]] = {}
 # A listing's record read from the `listings` view (as `l`), and the types of its columns.
 _LISTING_COLUMNS, _LISTING_TYPES = record_columns(Listing, field_names(ListingRecord), "l")
 _LISTING_NAMES = result_names(Listing, field_names(ListingRecord), "l")
@@ -182,20 +184,43 @@ def _version_and_total(
     return int(head[0]), sum(int(n) for n in head[1:])
 
 
-def _page(clause: str, seek: str) -> DriverRead[ListingRecord]:
+def _page_sql(clause: str, seek: str) -> str:
     """The page's keys come from an index of the monitor's own table alone ((monitor_id,
     state, item_id) or the primary key); only the page's own rows are read in full, through
     the `listings` view (the monitor's row and the site's description)."""
+    return (
+        f"SELECT {', '.join(_LISTING_COLUMNS)} FROM listings l "
+        "WHERE l.monitor_id = :monitor AND l.item_id IN ("
+        f"SELECT item_id FROM monitor_listings WHERE monitor_id = :monitor{clause}{seek} "
+        "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY l.item_id"
+    )
+
+
+def _page(clause: str, seek: str) -> DriverRead[ListingRecord]:
     read = _PAGES.get((clause, bool(seek)))
     if read is None:
         read = _PAGES[(clause, bool(seek))] = DriverRead(
-            f"SELECT {', '.join(_LISTING_COLUMNS)} FROM listings l "
-            "WHERE l.monitor_id = :monitor AND l.item_id IN ("
-            f"SELECT item_id FROM monitor_listings WHERE monitor_id = :monitor{clause}{seek} "
-            "ORDER BY item_id LIMIT :limit OFFSET :skip) ORDER BY l.item_id",
+            _page_sql(clause, seek),
             _LISTING_TYPES,
             ListingRecord,
             names=_LISTING_NAMES,  # fifty rows: on SQLite in one step
+        )
+    return read
+
+
+def _page_json(dialect: str, clause: str, seek: str) -> DriverRead[tuple[str, int | None]]:
+    """The same page as the API's JSON, written by the database (`listing_json.py`)."""
+    read = _PAGES_JSON.get((dialect, clause, bool(seek)))
+    if read is None:
+        sql = page_json_sql(
+            dialect,
+            _page_sql(clause, seek),
+            field_names(ListingRecord),
+            _LISTING_NAMES,
+            _LISTING_TYPES,
+        )
+        read = _PAGES_JSON[(dialect, clause, bool(seek))] = DriverRead(
+            sql, [Text(), Integer()], lambda listings, canonical: (listings, canonical)
         )
     return read
 
@@ -208,9 +233,12 @@ def listing_page(
     limit: int,
     bookmarks: Callable[[PageKey, int], Bookmarks | None] | None,
     known: PageRead | None = None,
+    encoded: bool = False,
 ) -> PageRead | BookmarksNeeded | None:
     """Rows `offset .. offset + limit` in item-id order, with the filter's total; None when
-    the monitor is not found (in `workspace_id`, when given).
+    the monitor is not found (in `workspace_id`, when given). `encoded`: written as the
+    API's JSON by the database (`EncodedListingPage`, `listing_json.py`), unless a datetime
+    of the page is not in the form SQLite stores (then, and without `encoded`, as records).
 
     `bookmarks` looks up fresh bookmarks for a deep page; `None` reads by plain OFFSET.
     `known` is this page as read before: answered as it is if the monitor has not polled
@@ -224,6 +252,8 @@ def listing_page(
     if known is not None and known.version == version:
         return known
     if offset >= total:  # past the end: nothing to read (and no huge OFFSET to overflow)
+        if encoded:
+            return PageRead(EncodedListingPage(listings_json=b"[]", total=total), version)
         return PageRead(ListingPage(listings=[], total=total), version)
     clause, params = _filter(states)
     seek, skip = "", offset
@@ -236,9 +266,14 @@ def listing_page(
         mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
         seek, skip = " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY
         params["mark"] = marks.item_ids[mark]
-    page = _page(clause, seek).all(
-        db, {"monitor": monitor_id, "limit": limit, "skip": skip, **params}
-    )
+    params.update(monitor=monitor_id, limit=limit, skip=skip)
+    if encoded:
+        written = _page_json(db.get_bind().dialect.name, clause, seek).first(db, params)
+        assert written is not None  # an aggregate answers one row
+        listings, canonical = written
+        if canonical != 0:  # 1, or NULL for no rows
+            return PageRead(EncodedListingPage(listings.encode(), total), version)
+    page = _page(clause, seek).all(db, params)
     return PageRead(ListingPage(listings=page, total=total), version)
 
 

@@ -284,3 +284,12 @@ class ListingFilter:
 class ListingPage:
     listings: list[ListingRecord]
     total: int
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedListingPage:
+    """A page whose listings the database wrote as the API's JSON array, each as the API
+    writes a `ListingRecord` with `likely` (`store/monitors/listing_json.py`)."""
+
+    listings_json: bytes
+    total: int
