@@ -159,7 +159,6 @@ def _settle_batch(
     """One attempt more for each of the batch's still pending notifications, and their fate:
     delivered; failed for good (`permanent`); or due again at `retry_at` (now if None)."""
     mine = and_(_N.channel_id == channel_id, _N.id.in_(ids), _N.status == "pending")
-    hold_alerts(db, mine, deleting=False)
     if outcome.ok:
         values: dict[str, object] = {"status": "delivered", "delivered_at": now, "last_error": None}
     elif outcome.permanent:
@@ -167,6 +166,7 @@ def _settle_batch(
     else:
         values = {"next_attempt_at": outcome.retry_at or now, "last_error": outcome.error}
     if ids:
+        hold_alerts(db, mine, deleting=False)  # in id order (`holds`)
         db.execute(
             update(_N)
             .where(mine)
