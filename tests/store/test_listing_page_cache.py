@@ -24,9 +24,9 @@ class Statements:
         event.listen(store._engine, "before_cursor_execute", self._seen)
         execute = driver_reads._execute
 
-        def counted(*args: Any) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
             self._seen()
-            return execute(*args)
+            return execute(*args, **kwargs)
 
         monkeypatch.setattr(driver_reads, "_execute", counted)
 
