@@ -69,7 +69,11 @@ async def test_journey_from_sign_up_to_graphs(
         monitor_url = page.url.split("?")[0]
         page.get_by_role("cell").first.wait_for(timeout=SLOW)  # listings after the reload
         assert page.get_by_role("navigation", name="Filter listings by state").is_visible()
-        page.wait_for_timeout(3000)  # a few checks: simulated hours pass, things sell
+        # A few checks, counted live on the page: simulated hours pass, things sell.
+        page.wait_for_function(
+            "() => Number(document.querySelector('[data-monitor-polls]').textContent) >= 3",
+            timeout=SLOW,
+        )
         page.goto(f"{monitor_url}?state=all")
         assert int(page.locator(".stat-value").first.inner_text()) > 0
         screenshot(page, "monitor")
