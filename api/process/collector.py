@@ -10,7 +10,7 @@ import gc
 # request; at 700 the collector ran several times per request and promoted whatever was
 # alive at that instant, so the older generations were walked ever more often. Measured on a
 # listings-page load (`gc.callbacks` timing every collection): 5-7% of the server's CPU in
-# the collector at 700, under 1% at 20,000; each young collection stays under a millisecond.
+# the collector at 700, about 2% at 20,000; each young collection stays under a millisecond.
 YOUNG_COLLECTION_THRESHOLD = 20_000
 
 
