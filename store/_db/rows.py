@@ -113,6 +113,12 @@ def owned_row(
     return db.scalar(query.with_for_update() if lock else query)
 
 
+def rows_changed(result: object) -> int:
+    """How many rows an INSERT, UPDATE or DELETE's result says it changed (0 when the driver
+    does not say: a row count of -1 or none)."""
+    return max(0, getattr(result, "rowcount", 0) or 0)
+
+
 def new_id(prefix: str) -> str:
     """A fresh id for a new row: `prefix`, an underscore and 32 hex digits."""
     return f"{prefix}_{uuid.uuid4().hex}"

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete
 from sqlalchemy.orm import Session as Db
 
+from .._db.rows import rows_changed
 from ..billing.models import TrialToken
 from .confirmation_models import EmailConfirmation
 from .models import PasswordReset, Session
@@ -21,16 +22,13 @@ LINK_GRACE = timedelta(days=7)
 def delete_expired(db: Db, now: datetime) -> dict[str, int]:
     """Delete expired sessions, and the links (password resets, e-mail confirmations, trial
     links) that expired more than `LINK_GRACE` ago, used or not; how many of each."""
-    gone = {"sessions": _count(db.execute(delete(Session).where(Session.expires_at <= now)))}
+    gone = {"sessions": rows_changed(db.execute(delete(Session).where(Session.expires_at <= now)))}
     links: dict[str, type[PasswordReset] | type[EmailConfirmation] | type[TrialToken]] = {
         "password_resets": PasswordReset,
         "email_confirmations": EmailConfirmation,
         "trial_links": TrialToken,
     }
+    long_ago = now - LINK_GRACE
     for name, model in links.items():
-        gone[name] = _count(db.execute(delete(model).where(model.expires_at <= now - LINK_GRACE)))
+        gone[name] = rows_changed(db.execute(delete(model).where(model.expires_at <= long_ago)))
     return gone
-
-
-def _count(result: object) -> int:
-    return int(getattr(result, "rowcount", 0) or 0)

@@ -38,6 +38,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from .._db.rows import rows_changed
 from ..monitors.records import ObservedListing
 from .models import SiteListing
 
@@ -191,14 +192,14 @@ def drop_unheld(db: Session, candidates: Iterable[int]) -> int:
             .correlate(None)
         )
         if not _on_postgresql(db):
-            dropped += _count(db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed))))
+            dropped += rows_changed(db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed))))
             continue
         # A version a poll is taking up is locked by it: skipped, not waited for.
         doomed = doomed.with_for_update(skip_locked=True)
         for _ in range(DROP_ATTEMPTS):
             try:
                 with db.begin_nested():
-                    gone = _count(db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed))))
+                    gone = rows_changed(db.execute(delete(_TABLE).where(_TABLE.c.id.in_(doomed))))
                 dropped += gone
                 break
             except IntegrityError:  # a poll took one up and committed first: look again
@@ -219,10 +220,6 @@ def sweep_unheld(db: Session, after: int, limit: int = 5000) -> tuple[int, int] 
     if not ids:
         return None
     return ids[-1], drop_unheld(db, ids)
-
-
-def _count(result: object) -> int:
-    return int(getattr(result, "rowcount", 0) or 0)
 
 
 def _on_postgresql(db: Session) -> bool:

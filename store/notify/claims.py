@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select, upd
 from sqlalchemy.orm import Session
 
 from .._db.base import UtcDateTime
+from .._db.rows import rows_changed
 from .holds import hold_alerts
 from .models import Notification, NotificationChannel, NotificationDelivery
 from .queries import channel_record, notification_record
@@ -112,7 +113,7 @@ def release_all(db: Session, node_id: str) -> int:
     result = db.execute(
         update(_C).where(_C.claimed_by == node_id).values(claimed_by=None, claim_until=None)
     )
-    return max(0, result.rowcount or 0)  # type: ignore[attr-defined]
+    return rows_changed(result)
 
 
 def record_outcome(

@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from .._db.rows import new_id
+from .._db.rows import new_id, rows_changed
 from ..market.price_book import buying_costs, many_niche_sales, site_of
 from ..market.price_book_records import BOOK_DAYS, BOOK_SALES, Niche, NicheSales
 from ..monitors.models import Monitor
@@ -116,7 +116,7 @@ class _Batch:
             result = db.execute(
                 chunk.on_conflict_do_nothing().execution_options(preserve_rowcount=True)
             )
-            written += max(0, result.rowcount or 0)  # type: ignore[attr-defined]
+            written += rows_changed(result)
         db.info[QUEUED] = db.info.get(QUEUED, 0) + written
         return written
 
