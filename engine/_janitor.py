@@ -15,7 +15,7 @@ walk of an index. A database that does not answer costs one round, not the actor
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import trio
@@ -30,16 +30,6 @@ class JanitorSettings:
     interval_seconds: float = 6 * 3600.0
     # After the start: the engine's own work (resuming monitors and runs) goes first.
     first_after_seconds: float = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class Tidied:
-    """What one round deleted, by kind."""
-
-    removed: dict[str, int] = field(default_factory=dict)
-
-    def line(self) -> str:
-        return ", ".join(f"{n} {kind}" for kind, n in self.removed.items() if n) or "nothing"
 
 
 class JanitorBoard:
@@ -85,18 +75,20 @@ class Janitor:
                 self.board.last_error = f"database unavailable: {err}"
                 log.warning("housekeeping skipped this round: database unavailable (%s)", err)
             else:
-                log.info("housekeeping deleted %s", tidied.line())
+                deleted = ", ".join(f"{n} {kind}" for kind, n in tidied.items() if n)
+                log.info("housekeeping deleted %s", deleted or "nothing")
             await trio.sleep(self._settings.interval_seconds)
 
-    async def tidy(self) -> Tidied:
-        """One round: expired sessions and links, then the sweep of unheld versions."""
+    async def tidy(self) -> dict[str, int]:
+        """One round: expired sessions and links, then the sweep of unheld versions; how
+        many of each kind went."""
         removed = await self._store.delete_expired()
         removed["unheld_descriptions"] = await self._sweep()
         self.board.rounds += 1
         self.board.last_round_at = self._store.clock()
         self.board.last_removed = removed
         self.board.last_error = None
-        return Tidied(removed)
+        return removed
 
     async def _sweep(self) -> int:
         after, dropped = 0, 0
