@@ -154,8 +154,8 @@ async def list_listings(monitor_id: str, query_args: ListingsQuery) -> Response:
         raise NotFound("monitor")
     # Written straight from the records, which are already what `ListingsPage` says (a
     # test compares the two encodings): validating 50 listings into models only to dump
-    # them again was a tenth of the API's hottest read. On SQLite the database wrote the
-    # listings' JSON itself (`store/monitors/listing_json.py`): it is spliced in as it is.
+    # them again was a tenth of the API's hottest read. The database wrote an unfiltered
+    # page's listings as JSON itself (`store/monitors/listing_json.py`): spliced in as it is.
     if isinstance(page, EncodedListingPage):
         listings = page.listings_json
     else:
