@@ -20,6 +20,7 @@ from ._db.unit import (
     create_sync_engine,
     dispose,
     ensure_sqlite_folder,
+    glance_engine,
     migrate,
     utc_now,
 )
@@ -44,8 +45,11 @@ class Store(Accounts):
     attribute in `__init__` (for example `store.billing`).
     """
 
-    def __init__(self, engine: Engine, url: URL, lanes: Lanes, clock: Clock = utc_now) -> None:
-        super().__init__(engine, url, lanes, clock)
+    def __init__(
+        self, engine: Engine, url: URL, lanes: Lanes, clock: Clock = utc_now,
+        *, glances: Engine | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(engine, url, lanes, clock, glances=glances)
         self.monitors = MonitorStore(self)
         self.runs = RunStore(self)
         self.billing = BillingStore(self)
@@ -69,7 +73,10 @@ async def open_store(
     if run_migrations:
         await migrate(database_url)
     engine, lanes = create_sync_engine(database_url)
+    glances = glance_engine(engine)
     try:
-        yield Store(engine, make_url(database_url), lanes, clock)
+        yield Store(engine, make_url(database_url), lanes, clock, glances=glances)
     finally:
+        if glances is not None:
+            glances.dispose()  # here: its connection was made on this thread
         await dispose(engine)

@@ -46,6 +46,12 @@ from sqlalchemy.types import TypeEngine
 R = TypeVar("R")
 log = logging.getLogger(__name__)
 Processor = Callable[[Any], Any]
+# What a read runs on: a unit's session, or a glance's connection (`Unit.glance`).
+Reader = Session | Connection
+
+
+def dialect_name(db: Reader) -> str:
+    return db.dialect.name if isinstance(db, Connection) else db.get_bind().dialect.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +97,13 @@ class DriverRead(Generic[R]):
         self._compiled: dict[tuple[str, str], _Compiled] = {}
         self._makers: dict[tuple[str, str], Callable[[Sequence[Any]], R]] = {}
 
-    def all(self, db: Session, params: Mapping[str, Any]) -> list[R]:
+    def all(self, db: Reader, params: Mapping[str, Any]) -> list[R]:
         """Every row, typed and made."""
-        db.flush()  # as the session's own queries do (autoflush): the unit's changes first
-        connection = db.connection()
+        if isinstance(db, Session):
+            db.flush()  # as the session's own queries do (autoflush): the unit's changes first
+            connection = db.connection()
+        else:  # a glance's (`Unit.glance`)
+            connection = db
         dialect = connection.dialect
         compiled = self._compiled_for(dialect)
         made = self._makers.get(_key(dialect))
@@ -111,7 +120,7 @@ class DriverRead(Generic[R]):
             made = self._maker_for(dialect, description)
         return [made(row) for row in rows]
 
-    def first(self, db: Session, params: Mapping[str, Any]) -> R | None:
+    def first(self, db: Reader, params: Mapping[str, Any]) -> R | None:
         """The first row, or None: for SQL that finds one row at most (it reads them all)."""
         found = self.all(db, params)
         return found[0] if found else None

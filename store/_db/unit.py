@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -99,6 +99,16 @@ def _is_outage(err: DBAPIError) -> bool:
     return isinstance(state, str) and state.startswith(_OUTAGE_STATES)
 
 
+class _Busy(Exception):
+    """SQLite asked a glance to wait for a lock."""
+
+
+def _locked(err: OperationalError) -> bool:
+    """Whether SQLite refused for a lock held elsewhere (SQLITE_BUSY, SQLITE_LOCKED)."""
+    code = getattr(err.orig, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (5, 6)
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -107,11 +117,17 @@ class Unit:
     """Units of work over one SQLAlchemy engine: the plumbing `Store` (`store/_db/unit.py`)
     and its facades are built on. Construct a `Store` with `open_store`."""
 
-    def __init__(self, engine: Engine, url: URL, lanes: Lanes, clock: Clock = utc_now) -> None:
+    def __init__(
+        self, engine: Engine, url: URL, lanes: Lanes, clock: Clock = utc_now,
+        *, glances: Engine | None = None,
+    ) -> None:  # fmt: skip
         """`lanes`: how many units may run at once, as many as the pool's connections: a
         thread that waited for a connection could not be cancelled, a task waiting for a turn
-        can."""
+        can. `glances`: SQLite's engine for `glance` on the Trio thread (`glance_engine`)."""
         self._engine = engine
+        self._glances = glances
+        # The pool's connections in autocommit, for glances in a worker thread.
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._turns = trio.CapacityLimiter(lanes.units)
@@ -137,6 +153,43 @@ class Unit:
         in the read lanes where there are some (SQLite: `SQLITE_LANES`), which no writer
         waiting for the database's lock can take. `work` must not write."""
         return await self._in_thread(self._transaction(work), self._read_turns)
+
+    async def glance(self, work: Callable[[Connection], T]) -> T:
+        """A read that costs little by construction (rows found by key, a page of at most a
+        few hundred index entries) and that many requests make: outside any transaction,
+        each statement reading the database as it is when the statement starts. `work`
+        must not write.
+
+        PostgreSQL: in a worker thread, in the read lanes, in autocommit: a statement is one
+        round trip, where BEGIN and COMMIT made it three. SQLite: here, on the Trio thread,
+        on a connection of its own (`glance_engine`). The hop to a worker thread cost more
+        than such a read: each step of a statement lets go of the GIL, and with two threads
+        on two cores taking it in turns, a listings page cost 2.9 ms of CPU against 1.8 ms
+        read here (docs/request-cost.md). A reader never waits for SQLite's writer (WAL);
+        should it have to wait for a lock anyway (a connection recovering the journal, or
+        one holding the database exclusively), it is not kept waiting here but read again in
+        a worker thread, which waits as a unit does."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._glances is not None:
+            try:
+                return self._glance_here(self._glances, work)
+            except _Busy:
+                pass
+        return await self._in_thread(lambda: self._glance_here(self._autocommit, work),
+                                     self._read_turns)  # fmt: skip
+
+    def _glance_here(self, engine: Engine, work: Callable[[Connection], T]) -> T:
+        try:
+            with engine.connect() as connection:
+                return work(connection)
+        except OperationalError as err:
+            if engine is self._glances and _locked(err):
+                raise _Busy() from err
+            raise DatabaseUnavailable(type(err).__name__) from err
+        except DBAPIError as err:
+            if err.connection_invalidated or _is_outage(err):
+                raise DatabaseUnavailable(type(err.orig).__name__) from err
+            raise
 
     def _transaction(self, work: Callable[[Session], T]) -> Callable[[], T]:
         def in_thread() -> T:
@@ -183,7 +236,7 @@ class Unit:
         await self._in_thread(select_one, self._read_turns)
 
 
-def _prepare_sqlite(engine: Engine) -> None:
+def _prepare_sqlite(engine: Engine, busy_timeout_ms: int = 30_000) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # WAL lets readers run beside the one writer; the busy timeout makes writers queue
@@ -191,7 +244,7 @@ def _prepare_sqlite(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
@@ -250,6 +303,22 @@ def create_sync_engine(database_url: str) -> tuple[Engine, Lanes]:
     else:
         _ping_when_idle(engine)
     return engine, lanes
+
+
+def glance_engine(engine: Engine) -> Engine | None:
+    """SQLite: the engine of `Unit.glance` on the Trio thread, one connection to the same
+    file in autocommit that never waits for a lock (the glance goes to a worker thread
+    instead); None for other databases. Only the Trio thread uses it, one glance at a time
+    (a glance does not await), so one connection serves them all; close it with
+    `engine.dispose()` on that thread, which made the connection."""
+    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
+        return None  # (a database in memory is the pool's own connection's alone)
+    glances = create_engine(
+        engine.url, pool_size=1, max_overflow=0, isolation_level="AUTOCOMMIT",
+        connect_args={"timeout": 0},
+    )  # fmt: skip
+    _prepare_sqlite(glances, busy_timeout_ms=0)
+    return glances
 
 
 async def dispose(engine: Engine) -> None:

@@ -207,11 +207,12 @@ class MonitorStore:
         )
         for _ in range(3):  # a poll landing between build and read makes the marks stale
             marks = self._bookmarks.at_version(key)
-            result = await self._store.read(partial(read, bookmarks=marks))
+            result = await self._store.glance(partial(read, bookmarks=marks))
             if not isinstance(result, pages.BookmarksNeeded):
                 return self._kept(spot, result)
             await self._build_bookmarks(key, result.version)
-        # Still racing a busy monitor's polls: a plain OFFSET read is slower but correct.
+        # Still racing a busy monitor's polls: a plain OFFSET read is slower but correct (in a
+        # worker thread: its cost grows with the page's depth, a glance's must not).
         plain = await self._store.read(partial(read, bookmarks=None))
         assert not isinstance(plain, pages.BookmarksNeeded)  # only asked for with bookmarks
         return self._kept(spot, plain)

@@ -27,7 +27,7 @@ import trio
 from sqlalchemy import Integer, Text, text
 from sqlalchemy.orm import Session
 
-from .._db.driver_reads import DriverRead, record_columns, result_names
+from .._db.driver_reads import DriverRead, Reader, dialect_name, record_columns, result_names
 from .._db.rows import field_names
 from .listing_json import page_json_sql
 from .models import Listing
@@ -172,7 +172,7 @@ def _head(counted: tuple[str, ...], in_workspace: bool) -> DriverRead[tuple[int,
 
 
 def _version_and_total(
-    db: Session, monitor_id: str, workspace_id: str | None, states: tuple[str, ...]
+    db: Reader, monitor_id: str, workspace_id: str | None, states: tuple[str, ...]
 ) -> tuple[int, int] | None:
     """The monitor's poll counter and the filter's total, or None if it is not there (or,
     with `workspace_id`, not in that workspace)."""
@@ -226,7 +226,7 @@ def _page_json(dialect: str, clause: str, seek: str) -> DriverRead[tuple[str, in
 
 
 def listing_page(
-    db: Session,
+    db: Reader,
     key: PageKey,
     workspace_id: str | None,
     offset: int,
@@ -268,7 +268,7 @@ def listing_page(
         params["mark"] = marks.item_ids[mark]
     params.update(monitor=monitor_id, limit=limit, skip=skip)
     if encoded:
-        written = _page_json(db.get_bind().dialect.name, clause, seek).first(db, params)
+        written = _page_json(dialect_name(db), clause, seek).first(db, params)
         assert written is not None  # an aggregate answers one row
         listings, canonical = written
         if canonical != 0:  # 1, or NULL for no rows

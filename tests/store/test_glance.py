@@ -1,0 +1,138 @@
+"""`Unit.glance`: a short read outside any transaction. On SQLite it runs on the Trio thread,
+on a connection of its own, unless SQLite would make it wait for a lock; on PostgreSQL it
+runs in a worker thread in autocommit, and the pool's connections go back to transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import trio
+from sqlalchemy import Connection, text
+from sqlalchemy.orm import Session
+
+from store import Store
+from store._db.unit import POSTGRES_LANES
+from tests.store.test_store_monitors import _monitor
+from tests.store.test_unit_cancellation import _checked_out, _until
+
+
+def _read_label(monitor_id: str, seen_on: list[int]) -> Any:
+    def work(connection: Connection) -> str | None:
+        seen_on.append(threading.get_ident())
+        found = connection.execute(
+            text("SELECT label FROM monitors WHERE id = :id"), {"id": monitor_id}
+        ).scalar_one()
+        return str(found) if found is not None else None
+
+    return work
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_glance_on_sqlite_reads_on_the_trio_thread(store: Store) -> None:
+    monitor_id, _ = await _monitor(store)
+    await store.unit(lambda db: db.execute(text("UPDATE monitors SET label = 'shoes'")))
+    seen_on: list[int] = []
+
+    assert await store.glance(_read_label(monitor_id, seen_on)) == "shoes"
+    assert seen_on == [threading.get_ident()]
+    assert _checked_out(store) == 0  # nothing of the pool was taken
+
+
+@contextmanager
+def _held_exclusively(store: Store) -> Iterator[sqlite3.Connection]:
+    """Another process's connection that holds the whole database (SQLite's exclusive locking
+    mode, taken by a write): in WAL mode, readers too must wait for it. It can be taken only
+    while no other connection is open: the store's idle ones are closed first."""
+    store._engine.dispose()  # type: ignore[attr-defined]
+    store._glances.dispose()  # type: ignore[attr-defined]
+    holder = sqlite3.connect(str(store.url.database), isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("UPDATE monitors SET label = 'held'")
+        holder.execute("COMMIT")  # the lock stays until the connection closes
+        yield holder
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_glance_sqlite_would_make_wait_waits_in_a_worker_thread(store: Store) -> None:
+    monitor_id, _ = await _monitor(store)
+    seen_on: list[int] = []
+    found: list[str | None] = []
+
+    async def glance() -> None:
+        found.append(await store.glance(_read_label(monitor_id, seen_on)))
+
+    with _held_exclusively(store) as holder:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(glance)
+            # The Trio thread is free while the glance waits: it waits in a worker thread,
+            # on one of the pool's connections, for the lock.
+            with trio.fail_after(60):
+                while _checked_out(store) == 0:
+                    await trio.sleep(0.01)
+            assert found == []
+            holder.close()
+    assert found == ["held"]
+    assert seen_on and seen_on[-1] != threading.get_ident()
+    # The Trio thread's own connection is not spoilt: the next glance reads here again.
+    seen_on.clear()
+    assert await store.glance(_read_label(monitor_id, seen_on)) == "held"
+    assert seen_on == [threading.get_ident()]
+
+
+async def test_a_cancelled_caller_glances_at_nothing(store: Store) -> None:
+    ran: list[int] = []
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await store.glance(lambda connection: ran.append(1))
+    assert scope.cancelled_caught and ran == []
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_glances_on_postgresql_are_autocommit_and_units_stay_transactions(
+    store: Store,
+) -> None:
+    """Every lane at once, so that every pooled connection serves a glance, then a unit."""
+    from psycopg.pq import TransactionStatus
+
+    lanes = POSTGRES_LANES.connections
+    statuses: list[TransactionStatus] = []
+    entered = [threading.Event() for _ in range(lanes)]
+    release = threading.Event()
+
+    def status_after_a_select(lane: int, db: Connection | Session) -> None:
+        connection = db.connection() if isinstance(db, Session) else db
+        connection.execute(text("SELECT 1"))
+        dbapi = connection.connection.dbapi_connection
+        assert dbapi is not None
+        statuses.append(dbapi.info.transaction_status)
+        entered[lane].set()
+        release.wait(60)
+
+    async def all_lanes(call: Any) -> None:
+        release.clear()
+        for event in entered:
+            event.clear()
+        async with trio.open_nursery() as nursery:
+            try:
+                for lane in range(lanes):
+                    nursery.start_soon(call, lambda db, lane=lane: status_after_a_select(lane, db))
+                for event in entered:
+                    await _until(event)
+                assert _checked_out(store) == lanes
+            finally:
+                release.set()
+
+    await all_lanes(store.glance)
+    assert statuses == [TransactionStatus.IDLE] * lanes  # no transaction left open
+    statuses.clear()
+    await all_lanes(store.unit)
+    assert statuses == [TransactionStatus.INTRANS] * lanes
