@@ -5,6 +5,8 @@ a worker thread by `trio.to_thread.run_sync` under a `CapacityLimiter`, its lane
 as the pool's connections, so a thread never waits for a connection and a Trio task waiting
 for a turn stays cancellable (SQLite keeps lanes of its own for the hottest reads,
 `Unit.read`: `SQLITE_LANES`). No caller above `store/` ever sees a thread or a driver.
+Reads that cost little by construction are glances (`Unit.glance`): outside a transaction,
+and on SQLite on the Trio thread itself, where a worker thread cost more than the read.
 
 Why threads and not the drivers' asyncio through trio-asyncio (the path until 2026-11): one
 hop to a cached worker thread costs a fraction of what the bridge did per query (asyncio
@@ -126,10 +128,11 @@ class Unit:
         can. `glances`: SQLite's engine for `glance` on the Trio thread (`glance_engine`)."""
         self._engine = engine
         self._glances = glances
-        # The pool's connections in autocommit, for glances in a worker thread.
+        # The pool's connections in autocommit, for reads and for glances in a worker thread.
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(self._autocommit, expire_on_commit=False)
         self._turns = trio.CapacityLimiter(lanes.units)
         self._read_turns = trio.CapacityLimiter(lanes.reads) if lanes.reads else self._turns
         self.clock = clock
@@ -146,13 +149,16 @@ class Unit:
     async def unit(self, work: Callable[[Session], T]) -> T:
         """Run `work` in one transaction, in a worker thread: committed if it returns, rolled
         back if it raises or if the caller was cancelled meanwhile (see the module docstring)."""
-        return await self._in_thread(self._transaction(work), self._turns)
+        return await self._in_thread(self._transaction(work, self._sessions), self._turns)
 
     async def read(self, work: Callable[[Session], T]) -> T:
-        """`unit`, for a short read that many requests make (a listings page, the dashboard):
-        in the read lanes where there are some (SQLite: `SQLITE_LANES`), which no writer
-        waiting for the database's lock can take. `work` must not write."""
-        return await self._in_thread(self._transaction(work), self._read_turns)
+        """`unit`, for a read that many requests make (the dashboard, a run): in the read
+        lanes where there are some (SQLite: `SQLITE_LANES`), which no writer waiting for the
+        database's lock can take; and outside a transaction, each statement reading the
+        database as it is when the statement starts, as it does in a transaction at READ
+        COMMITTED (PostgreSQL's, and SQLite's driver opens none for a read). On PostgreSQL
+        that spares a read the round trips of BEGIN and COMMIT. `work` must not write."""
+        return await self._in_thread(self._transaction(work, self._read_sessions), self._read_turns)
 
     async def glance(self, work: Callable[[Connection], T]) -> T:
         """A read that costs little by construction (rows found by key, a page of at most a
@@ -172,9 +178,14 @@ class Unit:
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._glances is not None:
             try:
-                return self._glance_here(self._glances, work)
+                found = self._glance_here(self._glances, work)
             except _Busy:
                 pass
+            else:
+                # A checkpoint, as Trio's own operations that finish at once have: a caller
+                # glancing in a loop still lets the other tasks run.
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return found
         return await self._in_thread(lambda: self._glance_here(self._autocommit, work),
                                      self._read_turns)  # fmt: skip
 
@@ -191,11 +202,13 @@ class Unit:
                 raise DatabaseUnavailable(type(err.orig).__name__) from err
             raise
 
-    def _transaction(self, work: Callable[[Session], T]) -> Callable[[], T]:
+    def _transaction(
+        self, work: Callable[[Session], T], sessions: sessionmaker[Session]
+    ) -> Callable[[], T]:
         def in_thread() -> T:
             for attempt in range(1, ABORTED_ATTEMPTS + 1):
                 try:
-                    with self._sessions() as db, db.begin():
+                    with sessions() as db, db.begin():
                         result = work(db)
                         # Raises `trio.Cancelled` here, inside the transaction, if the caller
                         # was cancelled while `work` ran: the block rolls back, not commits.

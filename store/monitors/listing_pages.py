@@ -240,7 +240,9 @@ def listing_page(
     API's JSON by the database (`EncodedListingPage`, `listing_json.py`), unless a datetime
     of the page is not in the form SQLite stores (then, and without `encoded`, as records).
 
-    `bookmarks` looks up fresh bookmarks for a deep page; `None` reads by plain OFFSET.
+    `bookmarks` looks up fresh bookmarks for a deep page, so that fewer than
+    `BOOKMARK_EVERY` index entries are ever skipped (what lets the read be a glance on the
+    Trio thread, `Unit.glance`); `None` reads by plain OFFSET, whatever the depth.
     `known` is this page as read before: answered as it is if the monitor has not polled
     since. Two statements in all: the monitor's counters, then the page. This is the hottest
     read of the API, so both go to the driver as SQL compiled once (`DriverRead`)."""

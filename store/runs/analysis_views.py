@@ -16,7 +16,7 @@ from sqlalchemy import String, select
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
-from .._db.driver_reads import DriverRead, record_columns
+from .._db.driver_reads import DriverRead, Reader, record_columns
 from .._db.rows import field_names
 from ..monitors.models import Monitor
 from ..monitors.records import MonitorRecord
@@ -168,7 +168,7 @@ _CANDIDATES = _candidates_read()
 
 
 def analysis_origin(
-    db: Session, analysis_id: str, workspace_id: str, *, with_result: bool
+    db: Reader, analysis_id: str, workspace_id: str, *, with_result: bool
 ) -> AnalysisOrigin | None:
     """The analysis in `workspace_id` with its origin; None if it is not there."""
     read = _ASKED_WITH_RESULT if with_result else _ASKED

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
+from .._db.driver_reads import Reader
 from ..cluster.fence import fence
 from . import analysis_views as views
 from . import dashboard_pins as pins
@@ -42,7 +43,7 @@ class RunStore:
         return await self._store.unit(work)
 
     async def get(self, run_id: str, workspace_id: str | None) -> RunRecord | None:
-        return await self._store.read(lambda db: repo.get_run(db, run_id, workspace_id))
+        return await self._store.glance(lambda db: repo.get_run(db, run_id, workspace_id))
 
     async def in_workspace(
         self, workspace_id: str, offset: int, limit: int
@@ -167,11 +168,14 @@ class RunStore:
     async def analysis_origin(
         self, analysis_id: str, workspace_id: str, *, with_result: bool
     ) -> AnalysisOrigin | None:
-        """The analysis with its run and monitor, in one unit; its document only
+        """The analysis with its run and monitor, in one statement; its document only
         `with_result` (see `store/runs/analysis_views.py`)."""
-        return await self._store.read(
-            lambda db: views.analysis_origin(db, analysis_id, workspace_id, with_result=with_result)
-        )
+
+        def work(db: Reader) -> AnalysisOrigin | None:
+            return views.analysis_origin(db, analysis_id, workspace_id, with_result=with_result)
+
+        # Found by key; its document, often hundreds of kilobytes, is read in a worker thread.
+        return await (self._store.read(work) if with_result else self._store.glance(work))
 
     async def analysis_result(self, analysis_id: str, workspace_id: str) -> str | None:
         return await self._store.unit(

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from .._db.driver_reads import DriverRead, record_columns
+from .._db.driver_reads import DriverRead, Reader, record_columns
 from .._db.rows import field_names, new_row, record_fields, to_record, workspace_row
 from ..accounts.quotas import hold_workspace, refuse_past
 from .models import Analysis, Run, RunLogLine
@@ -46,7 +46,7 @@ def create_run(db: Session, new: NewRun, now: datetime) -> RunRecord:
     return run_record(run)
 
 
-def get_run(db: Session, run_id: str, workspace_id: str | None) -> RunRecord | None:
+def get_run(db: Reader, run_id: str, workspace_id: str | None) -> RunRecord | None:
     """The run; with `workspace_id`, only if it is that workspace's (a run's page asks for
     it every few seconds while it runs: SQL compiled once, `DriverRead`)."""
     if workspace_id is None:

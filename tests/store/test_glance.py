@@ -1,6 +1,7 @@
 """`Unit.glance`: a short read outside any transaction. On SQLite it runs on the Trio thread,
 on a connection of its own, unless SQLite would make it wait for a lock; on PostgreSQL it
-runs in a worker thread in autocommit, and the pool's connections go back to transactions."""
+runs in a worker thread in autocommit (as `Unit.read` does), and the pool's connections go
+back to transactions for units."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ async def test_a_cancelled_caller_glances_at_nothing(store: Store) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
-async def test_glances_on_postgresql_are_autocommit_and_units_stay_transactions(
+async def test_glances_and_reads_on_postgresql_are_autocommit_and_units_stay_transactions(
     store: Store,
 ) -> None:
     """Every lane at once, so that every pooled connection serves a glance, then a unit."""
@@ -133,6 +134,9 @@ async def test_glances_on_postgresql_are_autocommit_and_units_stay_transactions(
 
     await all_lanes(store.glance)
     assert statuses == [TransactionStatus.IDLE] * lanes  # no transaction left open
+    statuses.clear()
+    await all_lanes(store.read)
+    assert statuses == [TransactionStatus.IDLE] * lanes
     statuses.clear()
     await all_lanes(store.unit)
     assert statuses == [TransactionStatus.INTRANS] * lanes
