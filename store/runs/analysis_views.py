@@ -186,7 +186,7 @@ def analysis_result(db: Session, analysis_id: str, workspace_id: str) -> str | N
 
 
 def dashboard_view(
-    db: Session,
+    db: Reader,
     workspace_id: str,
     *,
     analysis_id: str | None,

@@ -191,8 +191,10 @@ class RunStore:
         recent_runs: int,
     ) -> DashboardView:
         """`analysis_id`'s analysis, or with `floor` the dashboard's candidates (see
-        `_analysis_views.dashboard_view`), in one unit."""
-        return await self._store.read(
+        `analysis_views.dashboard_view`), and the newest runs: found by key or by one seek
+        of an index each (`ix_analyses_above_floor` for the newest above the floor), a
+        glance."""
+        return await self._store.glance(
             lambda db: views.dashboard_view(
                 db, workspace_id, analysis_id=analysis_id, floor=floor, recent_runs=recent_runs
             )

@@ -72,7 +72,7 @@ def _newest_first(
     return list(rows), total
 
 
-def newest_runs(db: Session, workspace_id: str, limit: int) -> list[RunRecord]:
+def newest_runs(db: Reader, workspace_id: str, limit: int) -> list[RunRecord]:
     """The workspace's `limit` newest runs (no total: the dashboard shows a few, on every
     request: SQL compiled once, `DriverRead`)."""
     return _NEWEST_RUNS.all(db, {"workspace": workspace_id, "limit": limit})

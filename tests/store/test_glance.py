@@ -89,6 +89,21 @@ async def test_a_glance_sqlite_would_make_wait_waits_in_a_worker_thread(store: S
     assert seen_on == [threading.get_ident()]
 
 
+async def test_glancing_in_a_loop_lets_the_other_tasks_run(store: Store) -> None:
+    other_ran = trio.Event()
+    glances = 0
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: _set(other_ran))
+        while not other_ran.is_set() and glances < 100:
+            await store.glance(lambda connection: connection.execute(text("SELECT 1")))
+            glances += 1
+    assert other_ran.is_set() and glances < 100
+
+
+async def _set(event: trio.Event) -> None:
+    event.set()
+
+
 async def test_a_cancelled_caller_glances_at_nothing(store: Store) -> None:
     ran: list[int] = []
     with trio.CancelScope() as scope:
