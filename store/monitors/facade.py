@@ -206,8 +206,8 @@ class MonitorStore:
             encoded=encoded,
         )
         for _ in range(3):  # a poll landing between build and read makes the marks stale
-            marks = self._bookmarks.at_version(key)
-            result = await self._store.glance(partial(read, bookmarks=marks))
+            known = self._bookmarks.known(key)
+            result = await self._store.glance(partial(read, bookmarks=known))
             if not isinstance(result, pages.BookmarksNeeded):
                 return self._kept(spot, result)
             await self._build_bookmarks(key, result.version)

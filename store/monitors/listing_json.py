@@ -88,6 +88,37 @@ def _json(dialect: str, literal: str) -> str:
     return f"({literal})::json" if dialect == "postgresql" else f"json({literal})"
 
 
+def _postgres_array(values: Sequence[str], order: str) -> str:
+    rows = f"json_agg(json_build_object({', '.join(values)}) ORDER BY {order})"
+    return f"coalesce({rows}, '[]'::json)::text"
+
+
+def _values(
+    dialect: str, fields: Sequence[str], columns: Sequence[str], types: Sequence[TypeEngine[Any]]
+) -> list[str]:
+    """`json_object`'s arguments: each field's name and JSON value, `likely` last."""
+    values = [
+        f"'{field}', {_value(dialect, column, kind)}"
+        for field, column, kind in zip(fields, columns, types, strict=True)
+    ]
+    state, evidence = columns[fields.index("state")], columns[fields.index("state_evidence")]
+    likely = _json(dialect, _boolean(f"{state} = 'sold' AND {evidence} = 'absence'"))
+    values.append(f"'likely', {likely}")
+    return values
+
+
+def postgres_page_json_sql(
+    page_sql: str,
+    fields: Sequence[str],
+    columns: Sequence[str],
+    types: Sequence[TypeEngine[Any]],
+) -> str:
+    """PostgreSQL: `page_json_sql`'s array alone, as a scalar subquery's SQL (one column, one
+    row; every datetime PostgreSQL holds is typed, so there is no form to check)."""
+    array = _postgres_array(_values("postgresql", fields, columns, types), columns[0])
+    return f"SELECT {array} FROM ({page_sql}) AS page"
+
+
 def page_json_sql(
     dialect: str,
     page_sql: str,
@@ -99,16 +130,9 @@ def page_json_sql(
     of `fields`, of `types`, and is ordered by the first) answering one row: the page's
     listings as a JSON array of `listing_out` objects, and 1 if every datetime in it had
     the stored form (0 if not, NULL for no rows; PostgreSQL's are typed: always 1)."""
-    values = [
-        f"'{field}', {_value(dialect, column, kind)}"
-        for field, column, kind in zip(fields, columns, types, strict=True)
-    ]
-    state, evidence = columns[fields.index("state")], columns[fields.index("state_evidence")]
-    likely = _json(dialect, _boolean(f"{state} = 'sold' AND {evidence} = 'absence'"))
-    values.append(f"'likely', {likely}")
+    values = _values(dialect, fields, columns, types)
     if dialect == "postgresql":
-        rows = f"json_agg(json_build_object({', '.join(values)}) ORDER BY {columns[0]})"
-        return f"SELECT coalesce({rows}, '[]'::json)::text, 1 FROM ({page_sql}) AS page"
+        return f"SELECT {_postgres_array(values, columns[0])}, 1 FROM ({page_sql}) AS page"
     dated = [
         _canonical(column)
         for column, kind in zip(columns, types, strict=True)

@@ -19,9 +19,8 @@ small read of the monitor's counters instead of turning fifty rows into records 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import trio
 from sqlalchemy import Integer, Text, text
@@ -29,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from .._db.driver_reads import DriverRead, Reader, dialect_name, record_columns, result_names
 from .._db.rows import field_names
-from .listing_json import page_json_sql
+from .listing_json import page_json_sql, postgres_page_json_sql
 from .models import Listing
 from .records import LISTING_STATES, EncodedListingPage, ListingPage, ListingRecord
 
@@ -84,6 +83,17 @@ PageCache = BoundedLru[PageSpot, PageRead]
 
 
 @dataclass(frozen=True, slots=True)
+class KnownBookmarks:
+    """The bookmarks of a key as known before a read, whatever their version."""
+
+    marks: Bookmarks | None
+
+    def at(self, version: int) -> Bookmarks | None:
+        """The marks, if they are those of `version` (the monitor's polls the read found)."""
+        return self.marks if self.marks is not None and self.marks.version == version else None
+
+
+@dataclass(frozen=True, slots=True)
 class BookmarksNeeded:
     """A deep page was asked for and no fresh bookmarks exist: build them, then ask again."""
 
@@ -111,16 +121,10 @@ class BookmarkCache:
         marks = self._entries.get(key)
         return marks if marks is not None and marks.version == version else None
 
-    def at_version(self, key: PageKey) -> Callable[[PageKey, int], Bookmarks | None]:
-        """A lookup for `listing_page` that reads nothing of this cache: the unit runs in a
-        worker thread, and the cache belongs to the Trio thread. The marks known now are
-        taken, and the lookup answers them only for the version the unit finds."""
-        known = self._entries.get(key)
-
-        def lookup(_key: PageKey, version: int) -> Bookmarks | None:
-            return known if known is not None and known.version == version else None
-
-        return lookup
+    def known(self, key: PageKey) -> KnownBookmarks:
+        """The marks known now, for `listing_page`, which reads nothing of this cache: the
+        read may run in a worker thread, and the cache belongs to the Trio thread."""
+        return KnownBookmarks(self._entries.get(key))
 
     def put(self, key: PageKey, marks: Bookmarks) -> None:
         self._entries.put(key, marks)
@@ -152,20 +156,47 @@ def _filter(states: tuple[str, ...]) -> tuple[str, dict[str, object]]:
 _HEADS: dict[tuple[tuple[str, ...], bool], DriverRead[tuple[int, ...]]] = {}
 _PAGES: dict[tuple[str, bool], DriverRead[ListingRecord]] = {}
 _PAGES_JSON: dict[tuple[str, str, bool], DriverRead[tuple[str, int | None]]] = {}
+_HEADS_AND_PAGES: dict[tuple[tuple[str, ...], bool, str, bool], DriverRead[tuple[Any, ...]]] = {}
 # A listing's record read from the `listings` view (as `l`), and the types of its columns.
 _LISTING_COLUMNS, _LISTING_TYPES = record_columns(Listing, field_names(ListingRecord), "l")
 _LISTING_NAMES = result_names(Listing, field_names(ListingRecord), "l")
 
 
+def _head_sql(counted: tuple[str, ...], in_workspace: bool, *extra: str) -> str:
+    """The monitor's `polls` and the counters of `counted` (states of `LISTING_STATES` only:
+    `page_key` checks), then the `extra` columns."""
+    columns = ", ".join(["polls", *(f"{state}_count" for state in counted), *extra])
+    owner = " AND workspace_id = :workspace" if in_workspace else ""
+    return f"SELECT {columns} FROM monitors WHERE id = :monitor{owner}"
+
+
 def _head(counted: tuple[str, ...], in_workspace: bool) -> DriverRead[tuple[int, ...]]:
-    """The counters of `counted`, states of `LISTING_STATES` only (`page_key` checks)."""
     read = _HEADS.get((counted, in_workspace))
     if read is None:
-        columns = ", ".join(["polls", *(f"{state}_count" for state in counted)])
-        owner = " AND workspace_id = :workspace" if in_workspace else ""
         read = _HEADS[(counted, in_workspace)] = DriverRead(
-            f"SELECT {columns} FROM monitors WHERE id = :monitor{owner}",
+            _head_sql(counted, in_workspace),
             [Integer()] * (len(counted) + 1),
+            lambda *values: values,
+        )
+    return read
+
+
+def _head_and_page(
+    counted: tuple[str, ...], in_workspace: bool, clause: str, seek: str
+) -> DriverRead[tuple[Any, ...]]:
+    """PostgreSQL: the monitor's counters and the page's JSON in one statement, one round
+    trip where there were two. The page is a scalar subquery of the monitor's row, so it is
+    read only when the monitor is found (in the workspace): another workspace's monitor
+    costs what a missing one does."""
+    key = (counted, in_workspace, clause, bool(seek))
+    read = _HEADS_AND_PAGES.get(key)
+    if read is None:
+        page = postgres_page_json_sql(
+            _page_sql(clause, seek), field_names(ListingRecord), _LISTING_NAMES, _LISTING_TYPES
+        )
+        read = _HEADS_AND_PAGES[key] = DriverRead(
+            _head_sql(counted, in_workspace, f"({page})"),
+            [*[Integer()] * (len(counted) + 1), Text()],
             lambda *values: values,
         )
     return read
@@ -231,7 +262,7 @@ def listing_page(
     workspace_id: str | None,
     offset: int,
     limit: int,
-    bookmarks: Callable[[PageKey, int], Bookmarks | None] | None,
+    bookmarks: KnownBookmarks | None,
     known: PageRead | None = None,
     encoded: bool = False,
 ) -> PageRead | BookmarksNeeded | None:
@@ -240,13 +271,20 @@ def listing_page(
     API's JSON by the database (`EncodedListingPage`, `listing_json.py`), unless a datetime
     of the page is not in the form SQLite stores (then, and without `encoded`, as records).
 
-    `bookmarks` looks up fresh bookmarks for a deep page, so that fewer than
-    `BOOKMARK_EVERY` index entries are ever skipped (what lets the read be a glance on the
-    Trio thread, `Unit.glance`); `None` reads by plain OFFSET, whatever the depth.
-    `known` is this page as read before: answered as it is if the monitor has not polled
-    since. Two statements in all: the monitor's counters, then the page. This is the hottest
-    read of the API, so both go to the driver as SQL compiled once (`DriverRead`)."""
+    `bookmarks`, the bookmarks known, are used for a deep page if they are the version the
+    read finds, so that fewer than `BOOKMARK_EVERY` index entries are ever skipped (what
+    lets the read be a glance on the Trio thread, `Unit.glance`); `None` reads by plain
+    OFFSET, whatever the depth. `known` is this page as read before: answered as it is if
+    the monitor has not polled since. Two statements: the monitor's counters, then the page;
+    on PostgreSQL a page not read before is one (`_head_and_page`). This is the hottest read
+    of the API, so they go to the driver as SQL compiled once (`DriverRead`)."""
     monitor_id, states = key
+    clause, params = _filter(states)
+    params.update(monitor=monitor_id, limit=limit)
+    if encoded and known is None and bookmarks is not None and dialect_name(db) == "postgresql":
+        found = _read_with_head(db, key, workspace_id, offset, bookmarks.marks, clause, params)
+        if not isinstance(found, _Stale):
+            return found
     head = _version_and_total(db, monitor_id, workspace_id, states)
     if head is None:
         return None
@@ -254,21 +292,16 @@ def listing_page(
     if known is not None and known.version == version:
         return known
     if offset >= total:  # past the end: nothing to read (and no huge OFFSET to overflow)
-        if encoded:
-            return PageRead(EncodedListingPage(listings_json=b"[]", total=total), version)
-        return PageRead(ListingPage(listings=[], total=total), version)
-    clause, params = _filter(states)
+        return _empty(encoded, total, version)
     seek, skip = "", offset
     if offset >= BOOKMARK_EVERY and bookmarks is not None:
-        marks = bookmarks(key, version)
+        marks = bookmarks.at(version)
         if marks is None:
             return BookmarksNeeded(version)
         if not marks.item_ids:  # counts ahead of the rows (a race with a poll): nothing here
             return PageRead(ListingPage(listings=[], total=total), version)
-        mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
-        seek, skip = " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY
-        params["mark"] = marks.item_ids[mark]
-    params.update(monitor=monitor_id, limit=limit, skip=skip)
+        seek, skip, params["mark"] = _from_mark(offset, marks)
+    params["skip"] = skip
     if encoded:
         written = _page_json(dialect_name(db), clause, seek).first(db, params)
         assert written is not None  # an aggregate answers one row
@@ -277,6 +310,56 @@ def listing_page(
             return PageRead(EncodedListingPage(listings.encode(), total), version)
     page = _page(clause, seek).all(db, params)
     return PageRead(ListingPage(listings=page, total=total), version)
+
+
+class _Stale:
+    """The bookmarks a one-statement read relied on were not those of the version found."""
+
+
+_STALE = _Stale()
+
+
+def _read_with_head(
+    db: Reader,
+    key: PageKey,
+    workspace_id: str | None,
+    offset: int,
+    marks: Bookmarks | None,
+    clause: str,
+    params: dict[str, object],
+) -> PageRead | _Stale | None:
+    """PostgreSQL: the counters and the encoded page in one statement, seeking from the
+    bookmarks known (a deep page needs some: without, or with marks of another version than
+    the one found, `_STALE`, and the two-statement read decides)."""
+    seek, skip, mark = "", offset, None
+    if offset >= BOOKMARK_EVERY:
+        if marks is None or not marks.item_ids:
+            return _STALE
+        seek, skip, mark = _from_mark(offset, marks)
+    counted = key[1] or LISTING_STATES
+    read = _head_and_page(counted, workspace_id is not None, clause, seek)
+    row = read.first(db, {**params, "workspace": workspace_id, "skip": skip, "mark": mark})
+    if row is None:
+        return None
+    version, total = int(row[0]), sum(int(n) for n in row[1:-1])
+    if marks is not None and seek and marks.version != version:
+        return _STALE
+    if offset >= total:
+        return _empty(True, total, version)
+    return PageRead(EncodedListingPage(str(row[-1]).encode(), total), version)
+
+
+def _from_mark(offset: int, marks: Bookmarks) -> tuple[str, int, int]:
+    """The seek from the nearest bookmark at or before `offset`: (its SQL, the rows to skip
+    after it, its item id). `marks` holds at least one."""
+    mark = min(offset // BOOKMARK_EVERY, len(marks.item_ids) - 1)
+    return " AND item_id >= :mark", offset - mark * BOOKMARK_EVERY, marks.item_ids[mark]
+
+
+def _empty(encoded: bool, total: int, version: int) -> PageRead:
+    if encoded:
+        return PageRead(EncodedListingPage(listings_json=b"[]", total=total), version)
+    return PageRead(ListingPage(listings=[], total=total), version)
 
 
 def take_bookmarks(db: Session, key: PageKey) -> Bookmarks:
