@@ -283,7 +283,7 @@ def listing_page(
     params.update(monitor=monitor_id, limit=limit)
     if encoded and known is None and bookmarks is not None and dialect_name(db) == "postgresql":
         found = _read_with_head(db, key, workspace_id, offset, bookmarks.marks, clause, params)
-        if not isinstance(found, _Stale):
+        if not isinstance(found, _TwoStatements):
             return found
     head = _version_and_total(db, monitor_id, workspace_id, states)
     if head is None:
@@ -312,11 +312,12 @@ def listing_page(
     return PageRead(ListingPage(listings=page, total=total), version)
 
 
-class _Stale:
-    """The bookmarks a one-statement read relied on were not those of the version found."""
+class _TwoStatements:
+    """A one-statement read could not answer: a deep page without bookmarks, or with
+    bookmarks of another version than the one the read found."""
 
 
-_STALE = _Stale()
+_TWO_STATEMENTS = _TwoStatements()
 
 
 def _read_with_head(
@@ -327,14 +328,14 @@ def _read_with_head(
     marks: Bookmarks | None,
     clause: str,
     params: dict[str, object],
-) -> PageRead | _Stale | None:
+) -> PageRead | _TwoStatements | None:
     """PostgreSQL: the counters and the encoded page in one statement, seeking from the
-    bookmarks known (a deep page needs some: without, or with marks of another version than
-    the one found, `_STALE`, and the two-statement read decides)."""
+    bookmarks known; `_TWO_STATEMENTS` when those cannot serve, and the two-statement read
+    decides (it builds bookmarks if need be)."""
     seek, skip, mark = "", offset, None
     if offset >= BOOKMARK_EVERY:
         if marks is None or not marks.item_ids:
-            return _STALE
+            return _TWO_STATEMENTS
         seek, skip, mark = _from_mark(offset, marks)
     counted = key[1] or LISTING_STATES
     read = _head_and_page(counted, workspace_id is not None, clause, seek)
@@ -343,7 +344,7 @@ def _read_with_head(
         return None
     version, total = int(row[0]), sum(int(n) for n in row[1:-1])
     if marks is not None and seek and marks.version != version:
-        return _STALE
+        return _TWO_STATEMENTS
     if offset >= total:
         return _empty(True, total, version)
     return PageRead(EncodedListingPage(str(row[-1]).encode(), total), version)
