@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -104,18 +105,37 @@ def test_serve_answers_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
         assert process.wait(timeout=30) == 0
 
 
+def _service_and_simulator_ports() -> tuple[int, int]:
+    """A free port for the service and one for the demo's simulator whose next port is free
+    too (the simulator serves its API there), the three distinct: two ports drawn apart could
+    be neighbours, and the demo then failed to start."""
+    for _ in range(100):
+        port, simulator = free_port(), free_port()
+        if port in (simulator, simulator + 1):
+            continue
+        with socket.socket() as api:
+            try:
+                api.bind(("127.0.0.1", simulator + 1))
+            except OSError:
+                continue
+        return port, simulator
+    raise RuntimeError("no free pair of neighbouring ports")
+
+
 def test_demo_serves_the_simulator_and_a_demo_account_with_a_trial(tmp_path: Path) -> None:
-    port, simulator_port = free_port(), free_port()
+    port, simulator_port = _service_and_simulator_ports()
     with _serving(
         "serve", "--demo", "--port", str(port), "--simulator-port", str(simulator_port),
         env=_env(tmp_path, tmp_path / "demo.db"),
     ) as process:  # fmt: skip
         assert process.stdout is not None
         printed: dict[str, str] = {}
+        lines: list[str] = []  # what it printed, for a failure's message
         deadline = time.monotonic() + 60
         while "simulator" not in printed:
-            assert time.monotonic() < deadline and process.poll() is None, printed
+            assert time.monotonic() < deadline and process.poll() is None, "\n".join(lines[-30:])
             line = process.stdout.readline().strip()
+            lines.append(line)
             for key in ("open", "sign in as", "password", "simulator"):
                 if line.startswith(key):
                     printed[key] = line.removeprefix(key).split()[0]
