@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,7 +179,8 @@ class Unit:
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._glances is not None:
             try:
-                found = self._glance_here(self._glances, work)
+                with _database_errors():
+                    found = _glance_here(self._glances, work)
             except _Busy:
                 pass
             else:
@@ -186,21 +188,7 @@ class Unit:
                 # glancing in a loop still lets the other tasks run.
                 await trio.lowlevel.cancel_shielded_checkpoint()
                 return found
-        return await self._in_thread(lambda: self._glance_here(self._autocommit, work),
-                                     self._read_turns)  # fmt: skip
-
-    def _glance_here(self, engine: Engine, work: Callable[[Connection], T]) -> T:
-        try:
-            with engine.connect() as connection:
-                return work(connection)
-        except OperationalError as err:
-            if engine is self._glances and _locked(err):
-                raise _Busy() from err
-            raise DatabaseUnavailable(type(err).__name__) from err
-        except DBAPIError as err:
-            if err.connection_invalidated or _is_outage(err):
-                raise DatabaseUnavailable(type(err.orig).__name__) from err
-            raise
+        return await self._in_thread(lambda: _connected(self._autocommit, work), self._read_turns)
 
     def _transaction(
         self, work: Callable[[Session], T], sessions: sessionmaker[Session]
@@ -225,28 +213,49 @@ class Unit:
         return in_thread
 
     async def _in_thread(self, call: Callable[[], T], turns: trio.CapacityLimiter) -> T:
-        try:
+        with _database_errors():
             return await trio.to_thread.run_sync(call, limiter=turns)
-        except (OperationalError, OSError, PoolTimeout) as err:
-            raise DatabaseUnavailable(type(err).__name__) from err
-        except DBAPIError as err:
-            # A dropped connection surfaces as a plain DBAPIError flagged `connection_invalidated`,
-            # a server refusing connections or shutting down by its SQLSTATE; anything else (a
-            # constraint, a bad query) is a bug or a conflict, not an outage.
-            if err.connection_invalidated or _is_outage(err):
-                raise DatabaseUnavailable(type(err.orig).__name__) from err
-            raise
 
     async def ping(self) -> None:
         """Check the database answers; `DatabaseUnavailable` if it does not."""
+        # Outside a transaction: one round trip where BEGIN, SELECT and COMMIT were three.
+        select_one = text("SELECT 1")
+        await self._in_thread(
+            lambda: _connected(self._autocommit, lambda c: c.scalar(select_one)),
+            self._read_turns,
+        )
 
-        def select_one() -> None:
-            # Outside a transaction: one round trip where BEGIN, SELECT and COMMIT were three.
-            with self._engine.connect() as connection:
-                autocommit = connection.execution_options(isolation_level="AUTOCOMMIT")
-                autocommit.scalar(text("SELECT 1"))
 
-        await self._in_thread(select_one, self._read_turns)
+@contextmanager
+def _database_errors() -> Iterator[None]:
+    """A database that cannot serve raised as `DatabaseUnavailable` (a 503)."""
+    try:
+        yield
+    except (OperationalError, OSError, PoolTimeout) as err:
+        raise DatabaseUnavailable(type(err).__name__) from err
+    except DBAPIError as err:
+        # A dropped connection surfaces as a plain DBAPIError flagged `connection_invalidated`,
+        # a server refusing connections or shutting down by its SQLSTATE; anything else (a
+        # constraint, a bad query) is a bug or a conflict, not an outage.
+        if err.connection_invalidated or _is_outage(err):
+            raise DatabaseUnavailable(type(err.orig).__name__) from err
+        raise
+
+
+def _connected(engine: Engine, work: Callable[[Connection], T]) -> T:
+    with engine.connect() as connection:
+        return work(connection)
+
+
+def _glance_here(glances: Engine, work: Callable[[Connection], T]) -> T:
+    """A glance on the Trio thread's own SQLite connection; `_Busy` when SQLite would make it
+    wait for a lock."""
+    try:
+        return _connected(glances, work)
+    except OperationalError as err:
+        if _locked(err):
+            raise _Busy() from err
+        raise
 
 
 def _prepare_sqlite(engine: Engine, busy_timeout_ms: int = 30_000) -> None:
