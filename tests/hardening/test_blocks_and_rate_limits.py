@@ -66,48 +66,52 @@ async def test_blocks_and_rate_limits_all_day_lose_nothing(
             "monitor_max_errors": 5,
         }
     )
-    # Its own nursery: leaving it waits until the service has stopped, so that the database
-    # is read with no poll still being written.
-    async with trio.open_nursery() as service_nursery:
-        service, stop = await start_service(service_nursery, settings)
-        server_errors: list[str] = []
-        async with (
-            httpx.AsyncClient(base_url=origin, timeout=30) as sim,
-            watched_client(service, server_errors) as client,
-        ):
-            clock = (await sim.get("/__sim__/clock")).json()
-            wall_ref = time.time() - (trio.current_time() - float(clock["clock"]))
-            sim_ref = float(clock["sim_time"])
+    server_errors: list[str] = []
+    async with httpx.AsyncClient(base_url=origin, timeout=30) as sim:
+        # Its own nursery: leaving it waits until the service has stopped, so that the
+        # database is read with no poll still being written.
+        async with trio.open_nursery() as service_nursery:
+            service, stop = await start_service(service_nursery, settings)
+            async with watched_client(service, server_errors) as client:
+                clock = (await sim.get("/__sim__/clock")).json()
+                wall_ref = time.time() - (trio.current_time() - float(clock["clock"]))
+                sim_ref = float(clock["sim_time"])
 
-            def to_sim(wall: float) -> float:
-                return sim_ref + (wall - wall_ref) * SPEED
+                def to_sim(wall: float) -> float:
+                    return sim_ref + (wall - wall_ref) * SPEED
 
-            await signed_in(client)
-            watch = Watch([])
-            for category in CATEGORIES:
-                url = f"{origin}/catalog?catalog[]={category}&order=newest_first"
-                started = await client.post(
-                    "/api/monitoring/start", json={"url": url, "interval_seconds": 1}
+                await signed_in(client)
+                watch = Watch([])
+                for category in CATEGORIES:
+                    url = f"{origin}/catalog?catalog[]={category}&order=newest_first"
+                    started = await client.post(
+                        "/api/monitoring/start", json={"url": url, "interval_seconds": 1}
+                    )
+                    assert started.status_code == 202, started.text
+                    watch.ids.append(str(started.json()["id"]))
+                await watch.polls_reach(client, {m: 2 for m in watch.ids}, 30)
+
+                # The weather turns for a simulated day.
+                assert (
+                    await sim.post("/__sim__/faults", json=WEATHER.to_json())
+                ).status_code == 200
+                stormy_from = len(app.log)
+                await watch.polls_span(client, to_sim, DAY, 90)
+                stormy = app.log[stormy_from:]
+
+                # It clears; the monitors settle.
+                assert (
+                    await sim.post("/__sim__/faults", json=Faults().to_json())
+                ).status_code == 200
+                before = await watch.polls(client)
+                await watch.polls_reach(
+                    client, {m: n + SETTLE_POLLS + 1 for m, n in before.items()}, 45
                 )
-                assert started.status_code == 202, started.text
-                watch.ids.append(str(started.json()["id"]))
-            await watch.polls_reach(client, {m: 2 for m in watch.ids}, 30)
-
-            # The weather turns for a simulated day.
-            assert (await sim.post("/__sim__/faults", json=WEATHER.to_json())).status_code == 200
-            stormy_from = len(app.log)
-            await watch.polls_span(client, to_sim, DAY, 90)
-            stormy = app.log[stormy_from:]
-
-            # It clears; the monitors settle.
-            assert (await sim.post("/__sim__/faults", json=Faults().to_json())).status_code == 200
-            before = await watch.polls(client)
-            await watch.polls_reach(
-                client, {m: n + SETTLE_POLLS + 1 for m, n in before.items()}, 45
-            )
-            monitors = await watch.read(client)
-            truth_doc = (await sim.get("/__sim__/truth")).json()
-        stop.set()
+                monitors = await watch.read(client)
+            stop.set()
+        # The truth is read once no poll can run: a poll between reading it and the stop
+        # could record a listing published after it, which the truth would not know.
+        truth_doc = (await sim.get("/__sim__/truth")).json()
 
     assert not server_errors, server_errors
     assert all(m["status"] == "active" for m in monitors), monitors
