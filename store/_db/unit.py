@@ -39,6 +39,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.elements import TextClause
 
 from .errors import DatabaseUnavailable
 from .migrate import upgrade
@@ -102,6 +104,36 @@ def _is_outage(err: DBAPIError) -> bool:
     return isinstance(state, str) and state.startswith(_OUTAGE_STATES)
 
 
+class WriteInARead(RuntimeError):
+    """A write attempted in `Unit.read` or `Unit.glance`: a bug. Outside a transaction it
+    would have committed at once, whatever the read did next, so it is refused before it
+    reaches the database."""
+
+
+# The first words of a textual statement that writes (`text("UPDATE ...")`): SQLAlchemy's
+# own statements say what they are by their class.
+_WRITING_WORDS = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "MERGE"})
+
+
+def _refuse_writes(engine: Engine) -> None:
+    """Make every statement on `engine` that writes raise `WriteInARead` before it is sent.
+    The engine is one reads and glances alone use; units keep their own, which writes."""
+
+    @event.listens_for(engine, "before_execute")
+    def _before_execute(
+        _conn: Connection, statement: Any, _multi: Any, _params: Any, _options: Any
+    ) -> None:
+        if isinstance(statement, UpdateBase) or (
+            isinstance(statement, TextClause) and _first_word(statement.text) in _WRITING_WORDS
+        ):
+            raise WriteInARead(f"a read must not write: {str(statement)[:80]!r}")
+
+
+def _first_word(sql: str) -> str:
+    words = sql.split(None, 1)
+    return words[0].upper() if words else ""
+
+
 class _Busy(Exception):
     """SQLite asked a glance to wait for a lock."""
 
@@ -129,8 +161,10 @@ class Unit:
         can. `glances`: SQLite's engine for `glance` on the Trio thread (`glance_engine`)."""
         self._engine = engine
         self._glances = glances
-        # The pool's connections in autocommit, for reads and for glances in a worker thread.
+        # The pool's connections in autocommit, for reads and for glances in a worker thread:
+        # a write there would commit at once, so this engine refuses them.
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        _refuse_writes(self._autocommit)
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._autocommit, expire_on_commit=False)
@@ -158,14 +192,15 @@ class Unit:
         database's lock can take; and outside a transaction, each statement reading the
         database as it is when the statement starts, as it does in a transaction at READ
         COMMITTED (PostgreSQL's, and SQLite's driver opens none for a read). On PostgreSQL
-        that spares a read the round trips of BEGIN and COMMIT. `work` must not write."""
+        that spares a read the round trips of BEGIN and COMMIT. `work` must not write: a
+        write raises `WriteInARead`."""
         return await self._in_thread(self._transaction(work, self._read_sessions), self._read_turns)
 
     async def glance(self, work: Callable[[Connection], T]) -> T:
         """A read that costs little by construction (rows found by key, a page of at most a
         few hundred index entries) and that many requests make: outside any transaction,
         each statement reading the database as it is when the statement starts. `work`
-        must not write.
+        must not write: a write raises `WriteInARead`.
 
         PostgreSQL: in a worker thread, in the read lanes, in autocommit: a statement is one
         round trip, where BEGIN and COMMIT made it three. SQLite: here, on the Trio thread,
@@ -255,19 +290,32 @@ def _glance_here(glances: Engine, work: Callable[[Connection], T]) -> T:
     except OperationalError as err:
         if _locked(err):
             raise _Busy() from err
+        if _read_only(err):  # a write `_refuse_writes` could not tell: `PRAGMA query_only`
+            raise WriteInARead(str(err.orig)) from err
         raise
 
 
-def _prepare_sqlite(engine: Engine, busy_timeout_ms: int = 30_000) -> None:
+def _read_only(err: OperationalError) -> bool:
+    """Whether SQLite refused a write on a read-only connection (SQLITE_READONLY)."""
+    code = getattr(err.orig, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF == 8
+
+
+def _prepare_sqlite(
+    engine: Engine, busy_timeout_ms: int = 30_000, *, query_only: bool = False
+) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # WAL lets readers run beside the one writer; the busy timeout makes writers queue
-        # instead of failing with "database is locked"; SQLite leaves foreign keys off unless asked.
+        # instead of failing with "database is locked"; SQLite leaves foreign keys off unless
+        # asked. `query_only`: SQLite itself refuses any write on the connection.
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        if query_only:
+            cursor.execute("PRAGMA query_only=ON")
         cursor.close()
 
 
@@ -339,7 +387,8 @@ def glance_engine(engine: Engine) -> Engine | None:
         engine.url, pool_size=1, max_overflow=0, isolation_level="AUTOCOMMIT",
         connect_args={"timeout": 0},
     )  # fmt: skip
-    _prepare_sqlite(glances, busy_timeout_ms=0)
+    _prepare_sqlite(glances, busy_timeout_ms=0, query_only=True)
+    _refuse_writes(glances)
     return glances
 
 

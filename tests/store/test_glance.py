@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import trio
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, select, text, update
 from sqlalchemy.orm import Session
 
 from store import Store
-from store._db.unit import POSTGRES_LANES
+from store._db.unit import POSTGRES_LANES, WriteInARead
+from store.monitors.models import Monitor as MonitorRow
 from tests.store.test_store_monitors import _monitor
 from tests.store.test_unit_cancellation import _checked_out, _until
 
@@ -155,3 +156,52 @@ async def test_glances_and_reads_on_postgresql_are_autocommit_and_units_stay_tra
     statuses.clear()
     await all_lanes(store.unit)
     assert statuses == [TransactionStatus.INTRANS] * lanes
+
+
+def _writes() -> list[tuple[str, Callable[[Connection | Session], object]]]:
+    """Writes of every shape a read could slip in: SQLAlchemy's own statements, an ORM flush
+    and a textual statement."""
+
+    def orm_flush(db: Connection | Session) -> object:
+        assert isinstance(db, Session)
+        monitor = db.scalars(select(MonitorRow).limit(1)).one()
+        monitor.label = "written"
+        db.flush()
+        return None
+
+    return [
+        ("core", lambda db: db.execute(update(MonitorRow).values(label="written"))),
+        ("text", lambda db: db.execute(text("  update monitors SET label = 'written'"))),
+        ("orm", orm_flush),
+    ]
+
+
+@pytest.mark.parametrize("shape", ["core", "text", "orm"])
+async def test_a_read_or_a_glance_that_writes_is_refused_and_writes_nothing(
+    store: Store, shape: str
+) -> None:
+    """Outside a transaction a write would commit at once, whatever the read did next."""
+    monitor_id, _ = await _monitor(store)
+    await store.unit(lambda db: db.execute(text("UPDATE monitors SET label = 'kept'")))
+    write = dict(_writes())[shape]
+    callers = [store.read] if shape == "orm" else [store.read, store.glance]
+    for call in callers:
+        with pytest.raises(WriteInARead):
+            await call(write)
+    assert await store.glance(_read_label(monitor_id, [])) == "kept"
+    # Units still write: the guard is the read engine's alone.
+    await store.unit(dict(_writes())["core"])
+    assert await store.glance(_read_label(monitor_id, [])) == "written"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_sqlite_itself_refuses_a_glance_a_write_the_guard_cannot_read(
+    store: Store,
+) -> None:
+    """A write that does not start with its verb (a CTE) passes the statement check; on
+    SQLite the glance's connection is `query_only`, so the database refuses it."""
+    monitor_id, _ = await _monitor(store)
+    sneaky = text("WITH x AS (SELECT 1) UPDATE monitors SET label = 'written'")
+    with pytest.raises(WriteInARead):
+        await store.glance(lambda connection: connection.execute(sneaky))
+    assert await store.glance(_read_label(monitor_id, [])) is None
