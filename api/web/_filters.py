@@ -105,6 +105,29 @@ def sold_of(n: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@blueprint.app_template_filter("days_cell")
+def days_cell(n: dict[str, Any]) -> dict[str, str]:
+    """A niche's "median days to sell" cell: `text`, the figure or "—"; `note`, a few words
+    under it when the figure is withheld or uncertain ("" when neither); `why`, the
+    engine's whole sentence (`days_note`, also among the niche's reasons). A reseller who
+    sees "—" beside "5 / 5 sold" should not have to open the reasons to learn it is not a
+    fault."""
+    days = _num(n.get("km_median_days"))
+    note_given = n.get("days_note")
+    why = note_given if isinstance(note_given, str) else ""
+    if days is not None:
+        return {"text": num(days), "note": "uncertain" if why else "", "why": why}
+    if not why:  # an analysis without history times nothing: no figure, nothing to explain
+        note = ""
+    elif _count(n.get("sold")) == 0:
+        note = "no sale yet"
+    elif why.startswith("Withheld"):
+        note = "few sales of known age"
+    else:
+        note = "most still unsold"
+    return {"text": "—", "note": note, "why": why}
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
