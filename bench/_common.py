@@ -34,10 +34,38 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_SERVER = "host=127.0.0.1 port=5432 user=postgres"  # the local server, trust auth
 
 
+# Ports a server drawn by `free_port` may take: below the kernel's ephemeral range, from which
+# both `bind(0)` and every outgoing connection take their local ports. A port drawn there
+# and bound a moment later by a child process could meanwhile be any connection's local
+# port (a CI run failed so); a port below the range is only ever taken by a server.
+_LOWEST_PORT = 20_000
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
+    """A loopback port nobody is listening on, outside the ephemeral range (see above), for
+    a server started a moment later; drawn at random, so two tests drawing at once collide
+    once in thousands of draws, and then the second one's server fails to start."""
+    ephemeral_from = _ephemeral_ports_from()
+    for _ in range(200):
+        # Not `random`: a test that seeds it would make every worker draw the same ports.
+        port = _LOWEST_PORT + secrets.randbelow(ephemeral_from - _LOWEST_PORT)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as sock:  # every draw taken: let the kernel choose
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _ephemeral_ports_from() -> int:
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768  # Linux's default
+    return low if low > _LOWEST_PORT + 1_000 else 65_536
 
 
 def percentile(values: Sequence[float], q: float) -> float:

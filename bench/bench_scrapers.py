@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import trio
 
+from bench._common import free_port
 from bench._fair import alternated, rate, ratios, spread
 from scrapers import (
     ClientSettings,
@@ -150,12 +150,6 @@ def bench_json(size: Size) -> None:
         )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _pages_per_second(job: Callable[[], Awaitable[None]], n: int, concurrency: int) -> float:
     """`n` calls of `job`, `concurrency` at a time: calls per second."""
     remaining = n
@@ -205,7 +199,7 @@ async def _end_to_end(
 
 
 def bench_end_to_end(size: Size) -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [
             sys.executable,
