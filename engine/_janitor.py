@@ -2,6 +2,8 @@
 
 - Expired sessions, and e-mailed links (password resets, confirmations, trial links) a week
   past their expiry (`store/accounts/expiry.py`).
+- Rows of the alerts' delivery log older than `DELIVERY_LOG_KEPT` (90 days,
+  `store/notify/retention.py`), the oldest first, a few thousand per transaction.
 - Versions of listings' descriptions that no monitor holds. A poll drops the versions its
   monitor moved on from right after it is recorded, in a transaction of its own; if that
   one fails (the database went away between the two), they would stay for good. The sweep
@@ -20,7 +22,7 @@ from datetime import datetime
 
 import trio
 
-from store import DatabaseUnavailable, Store
+from store import DELIVERY_LOG_KEPT, DatabaseUnavailable, Store
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +82,23 @@ class Janitor:
             await trio.sleep(self._settings.interval_seconds)
 
     async def tidy(self) -> dict[str, int]:
-        """One round: expired sessions and links, then the sweep of unheld versions; how
-        many of each kind went."""
+        """One round: expired sessions and links, the sweep of unheld versions, then the
+        delivery log's old rows; how many of each kind went."""
         removed = await self._store.delete_expired()
         removed["unheld_descriptions"] = await self._sweep()
+        removed["old_deliveries"] = await self._drop_old_deliveries()
         self.board.rounds += 1
         self.board.last_round_at = self._store.clock()
         self.board.last_removed = removed
         self.board.last_error = None
         return removed
+
+    async def _drop_old_deliveries(self) -> int:
+        before = self._store.clock() - DELIVERY_LOG_KEPT
+        dropped = 0
+        while (gone := await self._store.notify.drop_old_deliveries(before)) is not None:
+            dropped += gone
+        return dropped
 
     async def _sweep(self) -> int:
         after, dropped = 0, 0

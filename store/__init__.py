@@ -136,6 +136,7 @@ from .notify.records import (
     RuleMode,
     RuleRecord,
 )
+from .notify.retention import DELIVERY_LOG_KEPT
 from .notify.rules import admits as confidence_admits
 from .notify.rules import confidence as niche_confidence
 from .notify.rules import matches as listing_matches
@@ -158,6 +159,7 @@ __all__ = [
     "BOOK_LEVELS",
     "BOOK_SALES",
     "CHANNEL_KINDS",
+    "DELIVERY_LOG_KEPT",
     "EVENT_TYPES",
     "EVIDENCE_KINDS",
     "FAILURE_EXPLAINED",

@@ -16,6 +16,7 @@ from . import claims as claims
 from . import outbox as outbox
 from . import queries as repo
 from . import reads as reads
+from . import retention as retention
 from .alert_decisions import NicheAlertRules, NicheFinding
 from .records import (
     ChannelBatch,
@@ -263,6 +264,11 @@ class NotifyStore:
         return await self.unit(
             lambda db: outbox.write_niche_alerts(db, workspace_id, monitor_id, findings, at, decide)
         )
+
+    async def drop_old_deliveries(self, before: datetime) -> int | None:
+        """One step of the delivery log's housekeeping (`retention.drop_old_deliveries`):
+        how many rows attempted before `before` went, or None when none is left."""
+        return await self.unit(lambda db: retention.drop_old_deliveries(db, before))
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -11,11 +11,14 @@ from sqlalchemy.orm import Session
 
 from engine import EngineSettings, JanitorSettings, open_engine
 from engine._janitor import Janitor
-from store import NewTrialToken, NewUser, Store
+from store import DELIVERY_LOG_KEPT, ChannelRecord, NewTrialToken, NewUser, Store
 from store.accounts.confirmations import NewConfirmation, add_confirmation, use_confirmation
 from store.accounts.expiry import LINK_GRACE
+from store.notify.models import NotificationDelivery
+from store.notify.retention import drop_old_deliveries
 from tests.conftest import new_monitor
 from tests.engine.fake_market import FakeMarket
+from tests.store.notify_helpers import new_channel
 from tests.store.test_site_listings import FR, _poll, _seen
 from tests.waiting import eventually
 
@@ -54,7 +57,7 @@ async def test_expired_sessions_and_long_expired_links_go(store: Store) -> None:
 
     assert tidied == {
         "sessions": 1, "password_resets": 1, "email_confirmations": 1, "trial_links": 1,
-        "unheld_descriptions": 0,
+        "unheld_descriptions": 0, "old_deliveries": 0,
     }  # fmt: skip
     assert await store.find_session("live" + user_id) is not None
     # A link expired lately still says so; the one long expired is now unknown.
@@ -85,10 +88,63 @@ async def test_the_engine_keeps_house_on_its_own(store: Store) -> None:
         await eventually(lambda: engine.janitor.board.rounds >= 1, what="a housekeeping round")
         assert engine.janitor.board.snapshot()["last_removed"] == {
             "sessions": 1, "password_resets": 0, "email_confirmations": 0, "trial_links": 0,
-            "unheld_descriptions": 0,
+            "unheld_descriptions": 0, "old_deliveries": 0,
         }  # fmt: skip
 
     def sessions(db: Session) -> int:
         return int(db.execute(text("SELECT count(*) FROM sessions")).scalar_one())
 
     assert await store.unit(sessions) == 0
+
+
+async def _log(store: Store, channel: ChannelRecord, ages_in_days: list[float]) -> list[int]:
+    """Delivery log rows written in this order, attempted that many days ago; their ids."""
+    now = store.clock()
+
+    def write(db: Session) -> list[int]:
+        rows = [
+            NotificationDelivery(
+                workspace_id=channel.workspace_id, channel_id=channel.id,
+                attempted_at=now - timedelta(days=age), notification_ids=[], ok=True,
+                status_code=200, latency_ms=5, error=None, test=False,
+            )
+            for age in ages_in_days
+        ]  # fmt: skip
+        db.add_all(rows)
+        db.flush()
+        return [row.id for row in rows]
+
+    return await store.unit(write)
+
+
+async def test_the_delivery_log_keeps_ninety_days(store: Store) -> None:
+    _, workspace_id = await _user(store)
+    channel = await new_channel(store, workspace_id)
+    kept_days = DELIVERY_LOG_KEPT.days
+    # Oldest first, as attempts are written; one written out of order (another node's clock
+    # behind) waits behind the young row before it.
+    ids = await _log(
+        store, channel, [kept_days + 30, kept_days + 1, kept_days - 1, kept_days + 2, 1, 0]
+    )
+
+    tidied = await Janitor(store, JanitorSettings()).tidy()
+
+    assert tidied["old_deliveries"] == 2
+    page, total = await store.notify.deliveries(workspace_id)
+    assert total == 4 and {d.id for d in page} == set(ids[2:])
+    # Nothing left to drop: a round reads one row of the log and stops.
+    assert (await Janitor(store, JanitorSettings()).tidy())["old_deliveries"] == 0
+
+
+async def test_the_delivery_log_is_dropped_a_batch_at_a_time(store: Store) -> None:
+    _, workspace_id = await _user(store)
+    channel = await new_channel(store, workspace_id)
+    await _log(store, channel, [DELIVERY_LOG_KEPT.days + 10] * 7 + [0.5])
+    before = store.clock() - DELIVERY_LOG_KEPT
+    steps = []
+    while (
+        gone := await store.unit(lambda db: drop_old_deliveries(db, before, limit=3))
+    ) is not None:
+        steps.append(gone)
+    assert steps == [3, 3, 1]
+    assert (await store.notify.deliveries(workspace_id))[1] == 1
