@@ -108,15 +108,16 @@ def sold_of(n: dict[str, Any]) -> dict[str, Any]:
 @blueprint.app_template_filter("days_cell")
 def days_cell(n: dict[str, Any]) -> dict[str, str]:
     """A niche's "median days to sell" cell: `text`, the figure or "—"; `note`, a few words
-    under it when the figure is withheld or uncertain ("" when neither); `why`, the
-    engine's whole sentence (`days_note`, also among the niche's reasons). A reseller who
-    sees "—" beside "5 / 5 sold" should not have to open the reasons to learn it is not a
-    fault."""
+    under it when the figure is withheld ("" otherwise); `why`, the engine's whole sentence
+    (`days_note`, also among the niche's reasons), for the cell's title. A reseller who sees
+    "—" beside "5 / 5 sold" should not have to open the reasons to learn it is no fault."""
     days = _num(n.get("km_median_days"))
     note_given = n.get("days_note")
     why = note_given if isinstance(note_given, str) else ""
     if days is not None:
-        return {"text": num(days), "note": "uncertain" if why else "", "why": why}
+        # An uncertain figure keeps its sentence in the title and the reasons only: most
+        # niches of a month's window would wear "uncertain", which says nothing apart.
+        return {"text": num(days), "note": "", "why": why}
     if not why:  # an analysis without history times nothing: no figure, nothing to explain
         note = ""
     elif _count(n.get("sold")) == 0:
