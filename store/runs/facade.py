@@ -48,7 +48,7 @@ class RunStore:
     async def in_workspace(
         self, workspace_id: str, offset: int, limit: int
     ) -> tuple[list[RunRecord], int]:
-        return await self._store.unit(lambda db: repo.list_runs(db, workspace_id, offset, limit))
+        return await self._store.read(lambda db: repo.list_runs(db, workspace_id, offset, limit))
 
     async def count_since(self, workspace_id: str, since: datetime) -> int:
         return await self._store.unit(lambda db: repo.count_runs_since(db, workspace_id, since))
@@ -217,7 +217,9 @@ class RunStore:
     async def analyses(
         self, workspace_id: str, offset: int, limit: int
     ) -> tuple[list[AnalysisRecord], int]:
-        return await self._store.unit(
+        """A page of the workspace's analyses, newest first, without their documents
+        (`result_json` is empty: `analysis` reads one whole), and how many there are."""
+        return await self._store.read(
             lambda db: repo.list_analyses(db, workspace_id, offset, limit)
         )
 

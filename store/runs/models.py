@@ -88,6 +88,8 @@ class Analysis(Base):
     source: Mapped[str] = mapped_column(String(16))
     source_url: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # The document, hundreds of kilobytes: on SQLite it is the row's last column (t002), so
+    # the small ones never sit behind its overflow pages; lists do not read it.
     result: Mapped[str] = mapped_column(Text)
     # An import's name: the label of the monitor its export came from (its URL is no name).
     source_label: Mapped[str | None] = mapped_column(String(200))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Integer, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from .._db.driver_reads import DriverRead, Reader, record_columns
@@ -177,7 +177,34 @@ def get_analysis(db: Session, analysis_id: str, workspace_id: str | None) -> Ana
 
 
 def list_analyses(
-    db: Session, workspace_id: str, offset: int, limit: int
+    db: Reader, workspace_id: str, offset: int, limit: int
 ) -> tuple[list[AnalysisRecord], int]:
-    rows, total = _newest_first(db, Analysis, workspace_id, offset, limit)
-    return [analysis_record(a) for a in rows], total
+    """A page of the workspace's analyses, newest first, without their documents
+    (`result_json` empty), and how many there are. A list names and dates analyses; their
+    documents, hundreds of kilobytes each, were read for nothing: 50 of them cost a list
+    30-50 ms."""
+    params = {"workspace": workspace_id, "limit": limit, "offset": offset}
+    total = _ANALYSES_COUNT.first(db, {"workspace": workspace_id})
+    return _ANALYSES_PAGE.all(db, params), int(total or 0)
+
+
+_LISTED_FIELDS = tuple(f for f in field_names(AnalysisRecord) if f != "result_json")
+_LISTED_COLUMNS, _LISTED_TYPES = record_columns(Analysis, _LISTED_FIELDS, "a")
+
+
+def _listed(*values: Any) -> AnalysisRecord:
+    return AnalysisRecord(**dict(zip(_LISTED_FIELDS, values, strict=True)), result_json="")
+
+
+_ANALYSES_PAGE = DriverRead(
+    f"SELECT {', '.join(_LISTED_COLUMNS)} FROM {Analysis.__tablename__} a "
+    "WHERE a.workspace_id = :workspace ORDER BY a.created_at DESC, a.id DESC "
+    "LIMIT :limit OFFSET :offset",
+    _LISTED_TYPES,
+    _listed,
+)
+_ANALYSES_COUNT = DriverRead(
+    f"SELECT count(*) FROM {Analysis.__tablename__} WHERE workspace_id = :workspace",
+    [Integer()],
+    int,
+)
