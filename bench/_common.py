@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -34,21 +35,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_SERVER = "host=127.0.0.1 port=5432 user=postgres"  # the local server, trust auth
 
 
-# Ports a server drawn by `free_port` may take: below the kernel's ephemeral range, from which
-# both `bind(0)` and every outgoing connection take their local ports. A port drawn there
-# and bound a moment later by a child process could meanwhile be any connection's local
-# port (a CI run failed so); a port below the range is only ever taken by a server.
+# Ports a server drawn by `free_port` may take: outside the kernel's ephemeral range, from
+# which both `bind(0)` and every outgoing connection take their local ports. A port drawn
+# there and bound a moment later by a child process could meanwhile be any connection's
+# local port (a CI run failed so); a port outside it is only ever taken by a server.
 _LOWEST_PORT = 20_000
+_WIDE_ENOUGH = 2_000
 
 
 def free_port() -> int:
     """A loopback port nobody is listening on, outside the ephemeral range (see above), for
     a server started a moment later; drawn at random, so two tests drawing at once collide
     once in thousands of draws, and then the second one's server fails to start."""
-    ephemeral_from = _ephemeral_ports_from()
+    low, high = server_ports()
     for _ in range(200):
         # Not `random`: a test that seeds it would make every worker draw the same ports.
-        port = _LOWEST_PORT + secrets.randbelow(ephemeral_from - _LOWEST_PORT)
+        port = low + secrets.randbelow(high - low)
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
@@ -60,12 +62,25 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _ephemeral_ports_from() -> int:
+def server_ports() -> tuple[int, int]:
+    """The ports `free_port` draws from, [low, high): below the ephemeral range, else above
+    it, whichever is wide enough; the whole range above 20,000 (with a warning) when
+    neither is, or when the system does not say (no Linux `/proc`)."""
     try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        ephemeral_low, ephemeral_high = int(text[0]), int(text[1])
     except (OSError, ValueError, IndexError):
-        low = 32_768  # Linux's default
-    return low if low > _LOWEST_PORT + 1_000 else 65_536
+        return _LOWEST_PORT, 65_536
+    if ephemeral_low - _LOWEST_PORT >= _WIDE_ENOUGH:
+        return _LOWEST_PORT, ephemeral_low
+    if 65_535 - ephemeral_high >= _WIDE_ENOUGH:
+        return ephemeral_high + 1, 65_536
+    warnings.warn(
+        f"the ephemeral ports ({ephemeral_low}-{ephemeral_high}) leave no range for test "
+        "servers: a port drawn may be taken by a connection before its server binds it",
+        stacklevel=2,
+    )
+    return _LOWEST_PORT, 65_536
 
 
 def percentile(values: Sequence[float], q: float) -> float:

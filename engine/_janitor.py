@@ -95,8 +95,9 @@ class Janitor:
 
     async def _drop_old_deliveries(self) -> int:
         before = self._store.clock() - DELIVERY_LOG_KEPT
-        dropped = 0
-        while (gone := await self._store.notify.drop_old_deliveries(before)) is not None:
+        after, dropped = 0, 0
+        while (step := await self._store.notify.drop_old_deliveries(before, after)) is not None:
+            after, gone = step
             dropped += gone
         return dropped
 

@@ -39,11 +39,10 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.sql.dml import UpdateBase
-from sqlalchemy.sql.elements import TextClause
 
 from .errors import DatabaseUnavailable
 from .migrate import upgrade
+from .read_only import WriteInARead, refuse_writes
 from .urls import sync_url
 
 T = TypeVar("T")
@@ -104,36 +103,6 @@ def _is_outage(err: DBAPIError) -> bool:
     return isinstance(state, str) and state.startswith(_OUTAGE_STATES)
 
 
-class WriteInARead(RuntimeError):
-    """A write attempted in `Unit.read` or `Unit.glance`: a bug. Outside a transaction it
-    would have committed at once, whatever the read did next, so it is refused before it
-    reaches the database."""
-
-
-# The first words of a textual statement that writes (`text("UPDATE ...")`): SQLAlchemy's
-# own statements say what they are by their class.
-_WRITING_WORDS = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "MERGE"})
-
-
-def _refuse_writes(engine: Engine) -> None:
-    """Make every statement on `engine` that writes raise `WriteInARead` before it is sent.
-    The engine is one reads and glances alone use; units keep their own, which writes."""
-
-    @event.listens_for(engine, "before_execute")
-    def _before_execute(
-        _conn: Connection, statement: Any, _multi: Any, _params: Any, _options: Any
-    ) -> None:
-        if isinstance(statement, UpdateBase) or (
-            isinstance(statement, TextClause) and _first_word(statement.text) in _WRITING_WORDS
-        ):
-            raise WriteInARead(f"a read must not write: {str(statement)[:80]!r}")
-
-
-def _first_word(sql: str) -> str:
-    words = sql.split(None, 1)
-    return words[0].upper() if words else ""
-
-
 class _Busy(Exception):
     """SQLite asked a glance to wait for a lock."""
 
@@ -164,7 +133,7 @@ class Unit:
         # The pool's connections in autocommit, for reads and for glances in a worker thread:
         # a write there would commit at once, so this engine refuses them.
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
-        _refuse_writes(self._autocommit)
+        refuse_writes(self._autocommit)
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._autocommit, expire_on_commit=False)
@@ -296,9 +265,9 @@ def _glance_here(glances: Engine, work: Callable[[Connection], T]) -> T:
 
 
 def _read_only(err: OperationalError) -> bool:
-    """Whether SQLite refused a write on a read-only connection (SQLITE_READONLY)."""
-    code = getattr(err.orig, "sqlite_errorcode", None)
-    return isinstance(code, int) and code & 0xFF == 8
+    """Whether SQLite refused a write on a `query_only` connection: SQLITE_READONLY itself,
+    not its extended codes (a read-only file or a moved database: the database's fault)."""
+    return getattr(err.orig, "sqlite_errorcode", None) == 8
 
 
 def _prepare_sqlite(
@@ -388,7 +357,7 @@ def glance_engine(engine: Engine) -> Engine | None:
         connect_args={"timeout": 0},
     )  # fmt: skip
     _prepare_sqlite(glances, busy_timeout_ms=0, query_only=True)
-    _refuse_writes(glances)
+    refuse_writes(glances)
     return glances
 
 

@@ -265,10 +265,11 @@ class NotifyStore:
             lambda db: outbox.write_niche_alerts(db, workspace_id, monitor_id, findings, at, decide)
         )
 
-    async def drop_old_deliveries(self, before: datetime) -> int | None:
+    async def drop_old_deliveries(self, before: datetime, after: int) -> tuple[int, int] | None:
         """One step of the delivery log's housekeeping (`retention.drop_old_deliveries`):
-        how many rows attempted before `before` went, or None when none is left."""
-        return await self.unit(lambda db: retention.drop_old_deliveries(db, before))
+        (the last id deleted, how many rows attempted before `before` went above `after`),
+        or None when none is left."""
+        return await self.unit(lambda db: retention.drop_old_deliveries(db, before, after))
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -19,16 +19,23 @@ DELIVERY_LOG_KEPT = timedelta(days=90)
 _D = NotificationDelivery
 
 
-def drop_old_deliveries(db: Session, before: datetime, limit: int = 5000) -> int | None:
-    """One step of the housekeeping: the oldest rows of the log, attempted before `before`,
-    up to `limit` of them, deleted; how many, or None when the oldest row left is younger.
+def drop_old_deliveries(
+    db: Session, before: datetime, after: int = 0, limit: int = 5000
+) -> tuple[int, int] | None:
+    """One step of the housekeeping: the oldest rows of the log above id `after`, attempted
+    before `before`, up to `limit` of them, deleted; (the last id deleted, how many went),
+    or None when the oldest row left is younger. Pass the last id on to the next step.
 
     Rows are walked by id, the order they were written in, which is the order they were
-    attempted in: a step reads at most `limit` entries of the primary key and stops at the
-    first younger row, so the round costs what it deletes and never walks the whole log (an
-    index on `attempted_at` would cost every attempt a write more). A row written out of
-    order (clocks of two nodes apart) waits for the rows before it to age: a round late."""
-    rows = db.execute(select(_D.id, _D.attempted_at).order_by(_D.id).limit(limit)).all()
+    attempted in, from the last step's end (the rows it deleted stay in the index until
+    vacuumed, and while an older snapshot is open they would be walked again by every step
+    that started from the head). A step stops at the first younger row, so a round costs
+    what it deletes and never walks the rest of the log (an index on `attempted_at` would
+    cost every attempt a write more). A row written out of order (clocks of two nodes
+    apart) waits for the rows before it to age: a round late."""
+    rows = db.execute(
+        select(_D.id, _D.attempted_at).where(_D.id > after).order_by(_D.id).limit(limit)
+    ).all()
     last_old: int | None = None
     for row_id, attempted_at in rows:
         if attempted_at >= before:
@@ -38,4 +45,5 @@ def drop_old_deliveries(db: Session, before: datetime, limit: int = 5000) -> int
         return None
     # The age again: a row another transaction wrote meanwhile with an id it had drawn
     # before ours (PostgreSQL's sequences) is young, and stays.
-    return rows_changed(db.execute(delete(_D).where(_D.id <= last_old, _D.attempted_at < before)))
+    gone = db.execute(delete(_D).where(_D.id > after, _D.id <= last_old, _D.attempted_at < before))
+    return last_old, rows_changed(gone)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from bench._common import free_port
+from bench._common import free_port, server_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,8 +111,8 @@ def _service_and_simulator_ports() -> tuple[int, int]:
     be neighbours, and the demo then failed to start."""
     for _ in range(100):
         port, simulator = free_port(), free_port()
-        if port in (simulator, simulator + 1):
-            continue
+        if port in (simulator, simulator + 1) or simulator + 1 >= server_ports()[1]:
+            continue  # (its neighbour would be the first of the connections' ports)
         with socket.socket() as api:
             try:
                 api.bind(("127.0.0.1", simulator + 1))

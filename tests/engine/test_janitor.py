@@ -132,7 +132,7 @@ async def test_the_delivery_log_keeps_ninety_days(store: Store) -> None:
     assert tidied["old_deliveries"] == 2
     page, total = await store.notify.deliveries(workspace_id)
     assert total == 4 and {d.id for d in page} == set(ids[2:])
-    # Nothing left to drop: a round reads one row of the log and stops.
+    # Nothing left to drop: a round stops at the first young row.
     assert (await Janitor(store, JanitorSettings()).tidy())["old_deliveries"] == 0
 
 
@@ -141,10 +141,26 @@ async def test_the_delivery_log_is_dropped_a_batch_at_a_time(store: Store) -> No
     channel = await new_channel(store, workspace_id)
     await _log(store, channel, [DELIVERY_LOG_KEPT.days + 10] * 7 + [0.5])
     before = store.clock() - DELIVERY_LOG_KEPT
-    steps = []
-    while (
-        gone := await store.unit(lambda db: drop_old_deliveries(db, before, limit=3))
-    ) is not None:
+    steps, after = [], 0
+
+    def step(db: Session) -> tuple[int, int] | None:
+        return drop_old_deliveries(db, before, after, limit=3)
+
+    while (done := await store.unit(step)) is not None:
+        after, gone = done
         steps.append(gone)
     assert steps == [3, 3, 1]
     assert (await store.notify.deliveries(workspace_id))[1] == 1
+
+
+async def test_a_step_starts_where_the_last_one_ended(store: Store) -> None:
+    _, workspace_id = await _user(store)
+    channel = await new_channel(store, workspace_id)
+    ids = await _log(store, channel, [DELIVERY_LOG_KEPT.days + 10] * 4)
+    before = store.clock() - DELIVERY_LOG_KEPT
+
+    step = await store.unit(lambda db: drop_old_deliveries(db, before, ids[1], limit=10))
+
+    assert step == (ids[3], 2)
+    page, _ = await store.notify.deliveries(workspace_id)
+    assert sorted(d.id for d in page) == ids[:2]  # below `after`: not walked, not deleted

@@ -17,7 +17,9 @@ from sqlalchemy import Connection, select, text, update
 from sqlalchemy.orm import Session
 
 from store import Store
-from store._db.unit import POSTGRES_LANES, WriteInARead
+from store._db.read_only import WriteInARead
+from store._db.read_only import _writes as _writes_sql
+from store._db.unit import POSTGRES_LANES
 from store.monitors.models import Monitor as MonitorRow
 from tests.store.test_store_monitors import _monitor
 from tests.store.test_unit_cancellation import _checked_out, _until
@@ -159,8 +161,8 @@ async def test_glances_and_reads_on_postgresql_are_autocommit_and_units_stay_tra
 
 
 def _writes() -> list[tuple[str, Callable[[Connection | Session], object]]]:
-    """Writes of every shape a read could slip in: SQLAlchemy's own statements, an ORM flush
-    and a textual statement."""
+    """Writes of every shape a read could slip in: SQLAlchemy's own statements, an ORM flush,
+    text, SQL handed to the driver as it is, a write behind a comment or inside a CTE."""
 
     def orm_flush(db: Connection | Session) -> object:
         assert isinstance(db, Session)
@@ -169,14 +171,32 @@ def _writes() -> list[tuple[str, Callable[[Connection | Session], object]]]:
         db.flush()
         return None
 
+    def driver_sql(db: Connection | Session) -> object:
+        connection = db.connection() if isinstance(db, Session) else db
+        return connection.exec_driver_sql("UPDATE monitors SET label = 'written'")
+
     return [
         ("core", lambda db: db.execute(update(MonitorRow).values(label="written"))),
         ("text", lambda db: db.execute(text("  update monitors SET label = 'written'"))),
         ("orm", orm_flush),
+        ("driver", driver_sql),
+        ("comment", lambda db: db.execute(text("/* x */ UPDATE monitors SET label = 'written'"))),
+        (
+            "cte",
+            lambda db: db.execute(
+                text("WITH x AS (SELECT 1) UPDATE monitors SET label = 'written'")
+            ),
+        ),
+        (
+            "returning",
+            lambda db: db.execute(
+                text("UPDATE monitors SET label = 'written' RETURNING id").columns()
+            ),
+        ),
     ]
 
 
-@pytest.mark.parametrize("shape", ["core", "text", "orm"])
+@pytest.mark.parametrize("shape", [shape for shape, _ in _writes()])
 async def test_a_read_or_a_glance_that_writes_is_refused_and_writes_nothing(
     store: Store, shape: str
 ) -> None:
@@ -194,14 +214,25 @@ async def test_a_read_or_a_glance_that_writes_is_refused_and_writes_nothing(
     assert await store.glance(_read_label(monitor_id, [])) == "written"
 
 
+def test_reads_are_not_taken_for_writes() -> None:
+    for sql in (
+        "SELECT label FROM monitors WHERE label = 'UPDATE x SET y'",
+        "SELECT updated_at, inserted, deleted FROM listings -- DELETE FROM listings",
+        "WITH RECURSIVE marks(n) AS (SELECT 1) SELECT n FROM marks",
+    ):
+        assert not _writes_sql(sql), sql
+    assert _writes_sql("INSERT OR IGNORE INTO monitors (id) VALUES ('m')")
+    assert _writes_sql("TRUNCATE notification_deliveries")
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_sqlite_itself_refuses_a_glance_a_write_the_guard_cannot_read(
     store: Store,
 ) -> None:
-    """A write that does not start with its verb (a CTE) passes the statement check; on
-    SQLite the glance's connection is `query_only`, so the database refuses it."""
-    monitor_id, _ = await _monitor(store)
-    sneaky = text("WITH x AS (SELECT 1) UPDATE monitors SET label = 'written'")
+    """A write that is no DML statement (a pragma that writes the file's header) passes the
+    statement check; on SQLite the glance's connection is `query_only`, so the database
+    refuses it."""
     with pytest.raises(WriteInARead):
-        await store.glance(lambda connection: connection.execute(sneaky))
-    assert await store.glance(_read_label(monitor_id, [])) is None
+        await store.glance(lambda connection: connection.exec_driver_sql("PRAGMA user_version = 7"))
+    version = await store.unit(lambda db: db.execute(text("PRAGMA user_version")).scalar_one())
+    assert version != 7
