@@ -30,7 +30,12 @@ from api.settings import Settings
 from engine import Marketplace
 from store import MonitorRecord, NewMonitor, NewUser, Store, open_store
 from store._db.migrate import upgrade
+from store._db.read_only import check_reads_for_writes
 from tests.engine.fake_market import FakeMarket
+
+# Every read and glance the suite runs is checked for writes (off in a service: its cost,
+# `store/_db/read_only.py`).
+check_reads_for_writes()
 
 PG_ADMIN_URL = os.environ.get(
     "NICHESCOPE_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"

@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .errors import DatabaseUnavailable
 from .migrate import upgrade
-from .read_only import WriteInARead, refuse_writes
+from .read_only import WriteInARead, checking_reads, refuse_writes
 from .urls import sync_url
 
 T = TypeVar("T")
@@ -131,9 +131,10 @@ class Unit:
         self._engine = engine
         self._glances = glances
         # The pool's connections in autocommit, for reads and for glances in a worker thread:
-        # a write there would commit at once, so this engine refuses them.
+        # a write there would commit at once (`read_only.py`).
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
-        refuse_writes(self._autocommit)
+        if checking_reads():
+            refuse_writes(self._autocommit)
         self._url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._autocommit, expire_on_commit=False)
@@ -259,7 +260,7 @@ def _glance_here(glances: Engine, work: Callable[[Connection], T]) -> T:
     except OperationalError as err:
         if _locked(err):
             raise _Busy() from err
-        if _read_only(err):  # a write `_refuse_writes` could not tell: `PRAGMA query_only`
+        if _read_only(err):  # `PRAGMA query_only` (`read_only.py`)
             raise WriteInARead(str(err.orig)) from err
         raise
 
@@ -357,7 +358,8 @@ def glance_engine(engine: Engine) -> Engine | None:
         connect_args={"timeout": 0},
     )  # fmt: skip
     _prepare_sqlite(glances, busy_timeout_ms=0, query_only=True)
-    refuse_writes(glances)
+    if checking_reads():
+        refuse_writes(glances)
     return glances
 
 

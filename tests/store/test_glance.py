@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 import trio
+import trio_asyncio
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.orm import Session
 
-from store import Store
-from store._db.read_only import WriteInARead
+from store import Store, open_store
+from store._db.read_only import WriteInARead, check_reads_for_writes
 from store._db.read_only import _writes as _writes_sql
 from store._db.unit import POSTGRES_LANES
 from store.monitors.models import Monitor as MonitorRow
@@ -236,3 +237,20 @@ async def test_sqlite_itself_refuses_a_glance_a_write_the_guard_cannot_read(
         await store.glance(lambda connection: connection.exec_driver_sql("PRAGMA user_version = 7"))
     version = await store.unit(lambda db: db.execute(text("PRAGMA user_version")).scalar_one())
     assert version != 7
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_without_the_check_sqlite_still_refuses_a_glance_that_writes(
+    database_url: str,
+) -> None:
+    """As in a service, where the statement check is off (its cost): the glance's
+    connection is `query_only` all the same."""
+    check_reads_for_writes(False)
+    try:
+        async with trio_asyncio.open_loop(), open_store(database_url) as unchecked:
+            with pytest.raises(WriteInARead):
+                await unchecked.glance(
+                    lambda connection: connection.execute(text("UPDATE monitors SET label = 'x'"))
+                )
+    finally:
+        check_reads_for_writes(True)
