@@ -162,15 +162,16 @@ class Unit:
         database's lock can take; and outside a transaction, each statement reading the
         database as it is when the statement starts, as it does in a transaction at READ
         COMMITTED (PostgreSQL's, and SQLite's driver opens none for a read). On PostgreSQL
-        that spares a read the round trips of BEGIN and COMMIT. `work` must not write: a
-        write raises `WriteInARead`."""
+        that spares a read the round trips of BEGIN and COMMIT. `work` must not write: the
+        test suite refuses one with `WriteInARead` (`read_only.py`)."""
         return await self._in_thread(self._transaction(work, self._read_sessions), self._read_turns)
 
     async def glance(self, work: Callable[[Connection], T]) -> T:
         """A read that costs little by construction (rows found by key, a page of at most a
         few hundred index entries) and that many requests make: outside any transaction,
         each statement reading the database as it is when the statement starts. `work`
-        must not write: a write raises `WriteInARead`.
+        must not write: SQLite's connection here and the test suite refuse one with
+        `WriteInARead` (`read_only.py`).
 
         PostgreSQL: in a worker thread, in the read lanes, in autocommit: a statement is one
         round trip, where BEGIN and COMMIT made it three. SQLite: here, on the Trio thread,
