@@ -17,6 +17,7 @@ walk of an index. A database that does not answer costs one round, not the actor
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -95,15 +96,18 @@ class Janitor:
 
     async def _drop_old_deliveries(self) -> int:
         before = self._store.clock() - DELIVERY_LOG_KEPT
-        after, dropped = 0, 0
-        while (step := await self._store.notify.drop_old_deliveries(before, after)) is not None:
-            after, gone = step
-            dropped += gone
-        return dropped
+        return await _walk(lambda after: self._store.notify.drop_old_deliveries(before, after))
 
     async def _sweep(self) -> int:
-        after, dropped = 0, 0
-        while (step := await self._store.market.sweep_unheld_versions(after)) is not None:
-            after, gone = step
-            dropped += gone
-        return dropped
+        return await _walk(self._store.market.sweep_unheld_versions)
+
+
+async def _walk(step: Callable[[int], Awaitable[tuple[int, int] | None]]) -> int:
+    """Steps over a table by id, each its own transaction, each from the last one's end
+    (`step(after)`: the last id it looked at and how many rows went, or None past the end);
+    how many went in all."""
+    after, dropped = 0, 0
+    while (done := await step(after)) is not None:
+        after, gone = done
+        dropped += gone
+    return dropped

@@ -21,7 +21,7 @@ from .._db.rows import field_names
 from ..monitors.models import Monitor
 from ..monitors.records import MonitorRecord
 from .models import Analysis, DashboardPin, Run
-from .queries import newest_runs
+from .queries import ANALYSIS_HEAD_FIELDS, analysis_head, newest_runs
 from .records import AnalysisRecord, RunRecord
 
 
@@ -57,17 +57,6 @@ class DepthFloor:
     min_sales: int
 
 
-_ANALYSIS_FIELDS = (
-    "id",
-    "workspace_id",
-    "run_id",
-    "source",
-    "source_url",
-    "created_at",
-    "source_label",
-    "window_days",
-    "sales",
-)
 _RUN_FIELDS = field_names(RunRecord)
 _MONITOR_FIELDS = field_names(MonitorRecord)
 _NEWEST_FIRST = " ORDER BY a.created_at DESC, a.id DESC LIMIT 1"
@@ -89,7 +78,7 @@ def _origins_sql(
     pasted into the SQL as it is: code's constants only, never a request's values (those
     are bound, `:name`)."""
     assert tag is None or tag.isidentifier()
-    analysis = (*_ANALYSIS_FIELDS, "result") if with_result else _ANALYSIS_FIELDS
+    analysis = (*ANALYSIS_HEAD_FIELDS, "result") if with_result else ANALYSIS_HEAD_FIELDS
     a_columns, a_types = record_columns(Analysis, analysis, "a")
     r_columns, r_types = record_columns(Run, _RUN_FIELDS, "r")
     m_columns, m_types = record_columns(Monitor, _MONITOR_FIELDS, "m")
@@ -137,24 +126,12 @@ def _candidates_read() -> DriverRead[tuple[str, AnalysisOrigin]]:
 def _origin(*values: Any, with_result: bool) -> AnalysisOrigin:
     """An `_origins_sql` row: the analysis' columns (and its document, `with_result`),
     then its run's, then the monitor's."""
-    result_at = len(_ANALYSIS_FIELDS)  # the document, when read
+    result_at = len(ANALYSIS_HEAD_FIELDS)  # the document, when read
     runs_at = result_at + 1 if with_result else result_at
     monitors_at = runs_at + len(_RUN_FIELDS)
-    analysis_id, workspace_id, run_id, source, source_url, created_at = values[:6]
-    source_label, window_days, sales = values[6 : len(_ANALYSIS_FIELDS)]
     run, monitor = values[runs_at:monitors_at], values[monitors_at:]
-    analysis = AnalysisRecord(
-        id=analysis_id,
-        workspace_id=workspace_id,
-        run_id=run_id,
-        source=source,
-        source_url=source_url,
-        created_at=created_at,
-        result_json=values[result_at] if with_result else "",
-        source_label=source_label,
-        window_days=window_days,
-        sales=sales,
-    )
+    head = values[: len(ANALYSIS_HEAD_FIELDS)]
+    analysis = analysis_head(*head, result_json=values[result_at] if with_result else "")
     return AnalysisOrigin(
         analysis,
         None if run[0] is None else RunRecord(*run),

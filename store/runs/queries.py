@@ -55,8 +55,8 @@ def get_run(db: Reader, run_id: str, workspace_id: str | None) -> RunRecord | No
 
 
 def _newest_first(
-    db: Session, model: type[Run] | type[Analysis], workspace_id: str, offset: int, limit: int
-) -> tuple[list[Any], int]:
+    db: Session, model: type[Run], workspace_id: str, offset: int, limit: int
+) -> tuple[list[Run], int]:
     """One page of a workspace's rows of `model`, newest first, and the total count."""
     total = int(
         db.scalar(select(func.count()).select_from(model).where(model.workspace_id == workspace_id))
@@ -188,20 +188,25 @@ def list_analyses(
     return _ANALYSES_PAGE.all(db, params), int(total or 0)
 
 
-_LISTED_FIELDS = tuple(f for f in field_names(AnalysisRecord) if f != "result_json")
-_LISTED_COLUMNS, _LISTED_TYPES = record_columns(Analysis, _LISTED_FIELDS, "a")
+# An analysis' columns but its document, in `AnalysisRecord`'s order: what lists and an
+# analysis' origin (`analysis_views.py`) read on every request.
+ANALYSIS_HEAD_FIELDS = tuple(f for f in field_names(AnalysisRecord) if f != "result_json")
+_HEAD_COLUMNS, _HEAD_TYPES = record_columns(Analysis, ANALYSIS_HEAD_FIELDS, "a")
 
 
-def _listed(*values: Any) -> AnalysisRecord:
-    return AnalysisRecord(**dict(zip(_LISTED_FIELDS, values, strict=True)), result_json="")
+def analysis_head(*values: Any, result_json: str = "") -> AnalysisRecord:
+    """The record of a row of `ANALYSIS_HEAD_FIELDS`; its document `result_json` when read,
+    else empty."""
+    fields = dict(zip(ANALYSIS_HEAD_FIELDS, values, strict=True))
+    return AnalysisRecord(**fields, result_json=result_json)
 
 
 _ANALYSES_PAGE = DriverRead(
-    f"SELECT {', '.join(_LISTED_COLUMNS)} FROM {Analysis.__tablename__} a "
+    f"SELECT {', '.join(_HEAD_COLUMNS)} FROM {Analysis.__tablename__} a "
     "WHERE a.workspace_id = :workspace ORDER BY a.created_at DESC, a.id DESC "
     "LIMIT :limit OFFSET :offset",
-    _LISTED_TYPES,
-    _listed,
+    _HEAD_TYPES,
+    analysis_head,
 )
 _ANALYSES_COUNT = DriverRead(
     f"SELECT count(*) FROM {Analysis.__tablename__} WHERE workspace_id = :workspace",
